@@ -1,0 +1,361 @@
+/**
+ * The edge: parse flags, resolve config, build the kernel from a preset, pick the mode, hand over to its
+ * frontend. The only kernel file that loads presets (by name, lazily).
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import {
+  envLayer,
+  findProjectConfig,
+  findProjectRoot,
+  findUserConfig,
+  keelHome,
+  mergeLayers,
+  validateLayer,
+  type ConfigLayer,
+  type ResolvedConfig,
+} from './config.js';
+import { errorMessage, KeelError } from './errors.js';
+import { createKernel, type Kernel } from './kernel.js';
+import { loadConfigModule } from './load-module.js';
+import type { Plugin, Preset } from './plugin.js';
+import { startSession } from './session.js';
+import type { CliOptions, DetectedMode, Io, ModeContext } from './types.js';
+
+export const KEEL_VERSION = '0.1.0';
+
+/** Mode priority: subagent → sdk → headless → pipe → interactive. */
+export function detectMode(input: { env: NodeJS.ProcessEnv; print: boolean; inputFormat?: string; stdinIsTTY: boolean }): DetectedMode {
+  if (input.env.KEEL_SUBAGENT_MODE === '1') return 'subagent';
+  if (input.env.KEEL_SDK_MODE === '1' || input.inputFormat === 'stream-json') return 'sdk';
+  if (input.print) return 'headless';
+  if (!input.stdinIsTTY) return 'pipe';
+  return 'interactive';
+}
+
+/** Which registered frontend serves a detected mode. */
+export const FRONTEND_FOR: Record<DetectedMode, string> = {
+  subagent: 'subagent',
+  sdk: 'sdk',
+  headless: 'print',
+  pipe: 'print',
+  interactive: 'interactive',
+};
+
+function buildProgram(): Command {
+  const program = new Command('keel')
+    .description('A microkernel coding agent for the terminal')
+    .version(KEEL_VERSION, '-v, --version')
+    .argument('[prompt]', 'the request (with -p: run headless and print the answer)')
+    .option('-p, --print', 'headless: run the prompt, print the result, exit')
+    .addOption(new Option('--output-format <format>', 'output of -p').choices(['text', 'json', 'stream-json']).default('text'))
+    .addOption(new Option('--input-format <format>', 'input of the sdk mode').choices(['text', 'stream-json']).default('text'))
+    .option('-r, --resume [id]', 'resume a session (no id: list them)')
+    .option('-c, --continue', "resume this project's newest session")
+    .option('--fork-session', 'with --resume/--continue: continue in a new session copied from the old one')
+    .option('--permission-mode <mode>', 'auto | edits | ask | manual')
+    .option('--model <model>', 'the main model')
+    .option('--small-model <model>', 'the model for summaries and other auxiliary calls')
+    .option('--max-turns <n>', 'stop after this many model turns', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) throw new KeelError(`--max-turns: expected a positive integer, got "${v}"`, { exitCode: 2 });
+      return n;
+    })
+    .option('--preset <name>', 'the preset to assemble (default, headless, minimal)')
+    .option('--config <file>', 'use this config file instead of searching for agent.config.*')
+    .option('--trust', 'trust this folder for this run (project config and servers may run)')
+    .option('--verbose', 'log plugin diagnostics to stderr')
+    .showHelpAfterError(false)
+    .exitOverride();
+  program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
+  program.command('describe').description("print each hook's taps in order for the configured preset");
+  return program;
+}
+
+/** Entry point. Returns the exit code. */
+export async function main(argv: string[], io: Io = process as unknown as Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const program = buildProgram();
+  program.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+  });
+  let subcommand: string | undefined;
+  for (const cmd of program.commands) {
+    cmd.exitOverride().action(() => {
+      subcommand = cmd.name();
+    });
+  }
+  program.action(() => undefined);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    return reportError(err, io);
+  }
+  const flags = program.opts() as Record<string, unknown>;
+  const options: CliOptions = {
+    print: flags.print as boolean | undefined,
+    outputFormat: flags.outputFormat as CliOptions['outputFormat'],
+    inputFormat: flags.inputFormat as CliOptions['inputFormat'],
+    resume: flags.resume as string | boolean | undefined,
+    continue: flags.continue as boolean | undefined,
+    forkSession: flags.forkSession as boolean | undefined,
+    permissionMode: flags.permissionMode as string | undefined,
+    model: flags.model as string | undefined,
+    smallModel: flags.smallModel as string | undefined,
+    maxTurns: flags.maxTurns as number | undefined,
+    preset: flags.preset as string | undefined,
+    config: flags.config as string | undefined,
+    trust: flags.trust as boolean | undefined,
+    verbose: flags.verbose as boolean | undefined,
+  };
+  try {
+    if (subcommand === 'login') return await login(options, io, env);
+    const kernel = await assemble(options, env, io);
+    if (subcommand === 'describe') {
+      io.stdout.write(`${kernel.describe()}\n`);
+      return 0;
+    }
+    return await runMode(kernel, options, program.args[0], io, env);
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+function reportError(err: unknown, io: Io): number {
+  const exitCode = err instanceof KeelError ? err.exitCode : 1;
+  io.stderr.write(`keel: ${errorMessage(err).split('\n')[0]}\n`);
+  if (process.env.KEEL_DEBUG && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+  return exitCode;
+}
+
+function flagsLayer(options: CliOptions): ConfigLayer {
+  const values: Record<string, unknown> = {};
+  if (options.model) values.model = options.model;
+  if (options.smallModel) values.smallModel = options.smallModel;
+  if (options.permissionMode) values.permissionMode = options.permissionMode;
+  if (options.maxTurns) values.maxTurns = options.maxTurns;
+  if (options.preset) values.preset = options.preset;
+  return { kind: 'flags', source: 'flags', values };
+}
+
+/** Reads `$KEEL_HOME/auth.json` ({ "apiKey": "…" }). */
+export function storedApiKey(home: string): string | undefined {
+  const file = path.join(home, 'auth.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { apiKey?: unknown };
+    return typeof parsed.apiKey === 'string' && parsed.apiKey ? parsed.apiKey : undefined;
+  } catch {
+    throw new KeelError(`${file}: not valid JSON; run keel login to write it again`);
+  }
+}
+
+export function storeApiKey(home: string, apiKey: string): string {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const file = path.join(home, 'auth.json');
+  writeFileSync(file, `${JSON.stringify({ apiKey }, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
+}
+
+/** Resolves config layers, loads the preset and plugins, applies them and seals the kernel. */
+export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?: Io, cwd = process.cwd()): Promise<Kernel> {
+  const home = keelHome(env);
+  const projectRoot = findProjectRoot(cwd);
+  const layers: ConfigLayer[] = [];
+  const userFile = findUserConfig(home);
+  if (userFile) layers.push({ kind: 'user', source: userFile, values: await loadConfigModule(userFile) });
+  const projectFile = await findProjectConfig(cwd, projectRoot, options.config);
+  if (projectFile) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
+  layers.push(envLayer(env), flagsLayer(options));
+  for (const layer of layers) validateLayer(layer, {}, true);
+
+  const base = { cwd, projectRoot, keelHome: home };
+  const draft = mergeLayers(layers, base);
+  const preset = await resolvePreset(draft.preset);
+  const plugins = selectPlugins(preset, draft, layers);
+
+  // Plugins may contribute layers of their own (front matter, .mcp.json) before the final validation.
+  for (const plugin of plugins) {
+    if (!plugin.configLayers) continue;
+    const extra = await plugin.configLayers(base);
+    for (const layer of extra) layers.splice(insertAt(layers, layer.kind), 0, layer);
+  }
+  const shapes = Object.assign({}, ...plugins.map((p) => p.config ?? {}));
+  for (const layer of layers) validateLayer(layer, shapes);
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset };
+  if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
+    const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
+    if (key) config.apiKey = key;
+  }
+  if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') config.baseURL = env.ANTHROPIC_BASE_URL;
+
+  const kernel = createKernel({ config });
+  if (options.verbose && io) {
+    kernel.hooks.event.tap('cli', (event) => {
+      if (event.type === 'log') io.stderr.write(`[${event.level}]${event.source ? ` ${event.source}:` : ''} ${event.message}\n`);
+    });
+  }
+  for (const plugin of plugins) kernel.use(plugin);
+  return kernel.seal();
+}
+
+const LAYER_ORDER = ['defaults', 'user', 'project', 'env', 'flags'];
+
+/** A contributed layer goes after the last layer of its kind, keeping precedence order. */
+function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
+  const rank = LAYER_ORDER.indexOf(kind);
+  let at = 0;
+  layers.forEach((layer, index) => {
+    if (LAYER_ORDER.indexOf(layer.kind) <= rank) at = index + 1;
+  });
+  return at;
+}
+
+async function resolvePreset(preset: string | Preset): Promise<Preset> {
+  if (typeof preset !== 'string') return preset;
+  const { loadPreset, PRESET_NAMES } = await import('../presets/index.js');
+  const found = await loadPreset(preset);
+  if (!found) throw new KeelError(`unknown preset "${preset}" (known presets: ${PRESET_NAMES.join(', ')})`, { exitCode: 2 });
+  return found;
+}
+
+function selectPlugins(preset: Preset, config: ResolvedConfig, layers: ConfigLayer[]): Plugin[] {
+  const names = new Set(preset.plugins.map((p) => p.name));
+  for (const name of config.disable) {
+    if (!names.has(name)) {
+      const source = [...layers].reverse().find((l) => Array.isArray(l.values.disable) && (l.values.disable as string[]).includes(name))?.source ?? 'config';
+      throw new KeelError(`${source}: disable: no plugin named "${name}" in preset "${preset.name}" (its plugins: ${[...names].join(', ')})`, { exitCode: 2 });
+    }
+  }
+  const disabled = new Set(config.disable);
+  return [...preset.plugins.filter((p) => !disabled.has(p.name)), ...config.plugins];
+}
+
+async function readStdin(stream: Io['stdin'], graceMs: number | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      if (timer) clearTimeout(timer);
+      stream.removeListener('data', onData);
+      stream.removeListener('end', done);
+      stream.removeListener('error', reject);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onData = (chunk: Buffer | string) => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    };
+    // With -p, stdin is optional: an open pipe that sends nothing must not hang the run.
+    if (graceMs !== undefined) {
+      timer = setTimeout(() => {
+        (stream as NodeJS.ReadableStream & { pause(): void }).pause();
+        done();
+      }, graceMs);
+    }
+    stream.on('data', onData);
+    stream.once('end', done);
+    stream.once('error', reject);
+  });
+}
+
+async function runMode(kernel: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  const stdinIsTTY = Boolean(io.stdin.isTTY);
+  const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY });
+  let prompt = positional;
+  if (mode === 'headless' || mode === 'pipe') {
+    const piped = stdinIsTTY ? '' : await readStdin(io.stdin, mode === 'headless' ? 3000 : undefined);
+    prompt = [prompt, piped.trim()].filter(Boolean).join('\n\n');
+    if (!prompt) throw new KeelError('no prompt: pass one after -p or pipe it on stdin', { exitCode: 2 });
+  }
+  if (mode !== 'interactive' && !kernel.config.apiKey && (kernel.config.provider ?? 'anthropic') === 'anthropic') {
+    throw new KeelError('no API key: set ANTHROPIC_API_KEY or run keel login');
+  }
+  const frontend = kernel.modes.get(FRONTEND_FOR[mode]);
+  if (!frontend) {
+    if (mode === 'interactive') {
+      throw new KeelError('the interactive UI is not part of this build yet; run keel -p "…" for a headless run', { exitCode: 2 });
+    }
+    throw new KeelError(`no frontend for ${mode} mode: the preset has no plugin that registers the "${FRONTEND_FOR[mode]}" mode`, { exitCode: 2 });
+  }
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    controller.abort(new Error(`interrupted by ${signal}`));
+    // A second Ctrl+C leaves at once, whatever is still running.
+    if (interrupts > 1) process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const resume =
+    options.resume !== undefined || options.continue
+      ? { id: typeof options.resume === 'string' ? options.resume : undefined, latest: Boolean(options.continue), fork: Boolean(options.forkSession) }
+      : undefined;
+  const ctx: ModeContext = {
+    kernel,
+    mode,
+    options,
+    prompt,
+    io,
+    signal: controller.signal,
+    startSession: (overrides) => startSession(kernel, { resume, ...overrides }),
+  };
+  try {
+    const code = await frontend.run(ctx);
+    return controller.signal.aborted ? 130 : code;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function login(options: CliOptions, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  const home = keelHome(env);
+  const key = (await readSecret('Anthropic API key: ', io)).trim();
+  if (!key) throw new KeelError('login: no key entered');
+  const kernel = await assemble(options, { ...env, ANTHROPIC_API_KEY: key }, io);
+  const verify = kernel.services.get('auth') as { verify(key: string): Promise<void> } | undefined;
+  if (verify) {
+    try {
+      await verify.verify(key);
+    } catch (err) {
+      throw new KeelError(`login: the key was refused: ${errorMessage(err)}`);
+    }
+  }
+  const file = storeApiKey(home, key);
+  io.stdout.write(`Key stored in ${file}${verify ? ' (checked with the API)' : ''}\n`);
+  return 0;
+}
+
+/** Reads one line without echoing it when stdin is a terminal. */
+async function readSecret(prompt: string, io: Io): Promise<string> {
+  const stdin = io.stdin as NodeJS.ReadStream;
+  if (!stdin.isTTY) return readStdin(stdin, undefined);
+  io.stderr.write(prompt);
+  return new Promise((resolve) => {
+    let value = '';
+    stdin.setRawMode(true);
+    stdin.resume();
+    const onData = (chunk: Buffer) => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off('data', onData);
+          io.stderr.write('\n');
+          resolve(value);
+          return;
+        }
+        if (ch === '\u0003') process.exit(130);
+        if (ch === '\u007f') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}

@@ -1,0 +1,35 @@
+/** An error the CLI reports as one line on stderr, exiting with `exitCode`. */
+export class KeelError extends Error {
+  readonly code: string;
+  readonly exitCode: number;
+  constructor(message: string, opts: { code?: string; exitCode?: number; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'KeelError';
+    this.code = opts.code ?? 'keel_error';
+    this.exitCode = opts.exitCode ?? 1;
+  }
+}
+
+/** Thrown by providers when the prompt does not fit the window: the loop compacts and retries. */
+export class ContextOverflowError extends KeelError {
+  constructor(message = 'prompt is too long for the model context window') {
+    super(message, { code: 'context_overflow' });
+    this.name = 'ContextOverflowError';
+  }
+}
+
+/** Checked structurally so errors thrown by a separately bundled plugin are still recognised. */
+export function isContextOverflow(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'context_overflow';
+}
+
+export function isAbortError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown };
+  return e.name === 'AbortError' || e.code === 'ABORT_ERR' || e.name === 'APIUserAbortError';
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,24 @@
+/** The public kernel API: `import { definePlugin, Stage, … } from 'keel'`. */
+export { createKernel, defaultConfig, initialState, PluginError, type Kernel } from './kernel.js';
+export { createHooks, Stage, type Hooks, type HookName } from './hooks.js';
+export {
+  definePlugin,
+  definePreset,
+  defineConfig,
+  defineTool,
+  isPlugin,
+  KERNEL_VERSION,
+  type Plugin,
+  type Preset,
+  type KeelConfig,
+  type PermissionRules,
+  type McpServerConfig,
+} from './plugin.js';
+export { runAgent, addUsage, emptyUsage, defaultTools, type RunOptions } from './loop.js';
+export { startSession } from './session.js';
+export { toApiTool, describeInputError } from './tool-schema.js';
+export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage } from './errors.js';
+export { Registry, ServiceRegistry } from './registry.js';
+export { createStore, type Store } from './store.js';
+export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './config.js';
+export type * from './types.js';

@@ -1,0 +1,51 @@
+/** Loads config modules (TypeScript included) through jiti, resolving `keel` to this copy of Keel. */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { errorMessage, KeelError } from './errors.js';
+
+/** The package root of this copy of Keel (works from sources, dist/ and the bundle). */
+export function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      try {
+        if (JSON.parse(readFileSync(pkg, 'utf8')).name === 'keel') return dir;
+      } catch {
+        // not ours; keep climbing
+      }
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('cannot find the keel package root');
+    dir = parent;
+  }
+}
+
+function keelAliases(): Record<string, string> {
+  const root = packageRoot();
+  const built = path.join(root, 'dist');
+  const useBuilt = existsSync(path.join(built, 'kernel', 'index.js'));
+  const base = useBuilt ? built : root;
+  const ext = useBuilt ? '.js' : '.ts';
+  return {
+    'keel/presets': path.join(base, 'presets', `index${ext}`),
+    'keel/plugins': path.join(base, 'plugins'),
+    keel: path.join(base, 'kernel', `index${ext}`),
+  };
+}
+
+/** Imports a config file and returns its default export (or the module's namespace for JSON). */
+export async function loadConfigModule(file: string): Promise<Record<string, unknown>> {
+  try {
+    if (file.endsWith('.json')) return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    const { createJiti } = await import('jiti');
+    const jiti = createJiti(file, { alias: keelAliases(), interopDefault: true, moduleCache: false, fsCache: false });
+    const mod = (await jiti.import(file)) as Record<string, unknown> | undefined;
+    const value = mod && typeof mod === 'object' && 'default' in mod ? mod.default : mod;
+    const config = typeof value === 'function' ? await (value as () => unknown)() : value;
+    return (config ?? {}) as Record<string, unknown>;
+  } catch (err) {
+    throw new KeelError(`${file}: failed to load: ${errorMessage(err).split('\n')[0]}`, { code: 'config', exitCode: 2, cause: err });
+  }
+}

@@ -1,0 +1,101 @@
+import type { ZodType } from 'zod';
+import type { ConfigLayer } from './config.js';
+import type { Kernel } from './kernel.js';
+import type { PermissionMode, ToolDefinition } from './types.js';
+
+/** The semver version of the kernel API. Plugins state the range they were written for in `kernel`. */
+export const KERNEL_VERSION = '1.0.0';
+
+/**
+ * A plugin: a named unit that taps hooks and registers tools, commands, modes and services.
+ * Structural on purpose: a plugin built against another copy of keel is still a plugin.
+ */
+export interface Plugin {
+  /** kebab-case and unique; every tap this plugin makes must carry this name. */
+  name: string;
+  /** semver range of the kernel API this plugin was written for; checked by `seal()`. */
+  kernel: string;
+  version?: string;
+  /** Plugins that must be registered before this one. Checked, never sorted. */
+  dependencies?: string[];
+  /** Top-level config keys this plugin owns, validated with the rest of the config after all plugins apply. */
+  config?: Record<string, ZodType>;
+  /**
+   * Settings this plugin reads from files of its own (front matter, `.mcp.json`), as config layers that
+   * merge at their layer's precedence and are validated like `agent.config.ts`. Runs before `apply`.
+   */
+  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string }): Promise<ConfigLayer[]> | ConfigLayer[];
+  /** Called once by `kernel.use()`. Tap hooks and register here, never inside a hook callback. */
+  apply(kernel: Kernel): void;
+}
+
+/** A named, ordered list of plugins. */
+export interface Preset {
+  name: string;
+  description?: string;
+  plugins: Plugin[];
+}
+
+export interface PermissionRules {
+  allow?: string[];
+  ask?: string[];
+  deny?: string[];
+}
+
+export interface McpServerConfig {
+  type?: 'stdio' | 'http' | 'sse';
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * `agent.config.ts`. Plugins that own more keys augment this interface:
+ * `declare module 'keel' { interface KeelConfig { sandbox?: SandboxConfig } }`.
+ */
+export interface KeelConfig {
+  /** A preset by name (`default`, `minimal`, `headless`) or a preset object. */
+  preset?: string | Preset;
+  /** Plugins added after the preset's. */
+  plugins?: Plugin[];
+  /** Plugin names to leave out of the preset. */
+  disable?: string[];
+  model?: string;
+  smallModel?: string;
+  permissionMode?: PermissionMode | 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan';
+  maxTurns?: number;
+  maxTokens?: number;
+  mcpServers?: Record<string, McpServerConfig>;
+  permissions?: PermissionRules;
+  provider?: string;
+  baseURL?: string;
+  apiKey?: string;
+  thinking?: { budget_tokens: number };
+  contextWindow?: number;
+}
+
+/** Identity helper that types a plugin factory. */
+export function definePlugin<F extends (...args: any[]) => Plugin>(factory: F): F {
+  return factory;
+}
+
+export function definePreset(preset: Preset): Preset {
+  return preset;
+}
+
+export function defineConfig(config: KeelConfig): KeelConfig {
+  return config;
+}
+
+export function defineTool<I>(tool: ToolDefinition<I>): ToolDefinition<I> {
+  return tool;
+}
+
+export function isPlugin(value: unknown): value is Plugin {
+  if (typeof value !== 'object' || value === null) return false;
+  const p = value as Partial<Plugin>;
+  return typeof p.name === 'string' && typeof p.apply === 'function' && typeof p.kernel === 'string';
+}

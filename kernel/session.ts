@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { Kernel } from './kernel.js';
+import type { Session, SessionInit } from './types.js';
+
+/** Creates a session from the kernel's config and runs `sessionStart` (which may resume history into it). */
+export async function startSession(kernel: Kernel, init: Partial<SessionInit> = {}): Promise<Session> {
+  const config = kernel.config;
+  const session: Session = {
+    id: init.id ?? randomUUID(),
+    cwd: init.cwd ?? config.cwd,
+    projectRoot: init.projectRoot ?? config.projectRoot,
+    model: init.model ?? config.model,
+    smallModel: init.smallModel ?? config.smallModel,
+    permissionMode: init.permissionMode ?? config.permissionMode,
+    preset: init.preset ?? (typeof config.preset === 'string' ? config.preset : config.preset.name),
+    parentSessionId: init.parentSessionId,
+    resume: init.resume,
+    messages: [],
+    data: new Map(),
+    startedAt: Date.now(),
+  };
+  await kernel.hooks.sessionStart.promise(session);
+  kernel.state.set({ messages: session.messages.slice() });
+  kernel.emit({ type: 'session_start', session });
+  return session;
+}

@@ -1,0 +1,343 @@
+/**
+ * The shapes every plugin speaks. Messages, content blocks and tools use the Anthropic Messages API shapes
+ * (type-only imports: no provider code is loaded by the kernel).
+ */
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  ImageBlockParam,
+  MessageParam,
+  TextBlockParam,
+  Tool as AnthropicTool,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { ZodType } from 'zod';
+import type { Kernel } from './kernel.js';
+
+export type {
+  ContentBlock,
+  ContentBlockParam,
+  ImageBlockParam,
+  MessageParam,
+  TextBlockParam,
+  AnthropicTool,
+  ToolResultBlockParam,
+};
+
+export type PermissionLevel = 'read' | 'write' | 'execute' | 'network';
+export type PermissionMode = 'auto' | 'edits' | 'ask' | 'manual';
+
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'tool_use'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+/** Token usage of one or more model calls, in the API's field names. */
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/** One turn of the model (request and response) as the loop hands it to `postTurn`. */
+export interface TurnRecord {
+  request: QueryRequest;
+  response: QueryResponse;
+  /** The user message appended after the response: the tool results, if any. */
+  toolResults: ToolResultBlockParam[];
+  apiDurationMs: number;
+}
+
+/** The model request the loop (or an auxiliary caller) asks the `query` hook to answer. */
+export interface QueryRequest {
+  /** `main` for the agent loop, `small` for summaries and other auxiliary calls (never streamed to the UI). */
+  tier: 'main' | 'small';
+  model: string;
+  system: TextBlockParam[];
+  messages: MessageParam[];
+  tools: AnthropicTool[];
+  maxTokens: number;
+  thinking?: { budget_tokens: number };
+  signal?: AbortSignal;
+  /** When false, providers should not emit delta events (auxiliary calls). Default true for `main`. */
+  stream?: boolean;
+}
+
+export interface QueryResponse {
+  id?: string;
+  model: string;
+  content: ContentBlock[];
+  stopReason: StopReason | null;
+  stopSequence?: string | null;
+  usage: TokenUsage;
+  /** Cost of this call in USD, when the provider knows its prices. */
+  costUsd?: number;
+}
+
+/** A tool call as the model asked for it. `input` is unvalidated. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export type ToolResultContent = string | Array<TextBlockParam | ImageBlockParam>;
+
+export interface ToolResult {
+  content: ToolResultContent;
+  isError?: boolean;
+  /** Anything a frontend may show beside the result (a diff, an exit code); never sent to the model. */
+  display?: Record<string, unknown>;
+}
+
+export type Decision =
+  | { behavior: 'allow'; reason?: string }
+  | { behavior: 'deny'; reason: string }
+  | { behavior: 'ask'; reason?: string; preview?: string };
+
+export type PermissionChoice = 'allow_once' | 'allow_session' | 'deny' | 'deny_session';
+
+export type Question =
+  | {
+      kind: 'permission';
+      call: ToolCall;
+      tool?: ToolDefinition;
+      reason?: string;
+      /** For edits, the diff the frontend shows. */
+      preview?: string;
+      options: PermissionChoice[];
+    }
+  | { kind: 'text'; prompt: string; secret?: boolean };
+
+export type Answer =
+  | { kind: 'permission'; choice: PermissionChoice; message?: string }
+  | { kind: 'text'; text: string };
+
+/** What `contextLoad` builds for one model call. */
+export interface Context {
+  system: TextBlockParam[];
+  messages: MessageParam[];
+  tools?: ToolDefinition[];
+  budget: TokenBudget;
+}
+
+export interface TokenBudget {
+  /** The model's context window in tokens. */
+  window: number;
+  /** Tokens the context is known or estimated to use. */
+  used: number;
+  /** Output tokens asked for. */
+  maxOutput: number;
+}
+
+export interface ToolLoadContext {
+  session: Session;
+  turn: Turn;
+}
+
+export interface ToolContext {
+  signal: AbortSignal;
+  session: Session;
+  turn: Turn;
+  call: ToolCall;
+  kernel: Kernel;
+  /** The directory relative paths resolve against (the shell's current directory for bash). */
+  cwd: string;
+  emit(event: AgentEvent): void;
+}
+
+/** A tool. `input` is a zod schema; the JSON Schema sent to the model is derived from it. */
+export interface ToolDefinition<I = any> {
+  name: string;
+  description: string;
+  permission: PermissionLevel;
+  input: ZodType<I>;
+  /** An explicit JSON Schema for tools whose schema comes from elsewhere (MCP); otherwise derived from `input`. */
+  jsonSchema?: Record<string, unknown>;
+  /** Deferred tools are left out of requests until `loadWhen` says so or `tool_search` loads them. */
+  deferLoading?: boolean;
+  loadWhen?: (ctx: ToolLoadContext) => boolean;
+  /** Paths a call touches, for permission checks (resolved against the session cwd). */
+  paths?: (input: I) => string[];
+  execute(input: I, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export interface CommandContext {
+  kernel: Kernel;
+  session: Session;
+  print(text: string): void;
+  signal: AbortSignal;
+}
+
+/** A slash command such as `/compact`. */
+export interface CommandDefinition {
+  name: string;
+  description: string;
+  run(args: string, ctx: CommandContext): Promise<void | string>;
+}
+
+/** A frontend: interactive, print, sdk, subagent. Returns the process exit code. */
+export interface ModeDefinition {
+  name: string;
+  run(ctx: ModeContext): Promise<number>;
+}
+
+export type DetectedMode = 'subagent' | 'sdk' | 'headless' | 'pipe' | 'interactive';
+
+export interface CliOptions {
+  print?: string | boolean;
+  outputFormat: 'text' | 'json' | 'stream-json';
+  inputFormat: 'text' | 'stream-json';
+  resume?: string | boolean;
+  continue?: boolean;
+  forkSession?: boolean;
+  permissionMode?: string;
+  model?: string;
+  smallModel?: string;
+  maxTurns?: number;
+  preset?: string;
+  config?: string;
+  trust?: boolean;
+  verbose?: boolean;
+}
+
+export interface Io {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+}
+
+export interface ModeContext {
+  kernel: Kernel;
+  mode: DetectedMode;
+  options: CliOptions;
+  /** The prompt from `-p` and/or stdin, already joined. */
+  prompt?: string;
+  io: Io;
+  /** Aborted by SIGINT/SIGTERM. */
+  signal: AbortSignal;
+  startSession(overrides?: Partial<SessionInit>): Promise<Session>;
+}
+
+export interface SessionInit {
+  id: string;
+  cwd: string;
+  projectRoot: string;
+  model: string;
+  smallModel: string;
+  permissionMode: PermissionMode;
+  preset: string;
+  parentSessionId?: string;
+  /** `--resume <id>` / `--continue` / fork, for the session store to act on at `sessionStart`. */
+  resume?: { id?: string; latest?: boolean; fork?: boolean };
+}
+
+/** One conversation. Plugins keep per-session state in `data`, keyed by their own name. */
+export interface Session extends SessionInit {
+  /** The full history the loop appends to; compaction may rewrite it. */
+  messages: MessageParam[];
+  data: Map<string, unknown>;
+  startedAt: number;
+  /** Set by the session store when it resumed an earlier session. */
+  resumedFrom?: string;
+}
+
+/** One model call inside a run. */
+export interface Turn {
+  session: Session;
+  kernel: Kernel;
+  index: number;
+  signal: AbortSignal;
+  data: Map<string, unknown>;
+  emit(event: AgentEvent): void;
+}
+
+export interface RunResult {
+  subtype: 'success' | 'error_max_turns' | 'error_during_execution';
+  isError: boolean;
+  result: string;
+  stopReason: StopReason | null;
+  refusal?: boolean;
+  aborted?: boolean;
+  error?: string;
+  numTurns: number;
+  durationMs: number;
+  durationApiMs: number;
+  usage: TokenUsage;
+  costUsd: number;
+  permissionDenials: PermissionDenial[];
+}
+
+export interface PermissionDenial {
+  tool_name: string;
+  tool_use_id: string;
+  tool_input: unknown;
+}
+
+/**
+ * Events for observers. Plugins add their own by augmenting this map:
+ * `declare module 'keel' { interface AgentEventMap { 'my-event': { x: number } } }`.
+ */
+export interface AgentEventMap {
+  session_start: { session: Session };
+  user_message: { message: MessageParam };
+  turn_start: { turn: number };
+  text_delta: { text: string; index: number };
+  thinking_delta: { text: string; index: number };
+  tool_input_delta: { partialJson: string; index: number; toolUseId?: string };
+  /** Partial text of a broken stream is withdrawn before a retry. */
+  withdraw: { reason: string };
+  assistant_message: { message: MessageParam; response: QueryResponse };
+  tool_results: { message: MessageParam };
+  tool_start: { call: ToolCall; tool?: ToolDefinition };
+  tool_output: { id: string; chunk: string; stream: 'stdout' | 'stderr' };
+  tool_end: { call: ToolCall; result: ToolResult; durationMs: number };
+  permission: { call: ToolCall; decision: Decision; source: string; choice?: PermissionChoice };
+  retry: { attempt: number; maxRetries: number; delayMs: number; cause: string };
+  tools_bytes: { bytes: number; count: number; names: string[] };
+  usage: { usage: TokenUsage; costUsd: number; model: string; tier: 'main' | 'small' };
+  compact: { trigger: 'auto' | 'manual' | 'overflow' | 'snip'; preTokens: number; postTokens: number; tier: string };
+  refusal: { text: string };
+  log: { level: 'debug' | 'info' | 'warn' | 'error'; message: string; source?: string };
+  result: { result: RunResult };
+}
+
+export type AgentEvent = {
+  [K in keyof AgentEventMap]: { type: K } & AgentEventMap[K];
+}[keyof AgentEventMap];
+
+export type EventOf<K extends keyof AgentEventMap> = { type: K } & AgentEventMap[K];
+
+/** Values in `kernel.state`, the store frontends read. Plugins augment this interface. */
+export interface AppState {
+  messages: MessageParam[];
+  isLoading: boolean;
+  currentToolCall: ToolCall | null;
+  tokenUsage: TokenUsage;
+  cost: number;
+  /** Tokens the live context uses and the window, for status lines and compaction. */
+  contextTokens: number;
+  contextWindow: number;
+  todos: Array<{ content: string; status: 'pending' | 'in_progress' | 'completed'; activeForm?: string }>;
+}
+
+/**
+ * Named services plugins offer each other. Augment to type yours:
+ * `declare module 'keel' { interface Services { compaction: Compactor } }`.
+ */
+export interface Services {
+  /** Frees room in the live context; used by the loop's overflow and `max_tokens` routes. */
+  compaction: Compactor;
+  [name: string]: unknown;
+}
+
+export interface Compactor {
+  /** Returns true when it freed room. */
+  compact(session: Session, opts: { trigger: 'auto' | 'manual' | 'overflow'; instructions?: string; signal?: AbortSignal }): Promise<boolean>;
+}
+

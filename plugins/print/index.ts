@@ -1,0 +1,63 @@
+import {
+  definePlugin,
+  runAgent,
+  type AgentEvent,
+  type Kernel,
+  type ModeContext,
+  type RunResult,
+  type Session,
+} from '../../kernel/index.js';
+import { resultMessage, assistantMessage, userMessage, initMessage } from './messages.js';
+
+/** The headless and pipe frontend: `--output-format text | json | stream-json`. */
+export default definePlugin(() => ({
+  name: 'print',
+  kernel: '^1.0.0',
+  apply(kernel) {
+    // The event tap is made once here; a run points it at its own writer.
+    let sink: ((event: AgentEvent) => void) | undefined;
+    kernel.hooks.event.tap('print', (event) => sink?.(event));
+    kernel.modes.register({
+      name: 'print',
+      async run(ctx) {
+        const session = await ctx.startSession();
+        const write = (value: unknown) => ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+        sink = (event) => onEvent(ctx, session, event, write);
+        try {
+          if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
+          const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
+          return report(kernel, ctx, session, result, write);
+        } finally {
+          sink = undefined;
+        }
+      },
+    });
+  },
+}));
+
+function onEvent(ctx: ModeContext, session: Session, event: AgentEvent, write: (value: unknown) => void): void {
+  if (event.type === 'log' && (event.level === 'warn' || event.level === 'error')) {
+    ctx.io.stderr.write(`keel: ${event.level}: ${event.message}\n`);
+    return;
+  }
+  if (ctx.options.outputFormat !== 'stream-json') return;
+  if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
+  else if (event.type === 'tool_results') write(userMessage(session, event.message));
+  else if (event.type === 'retry') {
+    write({ type: 'system', subtype: 'api_retry', attempt: event.attempt, max_retries: event.maxRetries, retry_delay_ms: event.delayMs, error: event.cause, session_id: session.id });
+  } else if (event.type === 'compact') {
+    write({ type: 'system', subtype: 'compact_boundary', session_id: session.id, compact_metadata: { trigger: event.trigger === 'manual' ? 'manual' : 'auto', pre_tokens: event.preTokens } });
+  }
+}
+
+function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
+  const format = ctx.options.outputFormat;
+  if (format === 'json' || format === 'stream-json') write(resultMessage(kernel, session, result));
+  else if (!result.isError) ctx.io.stdout.write(result.result.endsWith('\n') ? result.result : `${result.result}\n`);
+  if (result.aborted) return 130;
+  if (result.isError) {
+    if (format === 'text') ctx.io.stderr.write(`keel: ${result.error ?? result.subtype}\n`);
+    return 1;
+  }
+  return 0;
+}

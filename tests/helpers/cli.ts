@@ -1,0 +1,65 @@
+/** Spawns the built `keel` binary as a real process. Run `npm run build` (npm test does) first. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const KEEL_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/keel.js');
+
+export interface KeelRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface SpawnOptions {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed. Without it stdin is closed at once (no TTY). */
+  input?: string;
+  timeoutMs?: number;
+}
+
+/** Environment for a hermetic run: only what the test gives, plus PATH/HOME basics. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1' };
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+export function spawnKeel(args: string[], opts: SpawnOptions): ChildProcess {
+  const child = spawn(process.execPath, [KEEL_BIN, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
+  else child.stdin!.end();
+  return child;
+}
+
+export function runKeel(args: string[], opts: SpawnOptions): Promise<KeelRun> {
+  const child = spawnKeel(args, opts);
+  return collect(child, opts.timeoutMs ?? 20_000);
+}
+
+export function collect(child: ChildProcess, timeoutMs = 20_000): Promise<KeelRun> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`keel did not exit within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Parses NDJSON output (stream-json). */
+export function ndjson(text: string): any[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line));
+}
