@@ -333,7 +333,23 @@ export interface AppState {
 export interface Services {
   /** Frees room in the live context; used by the loop's overflow and `max_tokens` routes. */
   compaction: Compactor;
+  /** Calls a model by tier (`main` or `small`) through the `query` hook, filling in the model name. */
+  query: QueryService;
+  /** Wraps a shell command so it runs confined (bubblewrap); the bash tool asks it before spawning. */
+  sandbox: SandboxService;
   [name: string]: unknown;
+}
+
+export interface QueryService {
+  ask(
+    request: Omit<QueryRequest, 'model' | 'tools' | 'maxTokens'> & Partial<Pick<QueryRequest, 'model' | 'tools' | 'maxTokens'>>,
+    turn: Turn,
+  ): Promise<QueryResponse>;
+}
+
+export interface SandboxService {
+  /** The argv that runs `command` confined, or null to run it as is (sandbox disabled for this call). */
+  wrap(spec: { command: string; cwd: string; session: Session; env: Record<string, string> }): Promise<{ file: string; args: string[] } | null>;
 }
 
 export interface Compactor {
