@@ -20,13 +20,19 @@ export class ContextOverflowError extends KeelError {
 
 /** Checked structurally so errors thrown by a separately bundled plugin are still recognised. */
 export function isContextOverflow(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'context_overflow';
+  return inCauseChain(err, (e) => e.code === 'context_overflow');
 }
 
 export function isAbortError(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const e = err as { name?: unknown; code?: unknown };
-  return e.name === 'AbortError' || e.code === 'ABORT_ERR' || e.name === 'APIUserAbortError';
+  return inCauseChain(err, (e) => e.name === 'AbortError' || e.code === 'ABORT_ERR' || e.name === 'APIUserAbortError');
+}
+
+/** Hook errors arrive wrapped (PluginError), so the loop looks through `cause`. */
+function inCauseChain(err: unknown, test: (e: { name?: unknown; code?: unknown }) => boolean): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (test(e as { name?: unknown; code?: unknown })) return true;
+  }
+  return false;
 }
 
 export function errorMessage(err: unknown): string {

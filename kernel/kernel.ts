@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { createHooks, FORGIVING_HOOKS, type HookName, type Hooks } from './hooks.js';
+import { createHooks, FORGIVING_HOOKS, Stage, type HookName, type Hooks } from './hooks.js';
 import { KERNEL_VERSION, type Plugin, isPlugin } from './plugin.js';
 import { Registry, ServiceRegistry } from './registry.js';
 import { createStore, type Store } from './store.js';
@@ -30,6 +30,11 @@ export interface Kernel {
   seal(): Kernel;
   describe(): string;
   emit(event: AgentEvent): void;
+  /**
+   * Observes events at run time (frontends, embedders, tests) without tapping: taps are fixed at seal.
+   * Returns the function that stops observing.
+   */
+  observe(listener: (event: AgentEvent) => void): () => void;
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string, source?: string): void;
 }
 
@@ -86,6 +91,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
   const modes = new Registry<ModeDefinition>('mode', owner);
   const services = new ServiceRegistry<Services>(owner);
   const state = createStore<AppState>(initialState());
+  const observers = new Set<(event: AgentEvent) => void>();
 
   const kernel: Kernel = {
     version: KERNEL_VERSION,
@@ -132,6 +138,10 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
     emit(event) {
       hooks.event.call(event);
     },
+    observe(listener) {
+      observers.add(listener);
+      return () => observers.delete(listener);
+    },
     log(level, message, source) {
       hooks.event.call({ type: 'log', level, message, source });
     },
@@ -147,6 +157,15 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
       },
     });
   }
+  hooks.event.tap({ name: 'kernel', stage: Stage.LAST }, (event) => {
+    for (const observer of [...observers]) {
+      try {
+        observer(event);
+      } catch (err) {
+        process.emitWarning(`an event observer failed: ${errorMessage(err)}`);
+      }
+    }
+  });
   return kernel;
 }
 

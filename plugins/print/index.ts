@@ -14,21 +14,18 @@ export default definePlugin(() => ({
   name: 'print',
   kernel: '^1.0.0',
   apply(kernel) {
-    // The event tap is made once here; a run points it at its own writer.
-    let sink: ((event: AgentEvent) => void) | undefined;
-    kernel.hooks.event.tap('print', (event) => sink?.(event));
     kernel.modes.register({
       name: 'print',
       async run(ctx) {
         const session = await ctx.startSession();
         const write = (value: unknown) => ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
-        sink = (event) => onEvent(ctx, session, event, write);
+        const stop = kernel.observe((event) => onEvent(ctx, session, event, write));
         try {
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
           const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
           return report(kernel, ctx, session, result, write);
         } finally {
-          sink = undefined;
+          stop();
         }
       },
     });
