@@ -130,14 +130,14 @@ function reportError(err: unknown, io: Io): number {
   return exitCode;
 }
 
+const FLAG_KEYS = { model: '--model', smallModel: '--small-model', permissionMode: '--permission-mode', maxTurns: '--max-turns', preset: '--preset' } as const;
+
 function flagsLayer(options: CliOptions): ConfigLayer {
   const values: Record<string, unknown> = {};
-  if (options.model) values.model = options.model;
-  if (options.smallModel) values.smallModel = options.smallModel;
-  if (options.permissionMode) values.permissionMode = options.permissionMode;
-  if (options.maxTurns) values.maxTurns = options.maxTurns;
-  if (options.preset) values.preset = options.preset;
-  return { kind: 'flags', source: 'flags', values };
+  for (const key of Object.keys(FLAG_KEYS) as Array<keyof typeof FLAG_KEYS>) {
+    if (options[key] !== undefined) values[key] = options[key];
+  }
+  return { kind: 'flags', source: 'flags', values, labels: { ...FLAG_KEYS } };
 }
 
 /** Reads `$KEEL_HOME/auth.json` ({ "apiKey": "…" }). */

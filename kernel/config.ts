@@ -18,6 +18,8 @@ export interface ConfigLayer {
   /** A file path, or `env` / `flags`. Named in every error about this layer. */
   source: string;
   values: Record<string, unknown>;
+  /** How to name a key of this layer in errors, e.g. `--permission-mode` or `KEEL_MODEL`. */
+  labels?: Record<string, string>;
 }
 
 /** The merged configuration every plugin reads from `kernel.config`. */
@@ -107,8 +109,10 @@ export const DEFAULTS = {
   preset: 'default',
 };
 
-function configError(source: string, key: string, message: string): KeelError {
-  return new KeelError(`${source}: ${key}: ${message}`, { code: 'config', exitCode: 2 });
+function configError(layer: ConfigLayer, key: string, message: string): KeelError {
+  const top = key.split('.')[0];
+  const where = layer.labels?.[top] ? `${layer.labels[top]}${key.slice(top.length)}` : `${layer.source}: ${key}`;
+  return new KeelError(`${where}: ${message}`, { code: 'config', exitCode: 2 });
 }
 
 /**
@@ -128,14 +132,14 @@ export function validateLayer(
     const schema = shapes[key];
     if (!schema) {
       if (allowUnknown) continue;
-      throw configError(layer.source, key, `unknown key (known keys: ${Object.keys(shapes).sort().join(', ')})`);
+      throw configError(layer, key, `unknown key (known keys: ${Object.keys(shapes).sort().join(', ')})`);
     }
     if (value === undefined) continue;
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = [key, ...(issue?.path ?? []).map(String)].join('.');
-      throw configError(layer.source, where, issue?.message ?? 'invalid value');
+      throw configError(layer, where, issue?.message ?? 'invalid value');
     }
   }
 }
@@ -192,16 +196,24 @@ export function mergeLayers(layers: ConfigLayer[], base: { cwd: string; projectR
 }
 
 /** Settings read from the environment. */
+const ENV_KEYS: Array<[key: string, names: string[], parse?: (v: string) => unknown]> = [
+  ['model', ['KEEL_MODEL', 'ANTHROPIC_MODEL']],
+  ['smallModel', ['KEEL_SMALL_MODEL', 'ANTHROPIC_SMALL_FAST_MODEL']],
+  ['permissionMode', ['KEEL_PERMISSION_MODE']],
+  ['preset', ['KEEL_PRESET']],
+  ['maxTurns', ['KEEL_MAX_TURNS'], (v) => (/^\d+$/.test(v) ? Number(v) : v)],
+];
+
 export function envLayer(env: NodeJS.ProcessEnv): ConfigLayer {
   const values: Record<string, unknown> = {};
-  const model = env.KEEL_MODEL ?? env.ANTHROPIC_MODEL;
-  if (model) values.model = model;
-  const small = env.KEEL_SMALL_MODEL ?? env.ANTHROPIC_SMALL_FAST_MODEL;
-  if (small) values.smallModel = small;
-  if (env.KEEL_PERMISSION_MODE) values.permissionMode = env.KEEL_PERMISSION_MODE;
-  if (env.KEEL_PRESET) values.preset = env.KEEL_PRESET;
-  if (env.KEEL_MAX_TURNS) values.maxTurns = Number(env.KEEL_MAX_TURNS);
-  return { kind: 'env', source: 'env', values };
+  const labels: Record<string, string> = {};
+  for (const [key, names, parse] of ENV_KEYS) {
+    const name = names.find((n) => env[n]);
+    if (!name) continue;
+    values[key] = parse ? parse(env[name]!) : env[name];
+    labels[key] = name;
+  }
+  return { kind: 'env', source: 'env', values, labels };
 }
 
 export function keelHome(env: NodeJS.ProcessEnv = process.env): string {

@@ -22,3 +22,5 @@ export { Registry, ServiceRegistry } from './registry.js';
 export { createStore, type Store } from './store.js';
 export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './config.js';
 export type * from './types.js';
+/** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
+export { z } from 'zod';

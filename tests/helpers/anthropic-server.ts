@@ -243,3 +243,11 @@ export const callTool = (name: string, input: unknown, id?: string, text?: strin
 export const callTools = (...calls: Array<{ name: string; input: unknown; id?: string }>): ScriptedTurn => ({
   content: calls.map((c) => ({ type: 'tool_use' as const, ...c })),
 });
+
+/** The API key a request carried (the SDK sends `x-api-key` or `authorization: Bearer`, by version). */
+export function apiKeyOf(request: RecordedRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string') return header;
+  const auth = request.headers.authorization;
+  return typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : undefined;
+}

@@ -1,0 +1,192 @@
+import { writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assemble, detectMode } from '../../kernel/cli.js';
+import type { CliOptions } from '../../kernel/index.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+let ws: Workspace;
+afterEach(() => ws?.cleanup());
+
+const flags = (extra: Partial<CliOptions> = {}): CliOptions => ({ outputFormat: 'text', inputFormat: 'text', trust: true, ...extra });
+const env = (extra: Record<string, string> = {}) => ({ KEEL_HOME: ws.home, PATH: process.env.PATH, ...extra });
+
+/** The user layer lives in KEEL_HOME, outside the project. */
+function writeUser(body: string) {
+  const file = `${ws.home}/agent.config.ts`;
+  writeFileSync(file, body);
+  return file;
+}
+
+describe('config precedence', () => {
+  it('flags beat env beat project beat user beat defaults, key by key', async () => {
+    ws = makeWorkspace({ git: true });
+    writeUser(`export default { model: 'user-model', smallModel: 'user-small', maxTurns: 7, maxTokens: 1000 };`);
+    ws.write('agent.config.ts', `import { defineConfig } from 'keel';\nexport default defineConfig({ model: 'project-model', smallModel: 'project-small', maxTurns: 9 });`);
+    const base = await assemble(flags(), env(), undefined, ws.dir);
+    expect(base.config).toMatchObject({ model: 'project-model', smallModel: 'project-small', maxTurns: 9, maxTokens: 1000, permissionMode: 'ask' });
+    expect(base.config.sources.maxTokens).toBe(`${ws.home}/agent.config.ts`);
+    expect(base.config.sources.model).toBe(ws.path('agent.config.ts'));
+
+    const withEnv = await assemble(flags(), env({ KEEL_MODEL: 'env-model', KEEL_MAX_TURNS: '3' }), undefined, ws.dir);
+    expect(withEnv.config).toMatchObject({ model: 'env-model', smallModel: 'project-small', maxTurns: 3 });
+
+    const withFlags = await assemble(flags({ model: 'flag-model', permissionMode: 'acceptEdits' }), env({ KEEL_MODEL: 'env-model' }), undefined, ws.dir);
+    expect(withFlags.config).toMatchObject({ model: 'flag-model', permissionMode: 'edits', maxTurns: 9 });
+  });
+
+  it('finds agent.config.* from a subdirectory up to the project root, and no further', async () => {
+    ws = makeWorkspace({ git: true });
+    ws.write('agent.config.mjs', `export default { model: 'from-root' };`);
+    ws.write('packages/app/src/.keep', '');
+    const kernel = await assemble(flags(), env(), undefined, ws.path('packages/app/src'));
+    expect(kernel.config.model).toBe('from-root');
+    // A config above the project root (outside the repository) is not the project's.
+    const outer = makeWorkspace();
+    outer.write('agent.config.json', JSON.stringify({ model: 'outer' }));
+    outer.write('repo/.git/HEAD', '');
+    const inner = await assemble(flags(), { KEEL_HOME: outer.home }, undefined, outer.path('repo'));
+    expect(inner.config.model).not.toBe('outer');
+    outer.cleanup();
+  });
+
+  it('merges permission rules and MCP servers from every layer', async () => {
+    ws = makeWorkspace({ git: true });
+    writeUser(`export default { permissions: { allow: ['bash(ls)'] }, mcpServers: { a: { command: 'a' } } };`);
+    ws.write('agent.config.json', JSON.stringify({ permissions: { deny: ['bash(rm *)'] }, mcpServers: { b: { url: 'http://127.0.0.1:1/mcp' } } }));
+    const kernel = await assemble(flags(), env(), undefined, ws.dir);
+    expect(kernel.config.permissions).toEqual({ allow: ['bash(ls)'], ask: [], deny: ['bash(rm *)'] });
+    expect(Object.keys(kernel.config.mcpServers)).toEqual(['a', 'b']);
+  });
+
+  it('names a preset, adds plugins and disables one', async () => {
+    ws = makeWorkspace({ git: true });
+    ws.write(
+      'agent.config.ts',
+      `import { definePlugin } from 'keel';
+const hello = definePlugin(() => ({ name: 'hello', kernel: '^1.0.0', apply() {} }));
+export default { preset: 'minimal', plugins: [hello()], disable: ['system-prompt'] };`,
+    );
+    const kernel = await assemble(flags(), env(), undefined, ws.dir);
+    const names = kernel.plugins.map((p) => p.name);
+    expect(names).toContain('hello');
+    expect(names).not.toContain('system-prompt');
+    expect(kernel.sealed).toBe(true);
+  });
+
+  it('validates plugin-owned keys with the owning plugin schema', async () => {
+    ws = makeWorkspace({ git: true });
+    ws.write(
+      'agent.config.ts',
+      `import { z } from 'keel';
+const greeter = { name: 'greeter', kernel: '^1.0.0', config: { greeting: z.string() }, apply() {} };
+export default { preset: 'minimal', plugins: [greeter], greeting: 'ahoy' };`,
+    );
+    const kernel = await assemble(flags(), env(), undefined, ws.dir);
+    expect(kernel.config.greeting).toBe('ahoy');
+    ws.write('agent.config.ts', `const greeter = { name: 'greeter', kernel: '^1.0.0', config: { greeting: (await import('keel')).z.string() }, apply() {} };
+export default { preset: 'minimal', plugins: [greeter], greeting: 42 };`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${ws.path('agent.config.ts')}: greeting: Invalid input: expected string, received number`);
+  });
+
+  it('takes layers that plugins contribute at their own precedence', async () => {
+    ws = makeWorkspace({ git: true });
+    writeUser(`export default { model: 'user-model' };`);
+    ws.write(
+      'agent.config.ts',
+      `import { z } from 'keel';
+const frontMatter = {
+  name: 'front-matter',
+  kernel: '^1.0.0',
+  config: { motto: z.string() },
+  configLayers: ({ projectRoot }) => [{ kind: 'project', source: projectRoot + '/AGENTS.md', values: { model: 'from-front-matter', motto: 'steady' } }],
+  apply() {},
+};
+export default { preset: { name: 'custom', plugins: [frontMatter] } };`,
+    );
+    const kernel = await assemble(flags(), env(), undefined, ws.dir);
+    expect(kernel.config).toMatchObject({ model: 'from-front-matter', motto: 'steady' });
+    expect(kernel.config.sources.model).toBe(ws.path('AGENTS.md'));
+    const flagged = await assemble(flags({ model: 'flag-model' }), env(), undefined, ws.dir);
+    expect(flagged.config.model).toBe('flag-model');
+  });
+});
+
+describe('config errors name the file and the key', () => {
+  it('an unknown key', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.json', JSON.stringify({ colour: 'blue' }));
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(new RegExp(`^${file}: colour: unknown key \\(known keys: `));
+  });
+
+  it('a wrong type, nested', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.ts', `export default { permissions: { allow: ['bash', 3] } };`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toMatchObject({
+      message: `${file}: permissions.allow.1: Invalid input: expected string, received number`,
+      exitCode: 2,
+    });
+  });
+
+  it('a config that throws while loading', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.ts', `throw new Error('boom at load');\nexport default {};`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toMatchObject({ message: `${file}: failed to load: boom at load`, exitCode: 2 });
+  });
+
+  it('a config that does not export an object', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.mjs', `export default 42;`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${file}: the config must be an object`);
+  });
+
+  it('the user config is named too', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = writeUser(`export default { maxTurns: -1 };`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${file}: maxTurns: Too small: expected number to be >0`);
+  });
+
+  it('a bad flag or env value names the flag or variable', async () => {
+    ws = makeWorkspace({ git: true });
+    await expect(assemble(flags({ permissionMode: 'yolo' }), env(), undefined, ws.dir)).rejects.toThrow(/^--permission-mode: must be one of auto, edits, ask, manual/);
+    await expect(assemble(flags(), env({ KEEL_MAX_TURNS: 'many' }), undefined, ws.dir)).rejects.toThrow(/^KEEL_MAX_TURNS: Invalid input: expected number/);
+  });
+
+  it('an unknown preset lists the known ones', async () => {
+    ws = makeWorkspace({ git: true });
+    await expect(assemble(flags({ preset: 'turbo' }), env(), undefined, ws.dir)).rejects.toMatchObject({
+      message: 'unknown preset "turbo" (known presets: default, headless, minimal)',
+      exitCode: 2,
+    });
+  });
+
+  it('disabling a plugin the preset lacks', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.json', JSON.stringify({ preset: 'minimal', disable: ['warp-drive'] }));
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${file}: disable: no plugin named "warp-drive" in preset "minimal"`);
+  });
+
+  it('a plugin entry that is a factory, not a plugin', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.ts', `const factory = () => ({ name: 'x', kernel: '^1.0.0', apply() {} });\nexport default { plugins: [factory] };`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${file}: plugins.0: must be a plugin object`);
+  });
+
+  it('--config pointing nowhere', async () => {
+    ws = makeWorkspace({ git: true });
+    await expect(assemble(flags({ config: 'missing.ts' }), env(), undefined, ws.dir)).rejects.toThrow(`--config: no such file: ${ws.path('missing.ts')}`);
+  });
+});
+
+describe('mode detection', () => {
+  const base = { env: {}, print: false, stdinIsTTY: true };
+  it.each([
+    [{ ...base, env: { KEEL_SUBAGENT_MODE: '1', KEEL_SDK_MODE: '1' }, print: true }, 'subagent'],
+    [{ ...base, env: { KEEL_SDK_MODE: '1' }, print: true, stdinIsTTY: false }, 'sdk'],
+    [{ ...base, inputFormat: 'stream-json', print: true }, 'sdk'],
+    [{ ...base, print: true, stdinIsTTY: false }, 'headless'],
+    [{ ...base, stdinIsTTY: false }, 'pipe'],
+    [base, 'interactive'],
+  ])('%o → %s', (input, mode) => {
+    expect(detectMode(input)).toBe(mode);
+  });
+});
