@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiKeyOf, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
@@ -119,6 +120,15 @@ describe('failures are one line with the right exit code', () => {
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server!.url } });
     expect(run.stdout).toBe('authed\n');
     expect(apiKeyOf(server!.messageRequests()[0])).toBe('sk-stored');
+  });
+
+  it('keel login refuses a key the API rejects and stores nothing', async () => {
+    server = await startAnthropicServer([], { rejectKeys: ['sk-bad'] });
+    ws = makeWorkspace({ git: true });
+    const login = await runKeel(['login'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server.url }, input: 'sk-bad\n' });
+    expect(login.code).toBe(1);
+    expect(login.stderr).toMatch(/^keel: login: the key was refused: 401/);
+    expect(existsSync(`${ws.home}/auth.json`)).toBe(false);
   });
 
   it('an invalid API key (401)', async () => {

@@ -1,13 +1,18 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { KEEL_BIN } from '../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 let ws: Workspace | undefined;
 let tmuxSession: string | undefined;
+let server: ScriptedServer | undefined;
 
-afterEach(() => {
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
   if (tmuxSession) spawnSync('tmux', ['kill-session', '-t', tmuxSession]);
   ws?.cleanup();
   tmuxSession = undefined;
@@ -33,5 +38,22 @@ describe.skipIf(!hasTmux)('keel on a terminal', () => {
     const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
     expect(screen).toContain('keel: the interactive UI is not part of this build yet; run keel -p "…" for a headless run');
     expect(screen).toMatch(/EXIT=2/);
+  });
+
+  it('keel login reads the key without echoing it and stores it 0600', async () => {
+    ws = makeWorkspace({ git: true });
+    tmuxSession = `keel-login-${process.pid}-${Date.now()}`;
+    server = await startAnthropicServer();
+    const command = `KEEL_HOME=${ws.home} ANTHROPIC_BASE_URL=${server.url} ${process.execPath} ${KEEL_BIN} login; echo "EXIT=$?"`;
+    execFileSync('tmux', ['new-session', '-d', '-s', tmuxSession, '-x', '120', '-y', '20', '-c', ws.dir, 'bash', '--norc', '-c', `${command}; sleep 30`]);
+    await screenUntil(tmuxSession, /Anthropic API key:/);
+    execFileSync('tmux', ['send-keys', '-t', tmuxSession, 'sk-secret-typed', 'Enter']);
+    const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
+    expect(screen).not.toContain('sk-secret-typed');
+    expect(screen).toMatch(/Key stored in .*auth\.json/);
+    expect(screen).toMatch(/EXIT=0/);
+    expect(JSON.parse(readFileSync(`${ws.home}/auth.json`, 'utf8'))).toEqual({ apiKey: 'sk-secret-typed' });
+    expect((statSync(`${ws.home}/auth.json`).mode & 0o777).toString(8)).toBe('600');
+    expect(server.requests.map((r) => r.path)).toEqual(['/v1/models']);
   });
 });

@@ -24,8 +24,9 @@ export interface ScriptedTurn {
   /**
    * reset: destroy the socket before headers. cut: end the stream after the first content block.
    * stall: send message_start then nothing. malformed: send an SSE event whose data is not JSON.
+   * hang: read the request and never answer (no headers).
    */
-  fault?: 'reset' | 'cut' | 'stall' | 'malformed';
+  fault?: 'reset' | 'cut' | 'stall' | 'malformed' | 'hang';
   /** Milliseconds between SSE events (lets tests interrupt a stream in flight). */
   eventDelayMs?: number;
 }
@@ -38,6 +39,8 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   body: any; // the parsed JSON body of the request, shaped by the Messages API
   receivedAt: number;
+  /** How the answer ended: `complete` when the server finished it, `closed-early` when the client went away first. */
+  finished?: Promise<'complete' | 'closed-early'>;
 }
 
 export interface ScriptedServer {
@@ -55,6 +58,8 @@ export interface ScriptedServer {
 export interface ServerOptions {
   /** Answer a request outside the script (return undefined to fall through to the next scripted step). */
   route?: (request: RecordedRequest) => ScriptedTurn | undefined;
+  /** API keys the server refuses with 401 on every route. */
+  rejectKeys?: string[];
 }
 
 let toolCounter = 0;
@@ -77,8 +82,13 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body, receivedAt: Date.now() };
+    recorded.finished = new Promise((resolve) => res.on('close', () => resolve(res.writableFinished ? 'complete' : 'closed-early')));
     requests.push(recorded);
 
+    const key = apiKeyOf(recorded);
+    if (key && options.rejectKeys?.includes(key)) {
+      return json(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+    }
     if (url.pathname.endsWith('/models')) return json(res, 200, { data: [{ id: 'claude-test', type: 'model' }], has_more: false });
     if (url.pathname.endsWith('/count_tokens')) return json(res, 200, { input_tokens: Math.ceil(raw.length / 4) });
     if (!url.pathname.endsWith('/messages')) return json(res, 404, { type: 'error', error: { type: 'not_found_error', message: `no route ${url.pathname}` } });
@@ -95,6 +105,7 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
       req.socket.destroy();
       return;
     }
+    if (step.fault === 'hang') return;
     if (step.status && step.status >= 400) {
       res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
       res.end(JSON.stringify({ type: 'error', error: { type: step.errorType ?? errorTypeFor(step.status), message: step.errorMessage ?? `scripted ${step.status}` } }));
