@@ -1,0 +1,82 @@
+import os from 'node:os';
+import path from 'node:path';
+import { definePlugin, errorMessage, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
+import { SummaryCache } from './cache.js';
+import { askSmallModel, responseText } from './small-model.js';
+
+export interface ApiMicroCompactOptions {
+  /** Outputs of at least this many characters are summarised (default 100 000, about 25 000 tokens). */
+  minChars?: number;
+  /** At most this much of the output is sent to the small model, head and tail (default 300 000). */
+  maxInputChars?: number;
+  /** Output tokens for one summary (default 2 000). */
+  summaryTokens?: number;
+}
+
+const NAME = 'compact-api-micro';
+/** Part of every cache key: a new prompt must not serve summaries written for the old one. */
+const PROMPT_VERSION = 'api-micro/1';
+
+const SYSTEM = `You condense one tool output for a coding agent that cannot read all of it.
+Write a structured Markdown summary with exactly these sections:
+## What it is
+## Key facts
+## Errors and warnings
+## Notable lines
+Keep file paths, line numbers, identifiers, counts and error messages exact; quote the lines that matter.
+Do not speculate beyond the output. Be concise.`;
+
+/** The cheap per-result tier: very large outputs are summarised by the small model, cached on disk. */
+export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
+  name: NAME,
+  kernel: '^1.0.0',
+  apply(kernel) {
+    const settings = { minChars: opts.minChars ?? 100_000, maxInputChars: opts.maxInputChars ?? 300_000, summaryTokens: opts.summaryTokens ?? 2000 };
+    // Early: before compact-micro cuts the output down to head and tail.
+    kernel.hooks.toolResult.tapPromise({ name: NAME, stage: Stage.EARLY }, async (result, call, turn) => {
+      const text = textOf(result);
+      if (text === undefined || text.length < settings.minChars) return result;
+      const cache = new SummaryCache(path.join(kernel.config.keelHome || path.join(os.tmpdir(), 'keel'), 'cache', NAME));
+      const key = cache.key(text, PROMPT_VERSION);
+      let summary = await cache.get(key);
+      if (!summary) {
+        try {
+          summary = await summarise(kernel, turn, call, text, settings);
+          await cache.set(key, summary, text, call.name);
+        } catch (err) {
+          // compact-micro (if present) still cuts the output down.
+          kernel.log('warn', `could not summarise the ${text.length}-character output of ${call.name}: ${errorMessage(err)}`, NAME);
+          return result;
+        }
+      }
+      const lines = text.split('\n').length;
+      return {
+        ...result,
+        content: `[Output summarised: ${lines} lines (${text.length} characters) condensed by the small model. The full output is saved at ${cache.rawPath(key)}: read it with read_file (offset and limit select lines) when you need exact text.]\n\n${summary}`,
+      };
+    });
+  },
+}));
+
+/** The output as one text, or undefined when it holds images (left alone). */
+function textOf(result: ToolResult): string | undefined {
+  if (typeof result.content === 'string') return result.content;
+  if (!result.content.every((block) => block.type === 'text')) return undefined;
+  return result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+}
+
+async function summarise(kernel: Kernel, turn: Turn, call: ToolCall, text: string, settings: { maxInputChars: number; summaryTokens: number }): Promise<string> {
+  const half = Math.floor(settings.maxInputChars / 2);
+  const clipped = text.length <= settings.maxInputChars ? text : `${text.slice(0, half)}\n[… ${text.length - 2 * half} characters not shown …]\n${text.slice(-half)}`;
+  const input = JSON.stringify(call.input ?? {});
+  const response = await askSmallModel(kernel, turn.session, {
+    turn,
+    system: SYSTEM,
+    maxTokens: settings.summaryTokens,
+    messages: [{ role: 'user', content: `Tool: ${call.name}\nInput: ${input.length > 1000 ? `${input.slice(0, 1000)}…` : input}\n\n<output>\n${clipped}\n</output>` }],
+  });
+  const summary = responseText(response).trim();
+  if (!summary) throw new Error('the small model returned an empty summary');
+  if (response.stopReason === 'max_tokens') throw new Error(`the summary was cut off at ${settings.summaryTokens} tokens`);
+  return summary;
+}

@@ -1,0 +1,112 @@
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseFrontMatter } from './front-matter.js';
+
+export const NAMES = ['AGENTS.md', 'CLAUDE.md'];
+/** Imports nest at most this deep. */
+export const MAX_IMPORT_DEPTH = 5;
+
+export interface InstructionFile {
+  file: string;
+  layer: 'user' | 'project';
+}
+
+function isFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** `$KEEL_HOME/AGENTS.md`, then AGENTS.md and CLAUDE.md from the repository root down to `cwd`. */
+export function discover(cwd: string, projectRoot: string, keelHome: string): InstructionFile[] {
+  const found: InstructionFile[] = [];
+  if (keelHome) {
+    const user = path.join(keelHome, 'AGENTS.md');
+    if (isFile(user)) found.push({ file: user, layer: 'user' });
+  }
+  const root = path.resolve(projectRoot);
+  const dirs: string[] = [];
+  let dir = path.resolve(cwd);
+  for (;;) {
+    dirs.unshift(dir);
+    if (dir === root) break;
+    const parent = path.dirname(dir);
+    // cwd outside the project root: only cwd itself.
+    if (parent === dir) {
+      dirs.splice(0, dirs.length - 1);
+      break;
+    }
+    dir = parent;
+  }
+  for (const d of dirs) {
+    for (const name of NAMES) {
+      const file = path.join(d, name);
+      if (isFile(file)) found.push({ file, layer: 'project' });
+    }
+  }
+  return found;
+}
+
+/** Blanks out code (fenced and inline) so `@` inside it is not taken for an import. */
+function maskCode(text: string): string {
+  const blank = (m: string) => m.replace(/[^\n]/g, ' ');
+  return text.replace(/```[\s\S]*?(?:```|$)/g, blank).replace(/`[^`\n]*`/g, blank);
+}
+
+const IMPORT = /(?<![\w@`/])@((?:~\/|\.{1,2}\/|\/)?[\w][\w.\-/]*)/g;
+
+/** The `@path` imports in a text, in order, trailing punctuation removed. */
+export function importsOf(text: string): string[] {
+  const refs: string[] = [];
+  for (const match of maskCode(text).matchAll(IMPORT)) {
+    const ref = match[1]!.replace(/[.,;:!?)]+$/, '');
+    if (ref && !refs.includes(ref)) refs.push(ref);
+  }
+  return refs;
+}
+
+function resolveRef(ref: string, from: string): string {
+  if (ref.startsWith('~/')) return path.join(os.homedir(), ref.slice(2));
+  return path.resolve(path.dirname(from), ref);
+}
+
+export interface Expanded {
+  text: string;
+  /** Every file read, the top file first. */
+  files: string[];
+}
+
+/**
+ * A file's body with its `@relative/path` imports appended after it (recursively, depth ≤ 5, each file once,
+ * cycles cut). References that name no file (an @mention) are left as they are.
+ */
+export async function expand(file: string, body: string, warn: (message: string) => void): Promise<Expanded> {
+  const seen = new Set<string>([path.resolve(file)]);
+  const parts: string[] = [body.trim()];
+  const walk = async (text: string, from: string, depth: number, chain: string[]) => {
+    for (const ref of importsOf(text)) {
+      const target = resolveRef(ref, from);
+      if (!existsSync(target) || !isFile(target)) continue;
+      if (chain.includes(target)) {
+        warn(`${from}: @${ref} imports ${target}, which imports it back: cycle cut`);
+        continue;
+      }
+      if (seen.has(target)) continue;
+      if (depth > MAX_IMPORT_DEPTH) {
+        warn(`${from}: @${ref} is nested deeper than ${MAX_IMPORT_DEPTH} imports: not expanded`);
+        continue;
+      }
+      seen.add(target);
+      const raw = await readFile(target, 'utf8');
+      const imported = await parseFrontMatter(raw, target).then((parsed) => parsed.body, () => raw);
+      parts.push(`Imported from ${target} (@${ref}):\n${imported.trim()}`);
+      await walk(imported, target, depth + 1, [...chain, target]);
+    }
+  };
+  await walk(body, path.resolve(file), 1, [path.resolve(file)]);
+  return { text: parts.join('\n\n'), files: [...seen] };
+}

@@ -1,0 +1,48 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+export const INDEX_FILE = path.join('.keel', 'MEMORY.md');
+export const TOPIC_DIR = path.join('.keel', 'memory');
+
+export interface IndexEntry {
+  name: string;
+  /** Relative to `.keel/`, as written in the index (`memory/file.md`). */
+  target: string;
+  about?: string;
+}
+
+/** Lines of the form `- name → memory/file.md (what it holds)` (`->` works too). */
+export function parseIndex(text: string): IndexEntry[] {
+  const entries: IndexEntry[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^\s*[-*]\s*(.+?)\s*(?:→|->)\s*(\S+)(?:\s*\((.*)\))?\s*$/.exec(line);
+    if (match) entries.push({ name: match[1]!.replace(/^\[|\]$/g, ''), target: match[2]!, about: match[3] });
+  }
+  return entries;
+}
+
+export async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+export async function topicFiles(root: string): Promise<string[]> {
+  try {
+    return (await readdir(path.join(root, TOPIC_DIR))).filter((name) => name.endsWith('.md')).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** mtime and size: a cheap key to reread the index only when it changed. */
+export async function stamp(file: string): Promise<string | undefined> {
+  try {
+    const s = await stat(file);
+    return `${s.mtimeMs}:${s.size}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,94 @@
+import path from 'node:path';
+import { definePlugin, Stage, type Session } from '../../kernel/index.js';
+import { INDEX_FILE, parseIndex, readIfExists, stamp, TOPIC_DIR, topicFiles } from './index-file.js';
+
+export interface MemoryIndexOptions {
+  /** Past this many tokens (about four characters each) the agent is told to consolidate the index. */
+  maxTokens?: number;
+}
+
+const NAME = 'memory-index';
+
+interface Cached {
+  stamp?: string;
+  text?: string;
+}
+
+const GUIDE = `# Memory
+Your memory for this project lives in .keel/. The index .keel/MEMORY.md is below: one line per topic, \`- name → memory/file.md (what it holds)\`. Each topic is a file in .keel/memory/; it is not loaded here, so read it with read_file when it is relevant.
+When you learn something worth keeping across sessions (a decision, a convention, where things are, a pitfall), write or update its topic file with the file tools and keep its line in the index current. Keep the index short: pointers only, details go in topic files.`;
+
+/**
+ * The memory index: `.keel/MEMORY.md`, always in the system prompt (with a nudge to consolidate when it grows
+ * too long); topic files `.keel/memory/*.md` are read on demand. `/memory [topic]` shows them.
+ */
+export default definePlugin((opts: MemoryIndexOptions = {}) => ({
+  name: NAME,
+  kernel: '^1.0.0',
+  apply(kernel) {
+    const maxTokens = opts.maxTokens ?? 2000;
+
+    kernel.hooks.contextLoad.tapPromise({ name: NAME, stage: Stage.NORMAL }, async (context, turn) => {
+      const text = await readIndex(turn.session);
+      // `cache_control: null` marks the block volatile (the agent may edit the index mid-session): the
+      // provider puts the system prompt's cache breakpoint before it.
+      return { ...context, system: [...context.system, { type: 'text', text: section(text, maxTokens), cache_control: null }] };
+    });
+
+    kernel.commands.register({
+      name: 'memory',
+      description: 'Show the memory index (.keel/MEMORY.md), or a topic file: /memory <topic>',
+      async run(args, ctx) {
+        const root = ctx.session.projectRoot;
+        const topic = args.trim();
+        if (!topic) return showIndex(root);
+        return showTopic(root, topic);
+      },
+    });
+  },
+}));
+
+async function readIndex(session: Session): Promise<string | undefined> {
+  const file = path.join(session.projectRoot, INDEX_FILE);
+  const current = await stamp(file);
+  const cached = (session.data.get(NAME) as Cached | undefined) ?? {};
+  if (cached.stamp === current && (current === undefined || cached.text !== undefined)) return cached.text;
+  const text = current === undefined ? undefined : await readIfExists(file);
+  session.data.set(NAME, { stamp: current, text });
+  return text;
+}
+
+function section(text: string | undefined, maxTokens: number): string {
+  if (text === undefined || !text.trim()) return `${GUIDE}\n\nThere is no index yet: create .keel/MEMORY.md when you first store a topic.`;
+  const tokens = Math.ceil(text.length / 4);
+  const nudge =
+    tokens > maxTokens
+      ? `\n\nThe index is about ${tokens} tokens, over the ${maxTokens} it should hold: consolidate it now (merge related lines, move details into topic files, drop stale entries).`
+      : '';
+  return `${GUIDE}\n\n<memory-index path="${INDEX_FILE}">\n${text.trim()}\n</memory-index>${nudge}`;
+}
+
+async function showIndex(root: string): Promise<string> {
+  const text = await readIfExists(path.join(root, INDEX_FILE));
+  const topics = await topicFiles(root);
+  const list = topics.length ? `\n\nTopic files in ${TOPIC_DIR}: ${topics.join(', ')}` : '';
+  if (text === undefined) return `No memory index yet (${path.join(root, INDEX_FILE)}).${list}`;
+  return `${text.trim()}${list}`;
+}
+
+async function showTopic(root: string, topic: string): Promise<string> {
+  const dir = path.join(root, TOPIC_DIR);
+  const index = (await readIfExists(path.join(root, INDEX_FILE))) ?? '';
+  const entry = parseIndex(index).find((e) => e.name.toLowerCase() === topic.toLowerCase());
+  const candidates = entry
+    ? [path.resolve(root, '.keel', entry.target)]
+    : [path.resolve(dir, topic), path.resolve(dir, `${topic}.md`)];
+  for (const file of candidates) {
+    // Only files inside .keel/ are shown, whatever the index or the argument says.
+    if (!file.startsWith(path.join(root, '.keel') + path.sep)) continue;
+    const text = await readIfExists(file);
+    if (text !== undefined) return `${path.relative(root, file)}:\n\n${text.trim()}`;
+  }
+  const known = [...parseIndex(index).map((e) => e.name), ...(await topicFiles(root)).map((f) => f.replace(/\.md$/, ''))];
+  return `No memory topic "${topic}"${known.length ? ` (known: ${[...new Set(known)].join(', ')})` : ''}.`;
+}
