@@ -20,7 +20,8 @@ import { errorMessage, KeelError } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
 import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
-import { startSession } from './session.js';
+import { createSession, startSession } from './session.js';
+import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext } from './types.js';
 
 export const KEEL_VERSION = '0.1.0';
@@ -70,6 +71,8 @@ function buildProgram(): Command {
     .exitOverride();
   program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
   program.command('describe').description("print each hook's taps in order for the configured preset");
+  program.command('trust').description("trust this project folder: its agent.config.*, MCP servers and hooks may run");
+  program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON');
   return program;
 }
 
@@ -112,10 +115,19 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
   };
   try {
     if (subcommand === 'login') return await login(options, io, env);
+    if (subcommand === 'trust') {
+      const root = findProjectRoot(process.cwd());
+      io.stdout.write(`Trusted ${root} (stored in ${trustFolder(keelHome(env), root)})\n`);
+      return 0;
+    }
     const kernel = await assemble(options, env, io);
     if (subcommand === 'describe') {
       io.stdout.write(`${kernel.describe()}\n`);
       return 0;
+    }
+    if (subcommand === 'sessions') {
+      const json = Boolean(program.commands.find((c) => c.name() === 'sessions')?.opts().json);
+      return await runCommand(kernel, 'sessions', json ? '--json' : '', io);
     }
     return await runMode(kernel, options, program.args[0], io, env);
   } catch (err) {
@@ -168,7 +180,11 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   const userFile = findUserConfig(home);
   if (userFile) layers.push({ kind: 'user', source: userFile, values: await loadConfigModule(userFile) });
   const projectFile = await findProjectConfig(cwd, projectRoot, options.config);
-  if (projectFile) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
+  // Nothing from an untrusted project runs; a file named with --config is the user's own choice.
+  const trusted = await resolveTrust({ home, folder: projectRoot, flag: options.trust, files: projectFile ? [projectFile] : [] });
+  const untrusted: string[] = [];
+  if (projectFile && (trusted || options.config)) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
+  else if (projectFile) untrusted.push(projectFile);
   layers.push(envLayer(env), flagsLayer(options));
   for (const layer of layers) validateLayer(layer, {}, true);
 
@@ -181,11 +197,15 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   for (const plugin of plugins) {
     if (!plugin.configLayers) continue;
     const extra = await plugin.configLayers(base);
-    for (const layer of extra) layers.splice(insertAt(layers, layer.kind), 0, layer);
+    for (const layer of extra) {
+      if (layer.kind === 'project' && !trusted) untrusted.push(layer.source);
+      else layers.splice(insertAt(layers, layer.kind), 0, layer);
+    }
   }
+  if (untrusted.length > 0) io?.stderr.write(untrustedWarning(projectRoot, untrusted));
   const shapes = Object.assign({}, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
-  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset };
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;
@@ -263,9 +283,23 @@ async function readStdin(stream: Io['stdin'], graceMs: number | undefined): Prom
   });
 }
 
+/** Runs a registered command outside a conversation (no `sessionStart`) and prints what it returns. */
+async function runCommand(kernel: Kernel, name: string, args: string, io: Io): Promise<number> {
+  const command = kernel.commands.get(name);
+  if (!command) throw new KeelError(`"${name}" needs a plugin that registers the ${name} command (session-store), and this preset has none`, { exitCode: 2 });
+  const print = (text: string) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const output = await command.run(args, { kernel, session: createSession(kernel), print, signal: new AbortController().signal });
+  if (typeof output === 'string' && output) print(output);
+  return 0;
+}
+
 async function runMode(kernel: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   const stdinIsTTY = Boolean(io.stdin.isTTY);
   const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY });
+  // `--resume` without an id: headless frontends cannot pick, so they print the list to pick from.
+  if (options.resume === true && (mode === 'headless' || mode === 'pipe')) {
+    return runCommand(kernel, 'sessions', options.outputFormat === 'text' ? '' : '--json', io);
+  }
   let prompt = positional;
   if (mode === 'headless' || mode === 'pipe') {
     const piped = stdinIsTTY ? '' : await readStdin(io.stdin, mode === 'headless' ? 3000 : undefined);

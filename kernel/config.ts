@@ -37,6 +37,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   cwd: string;
   projectRoot: string;
   keelHome: string;
+  /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
+  trusted?: boolean;
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;
   /** Plugin-owned keys that no core field describes, by key. */

