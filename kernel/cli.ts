@@ -16,7 +16,7 @@ import {
   type ConfigLayer,
   type ResolvedConfig,
 } from './config.js';
-import { errorMessage, KeelError } from './errors.js';
+import { errorMessage, KeelError, userMessage } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
 import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
@@ -137,7 +137,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
 
 function reportError(err: unknown, io: Io): number {
   const exitCode = err instanceof KeelError ? err.exitCode : 1;
-  io.stderr.write(`keel: ${errorMessage(err).split('\n')[0]}\n`);
+  io.stderr.write(`keel: ${userMessage(err).split('\n')[0]}\n`);
   if (process.env.KEEL_DEBUG && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   return exitCode;
 }

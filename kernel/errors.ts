@@ -35,6 +35,18 @@ function inCauseChain(err: unknown, test: (e: { name?: unknown; code?: unknown }
   return false;
 }
 
+/**
+ * The message to show a person: a KeelError anywhere in the cause chain was written for users, so it wins
+ * over the plugin/hook wrapping around it.
+ */
+export function userMessage(err: unknown): string {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const candidate = e as { name?: unknown; exitCode?: unknown; message?: unknown };
+    if (typeof candidate.exitCode === 'number' && typeof candidate.message === 'string') return candidate.message;
+  }
+  return errorMessage(err);
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

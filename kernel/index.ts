@@ -17,7 +17,7 @@ export {
 export { runAgent, addUsage, emptyUsage, defaultTools, type RunOptions } from './loop.js';
 export { startSession } from './session.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
-export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage } from './errors.js';
+export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';
 export { createStore, type Store } from './store.js';
 export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './config.js';

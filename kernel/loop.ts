@@ -3,7 +3,7 @@
  * Every tool_use gets exactly one tool_result, whatever happens to the call.
  */
 import type { ZodError } from 'zod';
-import { errorMessage, isAbortError, isContextOverflow } from './errors.js';
+import { errorMessage, isAbortError, isContextOverflow, userMessage } from './errors.js';
 import type { Kernel } from './kernel.js';
 import { describeInputError, toApiTool } from './tool-schema.js';
 import type {
@@ -70,9 +70,9 @@ export async function runAgent(
   const signal = opts.signal ?? new AbortController().signal;
   const maxTurns = opts.maxTurns ?? kernel.config.maxTurns;
   const run: RunState = { kernel, session, signal, usage: emptyUsage(), costUsd: 0, apiMs: 0, denials: [] };
-  const userMessage: MessageParam = { role: 'user', content: prompt };
-  appendMessage(kernel, session, userMessage);
-  kernel.emit({ type: 'user_message', message: userMessage });
+  const promptMessage: MessageParam = { role: 'user', content: prompt };
+  appendMessage(kernel, session, promptMessage);
+  kernel.emit({ type: 'user_message', message: promptMessage });
   kernel.state.set({ isLoading: true });
 
   const finish = (partial: Partial<RunResult> & Pick<RunResult, 'subtype'>, numTurns: number): RunResult => {
@@ -122,7 +122,7 @@ export async function runAgent(
           continue;
         }
       }
-      return finish({ subtype: 'error_during_execution', error: errorMessage(err) }, turnIndex);
+      return finish({ subtype: 'error_during_execution', error: userMessage(err) }, turnIndex);
     }
     run.apiMs += Date.now() - t0;
     run.usage = addUsage(run.usage, response.usage);

@@ -1,16 +1,27 @@
-import { definePlugin, isAbortError, ContextOverflowError, KeelError, type QueryRequest, type QueryResponse, type Turn, type Kernel } from '../../kernel/index.js';
 import type Anthropic from '@anthropic-ai/sdk';
+import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResponse, type StopReason, type Turn } from '../../kernel/index.js';
+import { placeBreakpoints } from './cache.js';
+import { mapError } from './errors.js';
+import { streamAttempt } from './stream.js';
 
 export interface QueryAnthropicOptions {
   /** Override the API key (otherwise config `apiKey`, `ANTHROPIC_API_KEY`, `$KEEL_HOME/auth.json`). */
   apiKey?: string;
   /** Override the endpoint (otherwise config `baseURL` or `ANTHROPIC_BASE_URL`). */
   baseURL?: string;
+  /** Place `cache_control` breakpoints (default true). */
+  promptCaching?: boolean;
 }
 
-/** Streams Messages API calls through @anthropic-ai/sdk and answers the `query` hook. */
+const NAME = 'query-anthropic';
+
+/**
+ * Answers the `query` hook when config `provider` is `anthropic` (the default): streams Messages API calls
+ * through @anthropic-ai/sdk (with its own retries off), runs every call through the `retry` service when
+ * one is registered, places prompt-cache breakpoints, and records usage through the `usage` service.
+ */
 export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
-  name: 'query-anthropic',
+  name: NAME,
   kernel: '^1.0.0',
   apply(kernel) {
     let client: Anthropic | undefined;
@@ -25,9 +36,9 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
       return client;
     };
 
-    kernel.hooks.query.tapPromise('query-anthropic', async (request, turn) => {
+    kernel.hooks.query.tapPromise(NAME, async (request, turn) => {
       if ((kernel.config.provider ?? 'anthropic') !== 'anthropic') return undefined;
-      return streamMessage(kernel, await getClient(), request, turn);
+      return query(kernel, await getClient(), request, turn, opts.promptCaching ?? true);
     });
 
     kernel.services.provide('auth', {
@@ -40,48 +51,52 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
   },
 }));
 
-async function streamMessage(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn): Promise<QueryResponse> {
-  const visible = request.tier === 'main' && request.stream !== false;
-  const params: Anthropic.MessageStreamParams = {
+export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageStreamParams {
+  if (request.thinking && request.thinking.budget_tokens >= request.maxTokens) {
+    throw new KeelError(`config thinking.budget_tokens (${request.thinking.budget_tokens}) must be less than maxTokens (${request.maxTokens})`, { exitCode: 2 });
+  }
+  const parts = caching
+    ? placeBreakpoints({ tools: request.tools, system: request.system, messages: request.messages })
+    : { tools: request.tools, system: request.system, messages: request.messages };
+  return {
     model: request.model,
     max_tokens: request.maxTokens,
-    system: request.system,
-    messages: request.messages,
-    ...(request.tools.length ? { tools: request.tools } : {}),
+    ...(parts.system.length ? { system: parts.system } : {}),
+    messages: parts.messages,
+    ...(parts.tools.length ? { tools: parts.tools } : {}),
     ...(request.thinking ? { thinking: { type: 'enabled', budget_tokens: request.thinking.budget_tokens } } : {}),
   };
+}
+
+async function query(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
+  const params = buildParams(request, caching);
+  const signal = request.signal ?? turn.signal;
+  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit };
+  const retry = kernel.services.get('retry');
+  let message: Anthropic.Message;
   try {
-    const stream = client.messages.stream(params, { signal: request.signal ?? turn.signal });
-    if (visible) {
-      stream.on('streamEvent', (event) => {
-        if (event.type !== 'content_block_delta') return;
-        const delta = event.delta;
-        if (delta.type === 'text_delta') kernel.emit({ type: 'text_delta', text: delta.text, index: event.index });
-        else if (delta.type === 'thinking_delta') kernel.emit({ type: 'thinking_delta', text: delta.thinking, index: event.index });
-        else if (delta.type === 'input_json_delta') kernel.emit({ type: 'tool_input_delta', partialJson: delta.partial_json, index: event.index });
-      });
-    }
-    const message = await stream.finalMessage();
-    return {
-      id: message.id,
-      model: message.model,
-      content: message.content,
-      stopReason: message.stop_reason,
-      stopSequence: message.stop_sequence,
-      usage: {
-        input_tokens: message.usage.input_tokens ?? 0,
-        output_tokens: message.usage.output_tokens ?? 0,
-        cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
-        cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
-      },
-    };
+    message = retry
+      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'Anthropic API' })
+      : await streamAttempt(client, params, { signal, alive: () => undefined }, attemptOpts);
   } catch (err) {
-    if (isAbortError(err)) throw err;
-    const status = (err as { status?: number }).status;
-    const message = (err as { message?: string }).message ?? String(err);
-    if (status === 400 && /prompt is too long|context window/i.test(message)) throw new ContextOverflowError(message);
-    if (status === 401) throw new KeelError('invalid API key (the API answered 401): set ANTHROPIC_API_KEY or run keel login');
-    if (status === 403) throw new KeelError(`the API key lacks permission for this request (403): ${message}`);
-    throw err;
+    throw mapError(err, request.model);
   }
+  const usage = {
+    input_tokens: message.usage.input_tokens ?? 0,
+    output_tokens: message.usage.output_tokens ?? 0,
+    cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
+  };
+  const model = message.model || request.model;
+  const costUsd = kernel.services.get('usage')?.record({ session: turn.session, model, tier: request.tier, usage });
+  turn.emit({ type: 'usage', usage, costUsd: costUsd ?? 0, model, tier: request.tier });
+  return {
+    id: message.id,
+    model,
+    content: message.content,
+    stopReason: message.stop_reason as StopReason | null,
+    stopSequence: message.stop_sequence,
+    usage,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+  };
 }

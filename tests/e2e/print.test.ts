@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiKeyOf, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
+import { apiKeyOf, plainMessages, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
@@ -29,7 +29,7 @@ describe('keel -p (headless)', () => {
     expect(run.stdout).toBe('Hello from the scripted model.\n');
     expect(run.code).toBe(0);
     const request = server!.messageRequests()[0];
-    expect(request.body.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    expect(plainMessages(request.body.messages)).toEqual([{ role: 'user', content: 'hi' }]);
     expect(apiKeyOf(request)).toBe('test-key');
     expect(request.body.stream).toBe(true);
   });
@@ -93,13 +93,13 @@ describe('pipe mode', () => {
     const { env, ws } = await prepare([say('piped ok')]);
     const run = await runKeel([], { cwd: ws.dir, env, input: 'summarise this\n' });
     expect(run.stdout).toBe('piped ok\n');
-    expect(server!.messageRequests()[0].body.messages[0].content).toBe('summarise this');
+    expect(plainMessages(server!.messageRequests()[0].body.messages)[0].content).toBe('summarise this');
   });
 
   it('appends stdin to the -p prompt', async () => {
     const { env, ws } = await prepare([say('ok')]);
     await runKeel(['-p', 'explain this log:'], { cwd: ws.dir, env, input: 'ERROR disk full' });
-    expect(server!.messageRequests()[0].body.messages[0].content).toBe('explain this log:\n\nERROR disk full');
+    expect(plainMessages(server!.messageRequests()[0].body.messages)[0].content).toBe('explain this log:\n\nERROR disk full');
   });
 });
 
@@ -136,7 +136,7 @@ describe('failures are one line with the right exit code', () => {
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    expect(run.stderr).toMatch(/invalid API key/);
+    expect(run.stderr).toMatch(/^keel: invalid API key/);
   });
 
   it('an unknown preset', async () => {

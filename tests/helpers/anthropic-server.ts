@@ -224,6 +224,8 @@ async function streamMessage(res: http.ServerResponse, message: BuiltMessage, st
     }
     await send('content_block_stop', { type: 'content_block_stop', index });
     if (step.fault === 'cut') {
+      // Let what was sent reach the client first, so the cut lands mid-message rather than before the headers.
+      await new Promise<void>((resolve) => res.write(': cut\n\n', () => resolve()));
       res.destroy();
       return;
     }
@@ -261,4 +263,18 @@ export function apiKeyOf(request: RecordedRequest): string | undefined {
   if (typeof header === 'string') return header;
   const auth = request.headers.authorization;
   return typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : undefined;
+}
+
+/**
+ * Messages as the model saw them, minus wire details: prompt caching adds `cache_control` and may send
+ * string content as one text block. Tests compare through this.
+ */
+export function plainMessages(messages: Array<{ role: string; content: unknown }>): Array<{ role: string; content: unknown }> {
+  const stripped = JSON.parse(JSON.stringify(messages), (key, value) => (key === 'cache_control' ? undefined : value)) as Array<{ role: string; content: unknown }>;
+  return stripped.map((m) => {
+    if (Array.isArray(m.content) && m.content.length === 1 && m.content[0]?.type === 'text' && m.role === 'user') {
+      return { ...m, content: m.content[0].text };
+    }
+    return m;
+  });
 }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, runAgent, type AgentEvent, type Plugin, type Session, type ToolDefinition } from '../../kernel/index.js';
 import queryAnthropic from '../../plugins/query-anthropic/index.js';
-import { callTool, callTools, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
+import { callTool, callTools, plainMessages, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../helpers/kernel.js';
 
 let server: ScriptedServer | undefined;
@@ -39,7 +39,8 @@ const echo = defineTool({
 });
 
 function toolResults(body: { messages: Array<{ role: string; content: unknown }> }) {
-  const last = body.messages[body.messages.length - 1];
+  const messages = plainMessages(body.messages);
+  const last = messages[messages.length - 1];
   return last.content as Array<{ type: string; tool_use_id: string; content: string; is_error?: boolean }>;
 }
 
@@ -48,7 +49,7 @@ describe('stop_reason routing', () => {
     const { kernel, session } = await setup([say('All done.')]);
     const result = await runAgent(kernel, session, 'hello');
     expect(result).toMatchObject({ subtype: 'success', isError: false, result: 'All done.', stopReason: 'end_turn', numTurns: 1 });
-    expect(server!.messageRequests()[0].body.messages).toEqual([{ role: 'user', content: 'hello' }]);
+    expect(plainMessages(server!.messageRequests()[0].body.messages)).toEqual([{ role: 'user', content: 'hello' }]);
   });
 
   it('stop_sequence finishes like end_turn', async () => {
@@ -68,7 +69,7 @@ describe('stop_reason routing', () => {
     const { kernel, session } = await setup([say('thinking hard', { stopReason: 'pause_turn' }), say('finished')]);
     const result = await runAgent(kernel, session, 'long task');
     expect(result).toMatchObject({ subtype: 'success', result: 'finished', numTurns: 2 });
-    const second = server!.messageRequests()[1].body.messages;
+    const second = plainMessages(server!.messageRequests()[1].body.messages);
     expect(second[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'thinking hard' }] });
   });
 
@@ -90,7 +91,7 @@ describe('stop_reason routing', () => {
     const result = await runAgent(kernel, session, 'write a lot');
     expect(result).toMatchObject({ subtype: 'success', result: 'part two', numTurns: 2 });
     expect(compactions).toEqual(['overflow']);
-    const retried = server!.messageRequests()[1].body.messages;
+    const retried = plainMessages(server!.messageRequests()[1].body.messages);
     expect(retried[retried.length - 1]).toEqual({ role: 'user', content: expect.stringContaining('cut off at the output limit') });
   });
 

@@ -1,0 +1,84 @@
+/**
+ * Prompt caching: at most four `cache_control` breakpoints, placed by us on copies (history is never mutated):
+ * after the tool schemas, after the stable part of the system prompt, on the latest message, and on the
+ * message that was latest in the previous request (so this request reads what that one wrote).
+ * The prefix stays byte-stable: string contents become one text block, so a message renders the same
+ * whether or not it carries a breakpoint this turn.
+ */
+import type { AnthropicTool, ContentBlockParam, MessageParam, TextBlockParam } from '../../kernel/index.js';
+
+export const MAX_BREAKPOINTS = 4;
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+export interface CacheableRequest {
+  tools: AnthropicTool[];
+  system: TextBlockParam[];
+  messages: MessageParam[];
+}
+
+/**
+ * A system block a `contextLoad` tap marks `cache_control: null` is volatile (changes between turns): the
+ * system breakpoint goes on the block before the first volatile one. Otherwise on the last block.
+ */
+export function placeBreakpoints(input: CacheableRequest): CacheableRequest {
+  let budget = MAX_BREAKPOINTS;
+  const tools = input.tools.map(({ cache_control: _drop, ...tool }) => ({ ...tool }) as AnthropicTool);
+  if (tools.length > 0) {
+    tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: EPHEMERAL };
+    budget--;
+  }
+
+  const firstVolatile = input.system.findIndex((block) => block.cache_control === null);
+  const stableEnd = (firstVolatile === -1 ? input.system.length : firstVolatile) - 1;
+  const markSystem = stableEnd >= 0 && input.system[stableEnd].text.length > 0;
+  const system: TextBlockParam[] = input.system.map(({ cache_control: _drop, ...block }, index) =>
+    markSystem && index === stableEnd ? { ...block, cache_control: EPHEMERAL } : { ...block },
+  );
+  if (markSystem) budget--;
+
+  const messages = input.messages.map(normalizeMessage);
+  for (const index of messageBreakpoints(messages)) {
+    if (budget === 0) break;
+    if (markLastCacheable(messages[index])) budget--;
+  }
+  return { tools, system, messages };
+}
+
+/** The latest message, then the last user message before the latest assistant reply (the previous request's tail). */
+function messageBreakpoints(messages: MessageParam[]): number[] {
+  const last = messages.length - 1;
+  if (last < 0) return [];
+  const points = [last];
+  let i = last - 1;
+  while (i >= 0 && messages[i].role !== 'assistant') i--;
+  while (i >= 0 && messages[i].role !== 'user') i--;
+  if (i >= 0 && i !== last) points.push(i);
+  return points;
+}
+
+function normalizeMessage(message: MessageParam): MessageParam {
+  if (typeof message.content === 'string') {
+    return { ...message, content: [{ type: 'text', text: message.content }] } as MessageParam;
+  }
+  const content = (message.content as ContentBlockParam[]).map((block) => stripCacheControl(block));
+  return { ...message, content } as MessageParam;
+}
+
+function stripCacheControl(block: ContentBlockParam): ContentBlockParam {
+  if (!('cache_control' in block)) return { ...block };
+  const { cache_control: _drop, ...rest } = block as ContentBlockParam & { cache_control?: unknown };
+  return rest as ContentBlockParam;
+}
+
+/** Puts a breakpoint on the message's last block that may carry one (not thinking, not empty text). */
+function markLastCacheable(message: MessageParam): boolean {
+  const blocks = message.content as ContentBlockParam[];
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const block = blocks[i];
+    if (block.type === 'thinking' || block.type === 'redacted_thinking') continue;
+    if (block.type === 'text' && block.text.length === 0) continue;
+    blocks[i] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,33 @@
+/** Turns a failed call into the error the loop and the user should see. */
+import { ContextOverflowError, isAbortError, KeelError } from '../../kernel/index.js';
+
+interface ApiErrorShape {
+  status?: unknown;
+  message?: unknown;
+  error?: { error?: { type?: unknown; message?: unknown }; type?: unknown; message?: unknown };
+}
+
+function apiDetail(err: ApiErrorShape): { type?: string; message: string } {
+  const inner = err.error?.error ?? err.error;
+  const type = typeof inner?.type === 'string' ? inner.type : undefined;
+  const message = typeof inner?.message === 'string' ? inner.message : String(err.message ?? 'unknown error');
+  return { type, message };
+}
+
+export function mapError(err: unknown, model: string): unknown {
+  if (isAbortError(err) || err instanceof KeelError || typeof err !== 'object' || err === null) return err;
+  const e = err as ApiErrorShape;
+  if (typeof e.status !== 'number') return err;
+  const { type, message } = apiDetail(e);
+  if (e.status === 400 && /prompt is too long|context window|too many (input )?tokens/i.test(message)) return new ContextOverflowError(message);
+  if (e.status === 401) {
+    return new KeelError('invalid API key: the Anthropic API answered 401; set ANTHROPIC_API_KEY, `apiKey` in agent.config.ts, or run keel login', { code: 'auth', cause: err });
+  }
+  if (e.status === 403) {
+    return new KeelError(`permission denied: the Anthropic API answered 403 (the API key lacks permission for this request): ${message}`, { code: 'auth', cause: err });
+  }
+  if (e.status === 404) {
+    return new KeelError(`model "${model}" not found (Anthropic API answered 404: ${message}); check \`model\`/\`smallModel\` or --model`, { cause: err });
+  }
+  return new KeelError(`the Anthropic API refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { cause: err });
+}

@@ -1,0 +1,66 @@
+/** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
+import type Anthropic from '@anthropic-ai/sdk';
+import { errorMessage, isAbortError, type AgentEvent } from '../../kernel/index.js';
+
+export interface AttemptContext {
+  signal: AbortSignal;
+  alive(): void;
+}
+
+export interface AttemptOptions {
+  /** Emit text, thinking and tool-input deltas (main tier only). */
+  visible: boolean;
+  emit(event: AgentEvent): void;
+}
+
+/**
+ * Streams one Messages API call. A message is returned only when the stream reached its end with a
+ * stop reason: a partial message is never returned, so no tool call from it can run. When the stream
+ * breaks after its headers the error is marked `retryable`, and any text already shown is withdrawn.
+ */
+export async function streamAttempt(
+  client: Anthropic,
+  params: Anthropic.MessageStreamParams,
+  ctx: AttemptContext,
+  opts: AttemptOptions,
+): Promise<Anthropic.Message> {
+  const stream = client.messages.stream(params, { signal: ctx.signal });
+  let connected = false;
+  let shown = false;
+  const toolIds = new Map<number, string>();
+  stream.on('connect', () => {
+    connected = true;
+    ctx.alive();
+  });
+  stream.on('streamEvent', (event) => {
+    ctx.alive();
+    if (!opts.visible) return;
+    if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
+    if (event.type !== 'content_block_delta') return;
+    const delta = event.delta;
+    if (delta.type === 'text_delta') {
+      shown = true;
+      opts.emit({ type: 'text_delta', text: delta.text, index: event.index });
+    } else if (delta.type === 'thinking_delta') {
+      shown = true;
+      opts.emit({ type: 'thinking_delta', text: delta.thinking, index: event.index });
+    } else if (delta.type === 'input_json_delta') {
+      shown = true;
+      opts.emit({ type: 'tool_input_delta', partialJson: delta.partial_json, index: event.index, toolUseId: toolIds.get(event.index) });
+    }
+  });
+  try {
+    const message = await stream.finalMessage();
+    if (!message.stop_reason) throw new Error('the stream ended before the message was complete');
+    return message;
+  } catch (err) {
+    if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
+    if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number') throw brokenStream(err);
+    throw err;
+  }
+}
+
+/** A stream that failed after its headers: cut, malformed event, error event mid-stream, early end. */
+function brokenStream(cause: unknown): Error {
+  return Object.assign(new Error(`the response stream broke: ${errorMessage(cause)}`, { cause }), { name: 'StreamBrokenError', retryable: true });
+}

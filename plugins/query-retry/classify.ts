@@ -1,0 +1,92 @@
+/** Sorts a failed attempt into "retry" (with the cause users see) or "give up". Structural, so it reads errors of any SDK. */
+
+export type Verdict = { retry: false } | { retry: true; cause: string; /** The server's own wait (429 retry-after). */ waitMs?: number };
+
+/** Statuses retried with exponential backoff. */
+const BACKOFF_STATUSES = new Set([408, 409, 500, 502, 503, 504, 529]);
+
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+interface ErrorShape {
+  name?: unknown;
+  message?: unknown;
+  status?: unknown;
+  code?: unknown;
+  headers?: unknown;
+  error?: unknown;
+  cause?: unknown;
+  retryable?: unknown;
+}
+
+export function classify(err: unknown, now: number): Verdict {
+  if (typeof err !== 'object' || err === null) return { retry: false };
+  const e = err as ErrorShape;
+  const status = typeof e.status === 'number' ? e.status : undefined;
+  if (status === 429) return { retry: true, cause: describeStatus(e, status), waitMs: retryAfterMs(e.headers, now) };
+  if (status !== undefined) return BACKOFF_STATUSES.has(status) ? { retry: true, cause: describeStatus(e, status) } : { retry: false };
+  // A provider marks a stream that broke after its headers (cut, malformed event, mid-stream error) as retryable.
+  if (e.retryable === true) return { retry: true, cause: String(e.message ?? 'the stream broke') };
+  if (isConnectionError(e)) return { retry: true, cause: `connection error: ${connectionDetail(e)}` };
+  return { retry: false };
+}
+
+function isConnectionError(e: ErrorShape): boolean {
+  if (e.name === 'APIConnectionError' || e.name === 'APIConnectionTimeoutError') return true;
+  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 4; cur = (cur as ErrorShape).cause, depth++) {
+    const code = (cur as ErrorShape).code;
+    if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+function connectionDetail(e: ErrorShape): string {
+  for (let cur: unknown = e.cause, depth = 0; cur && typeof cur === 'object' && depth < 4; cur = (cur as ErrorShape).cause, depth++) {
+    const code = (cur as ErrorShape).code;
+    if (typeof code === 'string') return code;
+  }
+  return String(e.message ?? 'the connection failed');
+}
+
+/** "HTTP 529 overloaded_error: Overloaded", from Anthropic's or OpenAI's error body. */
+export function describeStatus(e: ErrorShape, status: number): string {
+  const body = e.error as { error?: unknown; type?: unknown; message?: unknown } | undefined;
+  const inner = (body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : body) as
+    | { type?: unknown; message?: unknown }
+    | undefined;
+  const type = typeof inner?.type === 'string' && inner.type !== 'error' ? ` ${inner.type}` : '';
+  const message = typeof inner?.message === 'string' ? `: ${inner.message}` : '';
+  return `HTTP ${status}${type}${message}`;
+}
+
+function header(headers: unknown, name: string): string | undefined {
+  if (!headers || typeof headers !== 'object') return undefined;
+  const h = headers as { get?: (n: string) => string | null } & Record<string, unknown>;
+  if (typeof h.get === 'function') return h.get(name) ?? undefined;
+  const value = h[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date; undefined when neither is usable. */
+export function retryAfterMs(headers: unknown, now: number): number | undefined {
+  const ms = header(headers, 'retry-after-ms');
+  if (ms !== undefined && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const after = header(headers, 'retry-after');
+  if (after === undefined || after.trim() === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(after.trim())) return Number(after) * 1000;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,36 @@
+/** Time as the retry policy sees it: injectable, so tests never sleep for real. */
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms`; rejects with an AbortError as soon as `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `fn` once after `ms`; returns a function that cancels it. */
+  timer(ms: number, fn: () => void): () => void;
+}
+
+export function abortError(signal?: AbortSignal): Error {
+  const reason = signal?.reason;
+  const message = reason instanceof Error ? reason.message : 'the request was aborted';
+  return Object.assign(new Error(message), { name: 'AbortError' });
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep(ms, signal) {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError(signal));
+      const onAbort = () => {
+        clearTimeout(handle);
+        reject(abortError(signal));
+      };
+      const handle = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  },
+  timer(ms, fn) {
+    const handle = setTimeout(fn, ms);
+    return () => clearTimeout(handle);
+  },
+};

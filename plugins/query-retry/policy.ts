@@ -1,0 +1,135 @@
+/** The retry loop every provider shares: backoff, 429 waits, first-byte and idle watchdogs, visible retries. */
+import { KeelError, type AgentEvent } from '../../kernel/index.js';
+import { classify, type Verdict } from './classify.js';
+import { abortError, type Clock } from './clock.js';
+
+export interface RetrySettings {
+  /** Retries per call, shared by every cause. */
+  maxRetries: number;
+  /** The first backoff wait; each retry doubles it (1 s → 2 s → 4 s). */
+  baseDelayMs: number;
+  /** The longest 429 `retry-after` Keel waits; a longer one fails at once. */
+  maxRetryAfterMs: number;
+  /** Per attempt: the response headers must arrive within this time. */
+  firstByteTimeoutMs: number;
+  /** Per attempt: after the headers, no stream event for this long aborts and retries. */
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_RETRY: RetrySettings = {
+  maxRetries: 3,
+  baseDelayMs: 1000,
+  maxRetryAfterMs: 60_000,
+  firstByteTimeoutMs: 120_000,
+  idleTimeoutMs: 90_000,
+};
+
+/** What one attempt gets from the policy. */
+export interface RetryAttempt {
+  /** 1 for the first try. */
+  number: number;
+  /** Aborted by the user's signal or by a watchdog; pass it to the HTTP client. */
+  signal: AbortSignal;
+  /** Call on the response headers and on every stream event: it feeds the watchdogs. */
+  alive(): void;
+}
+
+export interface RetryRunOptions {
+  /** The user's abort: stops the attempt and any wait at once. */
+  signal?: AbortSignal;
+  /** Where `retry` events go (the turn's `emit`). */
+  emit?(event: AgentEvent): void;
+  /** Names the provider in error messages ("Anthropic API"). */
+  label?: string;
+}
+
+/**
+ * The `retry` service. An attempt that throws is retried when the failure is transient: a status in
+ * 408/409/429/500/502/503/504/529, a connection error, a watchdog timeout, or an error the provider marks
+ * `retryable: true` (a stream that broke after its headers). Anything else is rethrown as is.
+ */
+export interface RetryService {
+  readonly settings: RetrySettings;
+  run<T>(attempt: (ctx: RetryAttempt) => Promise<T>, opts?: RetryRunOptions): Promise<T>;
+}
+
+export function createRetryService(settings: RetrySettings, clock: Clock): RetryService {
+  return {
+    settings,
+    async run(fn, opts = {}) {
+      const label = opts.label ?? 'the model API';
+      let retries = 0;
+      for (let number = 1; ; number++) {
+        if (opts.signal?.aborted) throw abortError(opts.signal);
+        const watch = watchdog(settings, clock, opts.signal);
+        let verdict: Verdict;
+        let failure: unknown;
+        try {
+          return await fn({ number, signal: watch.signal, alive: watch.alive });
+        } catch (err) {
+          if (opts.signal?.aborted) throw err;
+          failure = err;
+          verdict = watch.timedOut() ? { retry: true, cause: watch.timedOut()! } : classify(err, clock.now());
+        } finally {
+          watch.dispose();
+        }
+        if (!verdict.retry) throw failure;
+        if (verdict.waitMs !== undefined && verdict.waitMs > settings.maxRetryAfterMs) {
+          throw new KeelError(
+            `${label}: ${verdict.cause}; the server asks to wait ${seconds(verdict.waitMs)}, longer than the ${seconds(settings.maxRetryAfterMs)} Keel waits. Try again later.`,
+            { code: 'rate_limited', cause: failure },
+          );
+        }
+        if (retries >= settings.maxRetries) {
+          throw new KeelError(`${label}: ${verdict.cause} (gave up after ${settings.maxRetries} ${settings.maxRetries === 1 ? 'retry' : 'retries'})`, {
+            code: 'retries_exhausted',
+            cause: failure,
+          });
+        }
+        const delayMs = verdict.waitMs ?? settings.baseDelayMs * 2 ** retries;
+        retries++;
+        opts.emit?.({ type: 'retry', attempt: retries, maxRetries: settings.maxRetries, delayMs, cause: verdict.cause });
+        await clock.sleep(delayMs, opts.signal);
+      }
+    },
+  };
+}
+
+interface Watchdog {
+  signal: AbortSignal;
+  alive(): void;
+  /** Why the watchdog aborted the attempt, if it did. */
+  timedOut(): string | undefined;
+  dispose(): void;
+}
+
+/** One attempt's abort controller: the user's signal, a first-byte timer, then an idle timer re-armed on every event. */
+function watchdog(settings: RetrySettings, clock: Clock, user: AbortSignal | undefined): Watchdog {
+  const controller = new AbortController();
+  let reason: string | undefined;
+  const fire = (why: string) => () => {
+    reason = why;
+    controller.abort(new Error(why));
+  };
+  const onUserAbort = () => controller.abort(user?.reason);
+  user?.addEventListener('abort', onUserAbort, { once: true });
+  let cancel = clock.timer(settings.firstByteTimeoutMs, fire(`no response within ${seconds(settings.firstByteTimeoutMs)}`));
+  return {
+    signal: controller.signal,
+    alive() {
+      if (reason) return;
+      cancel();
+      cancel = clock.timer(settings.idleTimeoutMs, fire(`the stream stalled (no event for ${seconds(settings.idleTimeoutMs)})`));
+    },
+    timedOut: () => reason,
+    dispose() {
+      cancel();
+      user?.removeEventListener('abort', onUserAbort);
+    },
+  };
+}
+
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}

@@ -1,0 +1,80 @@
+/** A clock for tests: sleeps are recorded and return at once (or are held), timers fire only on `advance`. */
+import type { Clock } from '../../../plugins/query-retry/index.js';
+
+interface Timer {
+  at: number;
+  ms: number;
+  fn: () => void;
+}
+
+export class FakeClock implements Clock {
+  /** Every delay the policy asked to sleep, in order. */
+  readonly sleeps: number[] = [];
+  private t: number;
+  private timers = new Set<Timer>();
+  private held: Array<() => void> = [];
+
+  /** With `holdSleeps`, a sleep resolves only on `release()` (or rejects when its signal aborts). */
+  constructor(private readonly opts: { start?: number; holdSleeps?: boolean } = {}) {
+    this.t = opts.start ?? 0;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleeps.push(ms);
+    const aborted = () => Object.assign(new Error('aborted'), { name: 'AbortError' });
+    if (signal?.aborted) return Promise.reject(aborted());
+    if (!this.opts.holdSleeps) {
+      this.t += ms;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      signal?.addEventListener('abort', () => reject(aborted()), { once: true });
+      this.held.push(() => {
+        this.t += ms;
+        resolve();
+      });
+    });
+  }
+
+  timer(ms: number, fn: () => void): () => void {
+    const timer: Timer = { at: this.t + ms, ms, fn };
+    this.timers.add(timer);
+    return () => this.timers.delete(timer);
+  }
+
+  /** The durations of the timers still armed. */
+  pending(): number[] {
+    return [...this.timers].map((t) => t.ms);
+  }
+
+  advance(ms: number): void {
+    this.t += ms;
+    for (const timer of [...this.timers]) {
+      if (timer.at <= this.t) {
+        this.timers.delete(timer);
+        timer.fn();
+      }
+    }
+  }
+
+  heldSleeps(): number {
+    return this.held.length;
+  }
+
+  release(): void {
+    for (const go of this.held.splice(0)) go();
+  }
+}
+
+/** Polls (on real time, a few ms apart) until `check` holds; fails after `limitMs`. */
+export async function until(check: () => boolean, what = 'condition', limitMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > limitMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
