@@ -1,12 +1,32 @@
 import { definePreset } from '../kernel/index.js';
 import queryAnthropic from '../plugins/query-anthropic/index.js';
+import queryRetry from '../plugins/query-retry/index.js';
+import queryOpenAI from '../plugins/query-openai/index.js';
+import queryService from '../plugins/query-service/index.js';
+import usage from '../plugins/usage/index.js';
 import systemPrompt from '../plugins/system-prompt/index.js';
 import permissions from '../plugins/permissions/index.js';
+import denialLog from '../plugins/denial-log/index.js';
+import sandbox from '../plugins/sandbox/index.js';
 import print from '../plugins/print/index.js';
+import toolsFs from '../plugins/tools-fs/index.js';
+import toolBash from '../plugins/tool-bash/index.js';
+import toolWeb from '../plugins/tool-web/index.js';
+import toolTodo from '../plugins/tool-todo/index.js';
+import toolSearch from '../plugins/tool-search/index.js';
+import sessionStore from '../plugins/session-store/index.js';
+import instructions from '../plugins/instructions/index.js';
+import memoryIndex from '../plugins/memory-index/index.js';
+import contextBudget from '../plugins/context-budget/index.js';
+import compactApiMicro from '../plugins/compact-api-micro/index.js';
+import compactMicro from '../plugins/compact-micro/index.js';
+import compactSnip from '../plugins/compact-snip/index.js';
+import compactAuto from '../plugins/compact-auto/index.js';
+import compactFull from '../plugins/compact-full/index.js';
 
 /** The full agent: every built-in plugin, every frontend. */
 export default definePreset({
   name: 'default',
   description: 'the full agent with every built-in plugin and frontend',
-  plugins: [systemPrompt(), queryAnthropic(), permissions(), print()],
+  plugins: [systemPrompt(), instructions(), memoryIndex(), queryRetry(), queryAnthropic(), queryOpenAI(), queryService(), usage(), permissions(), denialLog(), sandbox(), sessionStore(), contextBudget(), compactApiMicro(), compactMicro(), compactSnip(), compactAuto(), compactFull(), toolsFs(), toolBash(), toolWeb(), toolTodo(), toolSearch(), print()],
 });

@@ -3,10 +3,12 @@ import queryAnthropic from '../plugins/query-anthropic/index.js';
 import systemPrompt from '../plugins/system-prompt/index.js';
 import permissions from '../plugins/permissions/index.js';
 import print from '../plugins/print/index.js';
+import toolsFs from '../plugins/tools-fs/index.js';
+import toolBash from '../plugins/tool-bash/index.js';
 
-/** The smallest agent that answers: a provider, a prompt, a permission policy and the print frontend. */
+/** The smallest agent that acts: a provider, a prompt, a permission policy, the file and shell tools and the print frontend. */
 export default definePreset({
   name: 'minimal',
-  description: 'a provider, the base prompt, the permission policy and the headless frontend',
-  plugins: [systemPrompt(), queryAnthropic(), permissions(), print()],
+  description: 'a provider, the base prompt, the permission policy, the file and shell tools and the headless frontend',
+  plugins: [systemPrompt(), queryAnthropic(), permissions(), toolsFs(), toolBash(), print()],
 });

@@ -1,0 +1,64 @@
+import { StringDecoder } from 'node:string_decoder';
+
+/** ANSI colour and cursor sequences, which only cost tokens in a model's input. */
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g;
+
+export const stripAnsi = (text: string) => text.replace(ANSI, '');
+
+/** Keeps the first and the last `limit / 2` characters of a long output, counting what it drops in between. */
+export class CappedOutput {
+  private head = '';
+  private tail = '';
+  private dropped = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(text: string): void {
+    const half = Math.floor(this.limit / 2);
+    if (this.head.length < half) {
+      const take = text.slice(0, half - this.head.length);
+      this.head += take;
+      text = text.slice(take.length);
+    }
+    if (!text) return;
+    this.tail += text;
+    if (this.tail.length > half) {
+      this.dropped += this.tail.length - half;
+      this.tail = this.tail.slice(-half);
+    }
+  }
+
+  get truncated(): boolean {
+    return this.dropped > 0;
+  }
+
+  text(): string {
+    if (!this.dropped) return this.head + this.tail;
+    return `${this.head}\n\n[... output cut: ${this.dropped} characters left out here; redirect to a file and read parts of it, or filter with grep/head/tail ...]\n\n${this.tail}`;
+  }
+}
+
+/** Splits a byte stream into whole lines (UTF-8 safe), handing each batch of complete lines on. */
+export class LineSplitter {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+
+  constructor(private readonly onLines: (text: string) => void) {}
+
+  write(chunk: Buffer): void {
+    const text = this.pending + this.decoder.write(chunk);
+    const cut = text.lastIndexOf('\n');
+    if (cut === -1) {
+      this.pending = text;
+      return;
+    }
+    this.pending = text.slice(cut + 1);
+    this.onLines(text.slice(0, cut + 1));
+  }
+
+  end(): void {
+    const rest = this.pending + this.decoder.end();
+    this.pending = '';
+    if (rest) this.onLines(rest);
+  }
+}

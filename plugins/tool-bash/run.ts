@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import { CappedOutput, LineSplitter, stripAnsi } from './output.js';
+
+export interface RunSpec {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  signal: AbortSignal;
+  outputLimit: number;
+  onOutput(chunk: string, stream: 'stdout' | 'stderr'): void;
+}
+
+export interface RunOutcome {
+  output: string;
+  truncated: boolean;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** What the shell wrote to fd 3 (its final working directory). */
+  fd3: string;
+}
+
+/** How long to wait for pipes after the shell exits, when a background child still holds them open. */
+const DRAIN_MS = 250;
+
+/**
+ * Runs a process as the leader of its own process group, with stdin closed. On timeout or abort the whole
+ * group is killed, so grandchildren die with it.
+ */
+export function runProcess(spec: RunSpec): Promise<RunOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(spec.file, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    const output = new CappedOutput(spec.outputLimit);
+    let fd3 = '';
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+    const killGroup = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, spec.timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+    if (spec.signal.aborted) onAbort();
+    else spec.signal.addEventListener('abort', onAbort, { once: true });
+
+    const splitters = (['stdout', 'stderr'] as const).map((stream) => {
+      const splitter = new LineSplitter((text) => {
+        const clean = stripAnsi(text);
+        output.push(clean);
+        spec.onOutput(clean, stream);
+      });
+      child[stream]?.on('data', (chunk: Buffer) => splitter.write(chunk));
+      return splitter;
+    });
+    const extra = child.stdio[3];
+    extra?.on('data', (chunk: Buffer) => (fd3 += chunk.toString()));
+    extra?.on('error', () => undefined);
+
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      spec.signal.removeEventListener('abort', onAbort);
+      for (const splitter of splitters) splitter.end();
+      for (const stream of [child.stdout, child.stderr, extra]) stream?.destroy();
+      resolve({
+        output: output.text(),
+        truncated: output.truncated,
+        exitCode: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        timedOut,
+        aborted,
+        fd3,
+      });
+    };
+    child.on('error', (err) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      spec.signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Normally 'close' follows at once; a backgrounded grandchild may keep the pipes open for good.
+      setTimeout(finish, DRAIN_MS).unref();
+    });
+    child.on('close', (code, signal) => {
+      exit ??= { code, signal };
+      finish();
+    });
+  });
+}

@@ -1,0 +1,96 @@
+import { readFile, stat } from 'node:fs/promises';
+import picomatch from 'picomatch';
+import { IgnoreRules } from './ignore-rules.js';
+import { COLLECT_LIMIT, GrepError, addLines, sortedLines, type GrepFile, type GrepLine, type GrepOutcome, type GrepQuery } from './grep-search.js';
+import { decode, isBinary } from './text.js';
+import { walkFiles } from './walk.js';
+
+/** The JavaScript grep: the same walk, ignore rules, and line semantics as ripgrep's defaults. */
+export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<GrepOutcome> {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(query.pattern, `g${query.ignoreCase ? 'i' : ''}${query.multiline ? 'm' : ''}`);
+  } catch (err) {
+    throw new GrepError(`invalid regex: ${(err as Error).message}`);
+  }
+  const info = await stat(query.target).catch(() => undefined);
+  const files: GrepFile[] = [];
+  let collected = 0;
+  const searchOne = async (abs: string) => {
+    const buf = await readFile(abs).catch(() => undefined);
+    if (!buf || isBinary(buf)) return;
+    const lines = grepText(decode(buf).text, regex, query);
+    if (lines.length === 0) return;
+    files.push({ abs, lines });
+    collected += lines.length;
+  };
+  if (info?.isFile()) {
+    await searchOne(query.target);
+    return { files };
+  }
+  const keep = query.glob ? picomatch(query.glob, { dot: true, basename: !query.glob.replace(/^!/, '').includes('/') }) : undefined;
+  for await (const file of walkFiles(query.target, new IgnoreRules(query.ignoreRoot), signal)) {
+    if (keep && !keep(file.rel)) continue;
+    await searchOne(file.abs);
+    if (collected > COLLECT_LIMIT) return { files, truncated: true };
+  }
+  return { files };
+}
+
+/** Matching lines (and context) of one file's text. Lines keep no terminator; a trailing \r stays (as in ripgrep). */
+export function grepText(text: string, regex: RegExp, query: Pick<GrepQuery, 'multiline' | 'context' | 'filesOnly'>): GrepLine[] {
+  const raw = text.split('\n');
+  if (raw[raw.length - 1] === '') raw.pop();
+  const matched = new Set<number>();
+  if (query.multiline) {
+    const starts: number[] = [];
+    let offset = 0;
+    for (const line of raw) {
+      starts.push(offset);
+      offset += line.length + 1;
+    }
+    const lineAt = (pos: number) => {
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    };
+    regex.lastIndex = 0;
+    for (let m = regex.exec(text); m; m = regex.exec(text)) {
+      if (m.index >= offset) break;
+      const first = lineAt(m.index);
+      const last = m[0].length ? lineAt(m.index + m[0].length - 1) : first;
+      for (let i = first; i <= last; i++) matched.add(i);
+      if (query.filesOnly) break;
+      if (m[0].length === 0) regex.lastIndex++;
+    }
+  } else {
+    for (const [i, line] of raw.entries()) {
+      regex.lastIndex = 0;
+      if (regex.test(line)) {
+        matched.add(i);
+        if (query.filesOnly) break;
+      }
+    }
+  }
+  if (matched.size === 0) return [];
+  const out = new Map<number, GrepLine>();
+  for (const i of matched) {
+    addLines(out, [{ n: i + 1, text: strip(raw[i]), match: true }]);
+    if (query.context > 0 && !query.filesOnly) {
+      const around: GrepLine[] = [];
+      for (let j = Math.max(0, i - query.context); j <= Math.min(raw.length - 1, i + query.context); j++) {
+        if (!matched.has(j)) around.push({ n: j + 1, text: strip(raw[j]), match: false });
+      }
+      addLines(out, around);
+    }
+  }
+  return sortedLines(out);
+}
+
+const strip = (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line);
+

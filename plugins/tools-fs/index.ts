@@ -1,0 +1,46 @@
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import { definePlugin } from '../../kernel/index.js';
+import { editFileTool } from './edit-file.js';
+import { globTool } from './glob.js';
+import { backendFor, grepTool, type GrepBackend } from './grep.js';
+import { lsTool } from './ls.js';
+import { readFileTool } from './read-file.js';
+import { writeFileTool } from './write-file.js';
+
+export interface ToolsFsOptions {
+  /** grep's engine: `auto` (ripgrep when on PATH, default), `rg`, or `js` (the JavaScript fallback). */
+  grep?: 'auto' | 'rg' | 'js';
+}
+
+/** The file tools: read_file, write_file, edit_file, glob, grep, ls. */
+export default definePlugin((opts: ToolsFsOptions = {}) => ({
+  name: 'tools-fs',
+  kernel: '^1.0.0',
+  apply(kernel) {
+    let backend: GrepBackend | undefined;
+    const grepBackend = (): GrepBackend => {
+      if (backend) return backend;
+      const choice = opts.grep ?? 'auto';
+      const rg = choice === 'js' ? undefined : findOnPath('rg');
+      if (choice === 'rg' && !rg) throw new Error('tools-fs: option grep is "rg", but ripgrep (rg) is not on PATH');
+      backend = backendFor(rg);
+      return backend;
+    };
+    for (const tool of [readFileTool, writeFileTool, editFileTool, globTool, grepTool(grepBackend), lsTool]) kernel.tools.register(tool);
+  },
+}));
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
+}

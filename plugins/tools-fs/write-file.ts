@@ -1,0 +1,46 @@
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { defineTool, type ToolResult } from '../../kernel/index.js';
+import { displayPath, resolvePath } from './paths.js';
+import { unifiedDiff } from './patch.js';
+import { remember, staleReason } from './read-state.js';
+import { decode, encode, splitLines, type Encoding } from './text.js';
+
+const input = z.object({
+  path: z.string().min(1).describe('File path, absolute or relative to the working directory'),
+  content: z.string().describe('The complete new content of the file'),
+});
+
+export const writeFileTool = defineTool({
+  name: 'write_file',
+  description:
+    'Create a file, or replace all of an existing one. Overwriting a file works only after read_file has read it and if it has not changed since. To change part of a file use edit_file instead: it is safer and cheaper. Parent folders are created.',
+  permission: 'write',
+  input,
+  paths: (i) => [i.path],
+  async execute(args, ctx): Promise<ToolResult> {
+    const abs = resolvePath(args.path, ctx.cwd);
+    const shown = displayPath(abs, ctx.cwd);
+    const info = await stat(abs).catch(() => undefined);
+    if (info?.isDirectory()) return { content: `${shown} is a directory, not a file.`, isError: true };
+    let before: string | undefined;
+    let encoding: Encoding = 'utf8';
+    if (info) {
+      const stale = await staleReason(ctx.session, abs, shown);
+      if (stale) return { content: `write_file refused: ${stale}`, isError: true };
+      const old = decode(await readFile(abs));
+      before = old.text;
+      encoding = old.encoding;
+    } else {
+      await mkdir(path.dirname(abs), { recursive: true });
+    }
+    const bytes = encode(args.content, encoding);
+    await writeFile(abs, bytes);
+    await remember(ctx.session, abs, bytes);
+    const lines = splitLines(args.content).length;
+    if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true } };
+    const diff = await unifiedDiff(shown, before, args.content);
+    return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff } };
+  },
+});

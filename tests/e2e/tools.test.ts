@@ -1,0 +1,102 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
+import { ndjson, runKeel } from '../helpers/cli.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+let server: ScriptedServer | undefined;
+let ws: Workspace | undefined;
+afterEach(async () => {
+  await server?.close();
+  ws?.cleanup();
+  server = undefined;
+  ws = undefined;
+});
+
+async function prepare(script: ScriptStep[]) {
+  server = await startAnthropicServer(script);
+  ws = makeWorkspace({ git: true });
+  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home };
+  return { server, ws, env };
+}
+
+/** The tool_result blocks the model received in request `index`. */
+function resultsIn(srv: ScriptedServer, index: number): Array<{ content: unknown; is_error?: boolean }> {
+  const messages = srv.messageRequests()[index].body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages[messages.length - 1].content as Array<{ type: string; content: unknown; is_error?: boolean }>;
+  return last.filter((b) => b.type === 'tool_result');
+}
+
+const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content));
+
+describe('built-in tools through the CLI', () => {
+  it('reads a file, edits it, runs cat on it and answers, leaving the file edited', async () => {
+    const { env, ws, server } = await prepare([
+      callTool('read_file', { path: 'notes.txt' }),
+      callTool('edit_file', { path: 'notes.txt', old_string: 'hello world', new_string: 'hello keel' }),
+      callTool('bash', { command: 'cat notes.txt' }),
+      say('The file now says "hello keel".'),
+    ]);
+    ws.write('notes.txt', 'hello world\nsecond line\n');
+    const run = await runKeel(['-p', 'change world to keel in notes.txt', '--permission-mode', 'auto', '--output-format', 'stream-json'], { cwd: ws.dir, env });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(readFileSync(ws.path('notes.txt'), 'utf8')).toBe('hello keel\nsecond line\n');
+
+    expect(text(resultsIn(server, 1)[0].content)).toBe('     1\thello world\n     2\tsecond line');
+    expect(text(resultsIn(server, 2)[0].content)).toContain('-hello world\n+hello keel');
+    expect(resultsIn(server, 3)[0]).toMatchObject({ content: 'hello keel\nsecond line' });
+    for (const i of [1, 2, 3]) expect(resultsIn(server, i)[0].is_error).toBeUndefined();
+
+    const messages = ndjson(run.stdout);
+    expect(messages[messages.length - 1]).toMatchObject({ type: 'result', subtype: 'success', result: 'The file now says "hello keel".', num_turns: 4 });
+  });
+
+  it('sends the built-in tools in at most 15 KB, with web_fetch deferred', async () => {
+    const { env, ws, server } = await prepare([say('ok')]);
+    const run = await runKeel(['-p', 'hi', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    const tools = server.messageRequests()[0].body.tools as Array<{ name: string }>;
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'todo_write', 'tool_search']));
+    expect(names).not.toContain('web_fetch');
+    expect(Buffer.byteLength(JSON.stringify(tools))).toBeLessThanOrEqual(15 * 1024);
+  });
+
+  it('refuses to overwrite a file the session has not read', async () => {
+    const { env, ws, server } = await prepare([callTool('write_file', { path: 'keep.txt', content: 'clobbered' }), say('refused')]);
+    ws.write('keep.txt', 'precious\n');
+    const run = await runKeel(['-p', 'overwrite keep.txt', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    expect(readFileSync(ws.path('keep.txt'), 'utf8')).toBe('precious\n');
+    const [result] = resultsIn(server, 1);
+    expect(result.is_error).toBe(true);
+    expect(text(result.content)).toContain('keep.txt already exists and this session has not read it');
+  });
+
+  it('gives the minimal preset the file tools and bash', async () => {
+    const { env, ws, server } = await prepare([callTool('grep', { pattern: 'needle', output_mode: 'content' }), say('found')]);
+    ws.write('src/hay.ts', 'const needle = 1;\n');
+    const run = await runKeel(['-p', 'find needle', '--preset', 'minimal', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    const names = (server.messageRequests()[0].body.tools as Array<{ name: string }>).map((t) => t.name).sort();
+    expect(names).toEqual(['bash', 'edit_file', 'glob', 'grep', 'ls', 'read_file', 'write_file']);
+    expect(resultsIn(server, 1)[0]).toMatchObject({ content: 'src/hay.ts:1:const needle = 1;' });
+  });
+
+  it.each([false, true])('keeps the shell directory between bash calls (sandbox enabled: %s)', async (sandboxed) => {
+    const { env, ws, server } = await prepare([
+      callTool('bash', { command: 'mkdir -p sub && cd sub' }),
+      callTool('bash', { command: 'pwd && echo err >&2' }),
+      say('done'),
+    ]);
+    if (sandboxed) ws.write('agent.config.ts', 'export default { sandbox: { enabled: true } };\n');
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto', ...(sandboxed ? ['--trust'] : [])], { cwd: ws.dir, env });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const sub = realpathSync(ws.path('sub'));
+    expect(text(resultsIn(server, 1)[0].content)).toContain(`The shell's working directory is now ${sub}.`);
+    expect(resultsIn(server, 2)[0]).toMatchObject({ content: `${sub}\nerr` });
+  });
+});
+

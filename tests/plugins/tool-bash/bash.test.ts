@@ -1,0 +1,180 @@
+import { mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import toolBash from '../../../plugins/tool-bash/index.js';
+import type { Plugin } from '../../../kernel/index.js';
+import { harness, textOf, type Harness } from '../tools-fs/harness.js';
+
+let h: Harness;
+const started: number[] = [];
+beforeEach(async () => {
+  h = await harness([toolBash()]);
+});
+afterEach(() => {
+  for (const pid of started.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  h.cleanup();
+});
+
+/** A process is gone once /proc has no entry for it or it is a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const pidFrom = (file: string) => Number(readFileSync(h.ws.path(file), 'utf8').trim());
+
+describe('bash', () => {
+  it('returns output and reports a non-zero exit code', async () => {
+    const ok = await h.run('bash', { command: 'echo hello' });
+    expect(textOf(ok)).toBe('hello');
+    expect(ok.display).toMatchObject({ exitCode: 0 });
+    const failed = await h.run('bash', { command: 'echo oops; exit 3' });
+    expect(textOf(failed)).toBe('oops\nExit code: 3');
+    expect(failed.isError).toBeFalsy();
+  });
+
+  it('keeps the order of stdout and stderr', async () => {
+    const result = await h.run('bash', { command: 'echo one; echo two >&2; echo three; echo four >&2' });
+    expect(textOf(result)).toBe('one\ntwo\nthree\nfour');
+  });
+
+  it('keeps the working directory between calls and says when it leaves the project', async () => {
+    mkdirSync(h.ws.path('sub/inner'), { recursive: true });
+    const cd = await h.run('bash', { command: 'cd sub' });
+    expect(textOf(cd)).toContain(`The shell's working directory is now ${realpathSync(h.ws.path('sub'))}.`);
+    expect(textOf(await h.run('bash', { command: 'pwd' }))).toBe(realpathSync(h.ws.path('sub')));
+    const exit = await h.run('bash', { command: 'cd inner && exit 4' });
+    expect(textOf(exit)).toContain('Exit code: 4');
+    expect(textOf(await h.run('bash', { command: 'pwd' }))).toBe(realpathSync(h.ws.path('sub/inner')));
+    const out = await h.run('bash', { command: 'cd /' });
+    expect(textOf(out)).toContain(`The shell's working directory is now /, outside the project root ${realpathSync(h.ws.dir)}.`);
+    const other = await h.newSession();
+    expect(textOf(await h.run('bash', { command: 'pwd' }, { session: other }))).toBe(realpathSync(h.ws.dir));
+  });
+
+  it('runs one command in workdir without moving the shell, and rejects a missing workdir', async () => {
+    mkdirSync(h.ws.path('w'));
+    expect(textOf(await h.run('bash', { command: 'pwd', workdir: 'w' }))).toBe(realpathSync(h.ws.path('w')));
+    expect(textOf(await h.run('bash', { command: 'pwd' }))).toBe(realpathSync(h.ws.dir));
+    const missing = await h.run('bash', { command: 'pwd', workdir: 'nope' });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toBe(`bash: workdir ${h.ws.path('nope')} is not a folder.`);
+  });
+
+  it('falls back to the session directory when the shell directory was deleted', async () => {
+    mkdirSync(h.ws.path('gone'));
+    await h.run('bash', { command: 'cd gone' });
+    rmSync(h.ws.path('gone'), { recursive: true });
+    const result = await h.run('bash', { command: 'pwd' });
+    expect(textOf(result)).toContain('no longer exists; the shell is back in');
+    expect(textOf(result).split('\n')[0]).toBe(realpathSync(h.ws.dir));
+  });
+
+  it('kills the whole process group, grandchildren included, on timeout', async () => {
+    const result = await h.run('bash', {
+      command: `bash -c 'sleep 300 & echo $! > grandchild.pid; wait' & echo $! > child.pid; echo waiting; wait`,
+      timeout: 1500,
+    });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('waiting\n\nCommand timed out after 1500 ms; it and its child processes were killed.');
+    const child = pidFrom('child.pid');
+    const grandchild = pidFrom('grandchild.pid');
+    started.push(child, grandchild);
+    await waitUntil(() => !alive(child) && !alive(grandchild), 'the process group to die');
+  });
+
+  it('stops when aborted mid-command and kills its processes', async () => {
+    const controller = new AbortController();
+    const pending = h.run('bash', { command: 'sleep 300 & echo $! > sleeper.pid; echo started; wait' }, { signal: controller.signal });
+    await waitUntil(() => h.events.some((e) => e.type === 'tool_output' && e.chunk.includes('started')), 'the command to start');
+    controller.abort();
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe('started\n\nCommand interrupted by the user; it and its child processes were killed.');
+    const sleeper = pidFrom('sleeper.pid');
+    started.push(sleeper);
+    await waitUntil(() => !alive(sleeper), 'the sleeper to die');
+  });
+
+  it('streams output lines as tool_output events', async () => {
+    await h.run('bash', { command: 'for i in 1 2 3; do echo line $i; done' });
+    const chunks = h.events.flatMap((e) => (e.type === 'tool_output' ? [e.chunk] : []));
+    expect(chunks.join('')).toBe('line 1\nline 2\nline 3\n');
+    expect(h.events.find((e) => e.type === 'tool_output')).toMatchObject({ id: 'call_1', stream: 'stdout' });
+  });
+
+  it('cuts long output in the middle with a clear marker', async () => {
+    const small = await harness([toolBash({ outputLimit: 1000 })]);
+    try {
+      const result = await small.run('bash', { command: 'seq 1 2000' });
+      const text = textOf(result);
+      expect(text.startsWith('1\n2\n3\n')).toBe(true);
+      expect(text.endsWith('1999\n2000')).toBe(true);
+      expect(text).toMatch(/\[\.\.\. output cut: \d+ characters left out here;/);
+      expect(result.display).toMatchObject({ truncated: true });
+    } finally {
+      small.cleanup();
+    }
+  });
+
+  it('runs non-interactively: stdin closed, pagers off, colours stripped', async () => {
+    expect(textOf(await h.run('bash', { command: 'read x; echo "got:[$x] status:$?"' }))).toBe('got:[] status:1');
+    expect(textOf(await h.run('bash', { command: 'echo $GIT_PAGER $PAGER' }))).toBe('cat cat');
+    expect(textOf(await h.run('bash', { command: "printf '\\033[31mred\\033[0m\\n'" }))).toBe('red');
+  });
+
+  it('does not hang on a background process that keeps the output open', async () => {
+    const result = await h.run('bash', { command: 'sleep 300 & echo $! > bg.pid; echo done' });
+    started.push(pidFrom('bg.pid'));
+    expect(textOf(result)).toBe('done');
+  });
+
+  it('asks the sandbox service to wrap the command', async () => {
+    const specs: Array<{ command: string; cwd: string }> = [];
+    const sandbox: Plugin = {
+      name: 'fake-sandbox',
+      kernel: '^1.0.0',
+      apply(kernel) {
+        kernel.services.provide('sandbox', {
+          async wrap(spec) {
+            specs.push(spec);
+            if (spec.command.includes('unwrapped')) return null;
+            return { file: 'bash', args: ['-c', `echo confined; ${spec.command}`] };
+          },
+        });
+      },
+    };
+    const boxed = await harness([sandbox, toolBash()]);
+    try {
+      expect(textOf(await boxed.run('bash', { command: 'echo inside' }))).toBe('confined\ninside');
+      expect(textOf(await boxed.run('bash', { command: 'echo unwrapped' }))).toBe('unwrapped');
+      expect(specs[0].cwd).toBe(boxed.ws.dir);
+      expect(specs[0].command).toContain('echo inside');
+    } finally {
+      boxed.cleanup();
+    }
+  });
+
+  it('rejects a timeout over ten minutes', () => {
+    const parsed = h.kernel.tools.get('bash')!.input.safeParse({ command: 'ls', timeout: 600_001 });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0].path).toEqual(['timeout']);
+  });
+});
