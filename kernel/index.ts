@@ -16,6 +16,7 @@ export {
 } from './plugin.js';
 export { runAgent, addUsage, emptyUsage, defaultTools, type RunOptions } from './loop.js';
 export { startSession } from './session.js';
+export { askModel, auxiliaryTurn, responseText, type ModelAsk } from './ask-model.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
 export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';

@@ -6,6 +6,7 @@ import type { ZodError } from 'zod';
 import { errorMessage, isAbortError, isContextOverflow, userMessage } from './errors.js';
 import type { Kernel } from './kernel.js';
 import { describeInputError, toApiTool } from './tool-schema.js';
+import { responseText } from './ask-model.js';
 import type {
   AgentEvent,
   ContentBlock,
@@ -146,7 +147,7 @@ export async function runAgent(
     await kernel.hooks.postTurn.promise({ request, response, toolResults, apiDurationMs: Date.now() - t0 }, turn);
 
     if (signal.aborted) return finish({ subtype: 'error_during_execution', aborted: true, error: 'aborted by user' }, turnIndex);
-    const text = textOf(response.content);
+    const text = responseText(response.content);
     switch (response.stopReason) {
       case 'tool_use':
       case 'pause_turn':
@@ -238,13 +239,6 @@ function toolCalls(content: ContentBlock[]): ToolCall[] {
   const calls: ToolCall[] = [];
   for (const block of content) if (block.type === 'tool_use') calls.push({ id: block.id, name: block.name, input: block.input });
   return calls;
-}
-
-function textOf(content: ContentBlock[]): string {
-  return content
-    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => block.type === 'text')
-    .map((block) => block.text)
-    .join('');
 }
 
 function errorBlock(id: string, message: string): ToolResultBlockParam {

@@ -1,8 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import { definePlugin, errorMessage, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
+import { askModel, definePlugin, errorMessage, responseText, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
 import { SummaryCache } from './cache.js';
-import { askSmallModel, responseText } from './small-model.js';
 
 export interface ApiMicroCompactOptions {
   /** Outputs of at least this many characters are summarised (default 100 000, about 25 000 tokens). */
@@ -69,13 +68,13 @@ async function summarise(kernel: Kernel, turn: Turn, call: ToolCall, text: strin
   const half = Math.floor(settings.maxInputChars / 2);
   const clipped = text.length <= settings.maxInputChars ? text : `${text.slice(0, half)}\n[… ${text.length - 2 * half} characters not shown …]\n${text.slice(-half)}`;
   const input = JSON.stringify(call.input ?? {});
-  const response = await askSmallModel(kernel, turn.session, {
-    turn,
-    system: SYSTEM,
+  const response = await askModel(kernel, {
+    tier: 'small',
+    system: [{ type: 'text', text: SYSTEM }],
     maxTokens: settings.summaryTokens,
     messages: [{ role: 'user', content: `Tool: ${call.name}\nInput: ${input.length > 1000 ? `${input.slice(0, 1000)}…` : input}\n\n<output>\n${clipped}\n</output>` }],
-  });
-  const summary = responseText(response).trim();
+  }, turn);
+  const summary = responseText(response.content).trim();
   if (!summary) throw new Error('the small model returned an empty summary');
   if (response.stopReason === 'max_tokens') throw new Error(`the summary was cut off at ${settings.summaryTokens} tokens`);
   return summary;

@@ -1,5 +1,4 @@
-import type { Kernel, MessageParam, Session } from '../../kernel/index.js';
-import { askSmallModel, responseText } from './small-model.js';
+import { askModel, auxiliaryTurn, responseText, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
 import { renderTranscript } from './transcript.js';
 
 /** The sections every compaction summary must have, in this order. */
@@ -34,13 +33,18 @@ export async function summarize(kernel: Kernel, session: Session, messages: read
   let stop: string | null;
   let outputTokens: number;
   try {
-    const response = await askSmallModel(kernel, session, {
-      system: SYSTEM,
-      maxTokens: opts.maxTokens,
-      signal: opts.signal,
-      messages: [{ role: 'user', content: `<conversation>\n${transcript}\n</conversation>${extra}\n\nWrite the summary now.` }],
-    });
-    text = responseText(response).trim();
+    const response = await askModel(
+      kernel,
+      {
+        tier: 'small',
+        system: [{ type: 'text', text: SYSTEM }],
+        maxTokens: opts.maxTokens,
+        signal: opts.signal,
+        messages: [{ role: 'user', content: `<conversation>\n${transcript}\n</conversation>${extra}\n\nWrite the summary now.` }],
+      },
+      auxiliaryTurn(kernel, session, opts.signal),
+    );
+    text = responseText(response.content).trim();
     stop = response.stopReason;
     outputTokens = response.usage.output_tokens;
   } catch (err) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin, defineTool, errorMessage, type MessageParam, type QueryResponse, type TextBlockParam, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import { askModel, definePlugin, defineTool, errorMessage, responseText, type MessageParam, type QueryResponse, type TextBlockParam, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import { FetchError, fetchPage, isHttpUrl, type FetchLimits } from './fetch-page.js';
 import { pageText } from './to-text.js';
 
@@ -78,25 +78,15 @@ async function summarize(markdown: string, prompt: string, url: string, ctx: Too
   const system: TextBlockParam[] = [{ type: 'text', text: SUMMARY_SYSTEM }];
   const page = markdown.length > SUMMARY_INPUT ? `${markdown.slice(0, SUMMARY_INPUT)}\n[page cut here]` : markdown;
   const messages: MessageParam[] = [{ role: 'user', content: `<page url="${url}">\n${page}\n</page>\n\n${prompt}` }];
-  const { kernel, turn, session } = ctx;
-  let response: QueryResponse | undefined;
+  const { kernel, turn } = ctx;
+  let response: QueryResponse;
   try {
-    const service = kernel.services.get('query');
-    response = service
-      ? await service.ask({ tier: 'small', system, messages, stream: false, signal: ctx.signal }, turn)
-      : await kernel.hooks.query.promise(
-          { tier: 'small', model: session.smallModel, system, messages, tools: [], maxTokens: 2048, stream: false, signal: ctx.signal },
-          turn,
-        );
+    response = await askModel(kernel, { tier: 'small', system, messages, maxTokens: 2048, signal: ctx.signal }, turn);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     kernel.log('warn', `web_fetch: the small model could not summarise ${url}: ${errorMessage(err)}`, 'tool-web');
     return undefined;
   }
-  const text = response?.content
-    .filter((b): b is Extract<typeof b, { type: 'text' }> => b.type === 'text')
-    .map((b) => b.text)
-    .join('')
-    .trim();
+  const text = responseText(response.content).trim();
   return text || undefined;
 }
