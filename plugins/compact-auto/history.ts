@@ -20,6 +20,13 @@ export function isRequest(message: MessageParam): boolean {
   return typeof message.content === 'string' || !message.content.some((block) => block.type === 'tool_result');
 }
 
+/** The head of a compacted history: the summary, then the latest request verbatim (if any). */
+export function summaryHead(summary: string, request: ContentBlockParam[] | undefined, intro: string): ContentBlockParam[] {
+  const head: ContentBlockParam[] = [{ type: 'text', text: `${SUMMARY_LEAD} ${intro}:\n\n<summary>\n${summary}\n</summary>` }];
+  if (request) head.push({ type: 'text', text: REQUEST_LEAD }, ...request);
+  return head;
+}
+
 /** The user's latest request in `messages`, also when an earlier compaction folded it into a summary head. */
 export function latestRequest(messages: readonly MessageParam[]): ContentBlockParam[] | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePlugin, errorMessage, type Compactor, type ContentBlockParam, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
-import { REQUEST_LEAD, splitHistory, SUMMARY_LEAD } from './history.js';
+import { latestRequest, splitHistory, summaryHead } from './history.js';
 import { summarize, SummaryError } from './summarize.js';
 
 export interface AutoCompactSettings {
@@ -22,6 +22,11 @@ export type AutoCompactOptions = Partial<AutoCompactSettings> & { enabled?: bool
 export interface SummarizerService {
   /** A five-section summary of `messages` from the small model; throws when it fails or is too long. */
   summarize(session: Session, messages: readonly MessageParam[], opts?: { instructions?: string; signal?: AbortSignal }): Promise<string>;
+  /**
+   * The first blocks of the message that replaces `older`: the summary (introduced by `intro`), then the
+   * user's latest request verbatim when it is in `older`. Later compactions recognise this head.
+   */
+  head(summary: string, older: readonly MessageParam[], intro: string): ContentBlockParam[];
 }
 
 declare module '../../kernel/types.js' {
@@ -112,6 +117,7 @@ export default definePlugin((opts: AutoCompactOptions = {}) => ({
         const s = settings();
         return summarize(kernel, session, messages, { ...o, maxTokens: s.maxSummaryTokens, transcriptChars: s.transcriptChars });
       },
+      head: (summary, older, intro) => summaryHead(summary, latestRequest(older), intro),
     };
     kernel.services.provide('summarizer', summarizer);
 
@@ -183,13 +189,7 @@ async function autoCompact(
     return opts.trigger === 'overflow' ? snip() : false;
   }
   state.failures = 0;
-  const head: ContentBlockParam[] = [
-    {
-      type: 'text',
-      text: `${SUMMARY_LEAD} that was compacted to fit the context window. Summary of the earlier part:\n\n<summary>\n${summary}\n</summary>`,
-    },
-  ];
-  if (split.latestRequest) head.push({ type: 'text', text: REQUEST_LEAD }, ...split.latestRequest);
+  const head = summaryHead(summary, split.latestRequest, 'that was compacted to fit the context window. Summary of the earlier part');
   const rewritten: MessageParam[] = [{ role: 'user', content: head }, ...split.tail];
   session.messages.splice(0, session.messages.length, ...rewritten);
   kernel.state.set({ messages: session.messages.slice() });

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { definePlugin, errorMessage, Stage, type ContentBlockParam, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
-import { latestRequest, REQUEST_LEAD, SUMMARY_LEAD } from './history.js';
 import { fileBlocks, todoBlock, toolsBlock } from './reinject.js';
 
 export interface FullCompactOptions {
@@ -24,6 +23,7 @@ declare module '../../kernel/types.js' {
 /** The parts of other plugins' services this plugin uses. */
 interface Summarizer {
   summarize(session: Session, messages: readonly MessageParam[], opts?: { instructions?: string; signal?: AbortSignal }): Promise<string>;
+  head(summary: string, older: readonly MessageParam[], intro: string): ContentBlockParam[];
 }
 interface Budget {
   used(session: Session): number;
@@ -114,15 +114,8 @@ async function fullCompact(
     kernel.log('warn', `full compaction failed: ${d.lastError}`, NAME);
     return false;
   }
-  const head: ContentBlockParam[] = [
-    {
-      type: 'text',
-      text: `${SUMMARY_LEAD} that was compacted. Summary of everything so far:\n\n<summary>\n${summary}\n</summary>`,
-    },
-    ...(await fileBlocks([...d.reads].reverse(), limits.maxFiles, limits.maxFileTokens)),
-  ];
-  const latest = latestRequest(older);
-  if (latest) head.push({ type: 'text', text: REQUEST_LEAD }, ...latest);
+  const [summaryBlock, ...request] = summarizer.head(summary, older, 'that was compacted. Summary of everything so far');
+  const head: ContentBlockParam[] = [summaryBlock!, ...(await fileBlocks([...d.reads].reverse(), limits.maxFiles, limits.maxFileTokens)), ...request];
   const todos = todoBlock(kernel.state.get().todos ?? []);
   if (todos) head.push(todos);
   const tools = toolsBlock(d.tools);
