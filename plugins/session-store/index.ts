@@ -1,0 +1,232 @@
+/**
+ * session-store: every session as an append-only JSONL file under `$KEEL_HOME/sessions/<project>/`, written
+ * record by record as the loop produces them, so a `kill -9` at any instant loses at most the record being
+ * written; resume, continue and fork rebuild `session.messages` from the last compaction boundary.
+ */
+import { z } from 'zod';
+import {
+  definePlugin,
+  errorMessage,
+  Stage,
+  type AgentEvent,
+  type Kernel,
+  type MessageParam,
+  type Session,
+} from '../../kernel/index.js';
+import { formatList, listJson, listSessions } from './list.js';
+import { projectDir, sessionFile, sideDir } from './paths.js';
+import { loadSession, type SessionSummary } from './reader.js';
+import { countResponse, headerFor, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
+import { newestSessionId, resolveSessionId } from './resolve.js';
+import { createRedactor } from './secrets.js';
+import { SessionWriter } from './writer.js';
+
+const NAME = 'session-store';
+
+export interface SessionsConfig {
+  /** fdatasync the session file at the end of every turn (default true). */
+  fsync?: boolean;
+  /** Tool outputs whose JSON is larger than this many bytes go to a side file (default 16384). */
+  sideFileBytes?: number;
+}
+
+export interface SessionStoreOptions extends SessionsConfig {
+  /** The clock stamped on records (tests inject one). */
+  now?: () => number;
+}
+
+/** What other plugins (an interactive picker, an SDK host) may ask of the store. */
+export interface SessionStoreService {
+  /** The sessions of a project, newest first. */
+  list(projectRoot: string): Promise<SessionSummary[]>;
+  /** The JSONL file a session is recorded in. */
+  fileOf(session: Session): string | undefined;
+  /** Flushes and closes a session's file (it reopens on the next record). */
+  close(session: Session): void;
+}
+
+declare module '../../kernel/plugin.js' {
+  interface KeelConfig {
+    sessions?: SessionsConfig;
+  }
+}
+
+const configSchema = z
+  .object({ fsync: z.boolean().optional(), sideFileBytes: z.number().int().positive().optional() })
+  .strict();
+
+/** Sessions kept for matching events to their session; older ones fall off (events carry no session). */
+const TRACKED = 32;
+
+export default definePlugin((opts: SessionStoreOptions = {}) => ({
+  name: NAME,
+  kernel: '^1.0.0',
+  config: { sessions: configSchema },
+  apply(kernel) {
+    const tracked: Session[] = [];
+    let lastActive: Session | undefined;
+    const settings = () => {
+      const fromConfig = kernel.config.sessions ?? {};
+      return {
+        fsync: opts.fsync ?? fromConfig.fsync ?? true,
+        sideFileBytes: opts.sideFileBytes ?? fromConfig.sideFileBytes ?? 16_384,
+        now: opts.now ?? Date.now,
+      };
+    };
+    const dirOf = (projectRoot: string) => projectDir(kernel.config.keelHome, projectRoot);
+
+    kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.EARLY }, async (session) => {
+      const rec = await openOrResume(kernel, session, dirOf(session.projectRoot), settings());
+      session.data.set(NAME, rec);
+      tracked.push(session);
+      if (tracked.length > TRACKED) tracked.shift();
+      lastActive = session;
+    });
+
+    kernel.hooks.event.tap(NAME, (event) => {
+      const session = sessionOf(event, tracked) ?? lastActive;
+      const rec = session && recorderOf(session);
+      if (!session || !rec) return;
+      lastActive = session;
+      if (event.type === 'user_message' && rec.pending.length) {
+        for (const message of rec.pending.splice(0)) kernel.log('warn', message, NAME);
+      }
+      if (rec.failed) return;
+      guarded(kernel, rec, () => record(event, session, rec));
+    });
+
+    kernel.hooks.postTurn.tapPromise({ name: NAME, stage: Stage.LATE }, async (_record, turn) => {
+      const rec = recorderOf(turn.session);
+      if (!rec || rec.failed) return;
+      guarded(kernel, rec, () => {
+        syncMessages(turn.session, rec);
+        rec.writer.sync();
+      });
+    });
+
+    kernel.commands.register({
+      name: 'sessions',
+      description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON",
+      async run(args, ctx) {
+        const summaries = await listSessions(dirOf(ctx.session.projectRoot));
+        return args.split(/\s+/).includes('--json') ? listJson(summaries) : formatList(summaries, ctx.session.projectRoot);
+      },
+    });
+
+    const service: SessionStoreService = {
+      list: (projectRoot) => listSessions(dirOf(projectRoot)),
+      fileOf: (session) => recorderOf(session)?.writer.file,
+      close(session) {
+        const rec = recorderOf(session);
+        if (!rec) return;
+        guarded(kernel, rec, () => rec.writer.sync());
+        rec.writer.close();
+      },
+    };
+    kernel.services.provide(NAME, service);
+  },
+}));
+
+function recorderOf(session: Session): Recorder | undefined {
+  return session.data.get(NAME) as Recorder | undefined;
+}
+
+/** The session an event belongs to: the loop emits message events right after appending to its messages. */
+function sessionOf(event: AgentEvent, tracked: Session[]): Session | undefined {
+  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
+  for (let i = tracked.length - 1; i >= 0; i--) {
+    const messages = tracked[i].messages;
+    if (messages[messages.length - 1] === event.message || messages.lastIndexOf(event.message) !== -1) return tracked[i];
+  }
+  return undefined;
+}
+
+function record(event: AgentEvent, session: Session, rec: Recorder): void {
+  switch (event.type) {
+    case 'user_message':
+    case 'tool_results':
+      syncMessages(session, rec);
+      break;
+    case 'assistant_message':
+      countResponse(rec, event.response);
+      syncMessages(session, rec, { message: event.message, response: event.response });
+      break;
+    case 'usage':
+      writeUsage(rec, event);
+      break;
+    case 'compact':
+      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
+      break;
+    default:
+      break;
+  }
+}
+
+/** A failed write (disk full, permissions) is reported once; the session goes on unsaved. */
+function guarded(kernel: Kernel, rec: Recorder, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    rec.failed = true;
+    kernel.log('error', `cannot write session file ${rec.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
+  }
+}
+
+async function openOrResume(
+  kernel: Kernel,
+  session: Session,
+  dir: string,
+  cfg: { fsync: boolean; sideFileBytes: number; now: () => number },
+): Promise<Recorder> {
+  const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
+  const recorderFor = (id: string, lines: number, parent?: string): Recorder => ({
+    writer: new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact }, lines),
+    side: { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
+    header: headerFor(session, cfg.now(), parent),
+    recorded: 0,
+    last: undefined,
+    base: { turns: 0, costUsd: 0 },
+    turns: 0,
+    responseCost: 0,
+    mainUsageCost: 0,
+    smallUsageCost: 0,
+    costFromUsage: false,
+    pending: [],
+    failed: false,
+    now: cfg.now,
+  });
+
+  const resume = session.resume;
+  if (!resume || (!resume.id && !resume.latest)) {
+    if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
+    return recorderFor(session.id, 0);
+  }
+  const sourceId = resume.id ? resolveSessionId(dir, resume.id) : newestSessionId(dir);
+  const warnings: string[] = [];
+  const loaded = await loadSession(sessionFile(dir, sourceId), { sideDir: sideDir(dir, sourceId), warn: (message) => warnings.push(message) });
+  for (const message of loaded.messages) session.messages.push(message);
+  session.resumedFrom = sourceId;
+  if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
+
+  if (resume.fork) {
+    session.parentSessionId = sourceId;
+    const rec = recorderFor(session.id, 0, sourceId);
+    rec.base = loaded.stats;
+    rec.pending = warnings;
+    writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
+    rec.writer.sync();
+    return rec;
+  }
+  session.id = sourceId;
+  const rec = recorderFor(sourceId, loaded.lines, loaded.header?.parent);
+  rec.base = loaded.stats;
+  rec.pending = warnings;
+  // What came from the file is on file; a synthesized tail result is written now, so the file stays valid.
+  const onFile = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
+  rec.recorded = onFile;
+  rec.last = loaded.messages[onFile - 1] as MessageParam | undefined;
+  rec.writer.open();
+  syncMessages(session, rec);
+  rec.writer.sync();
+  return rec;
+}

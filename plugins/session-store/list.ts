@@ -1,0 +1,75 @@
+/** The project's sessions, newest first, as `keel sessions` and `--resume` (no id) print them. */
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { SESSION_ID } from './paths.js';
+import { summarize, type SessionSummary } from './reader.js';
+
+interface Entry {
+  id: string;
+  file: string;
+  mtime: Date;
+  bytes: number;
+}
+
+/** Session files of a project folder, newest activity first. A missing folder means no sessions. */
+export function sessionFiles(dir: string): Entry[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const entries: Entry[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.jsonl')) continue;
+    const id = name.slice(0, -'.jsonl'.length);
+    if (!SESSION_ID.test(id)) continue;
+    const file = path.join(dir, name);
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat?.isFile() && stat.size > 0) entries.push({ id, file, mtime: stat.mtime, bytes: stat.size });
+  }
+  return entries.sort((a, b) => b.mtime.getTime() - a.mtime.getTime() || a.id.localeCompare(b.id));
+}
+
+export async function listSessions(dir: string): Promise<SessionSummary[]> {
+  const summaries: SessionSummary[] = [];
+  for (const entry of sessionFiles(dir)) summaries.push(await summarize(entry.file, entry.id, entry.mtime, entry.bytes));
+  return summaries;
+}
+
+export function formatList(summaries: SessionSummary[], projectRoot: string): string {
+  if (summaries.length === 0) return `No sessions for ${projectRoot} yet.`;
+  const rows = summaries.map((s) => [s.id, formatTime(s.lastActivity), String(s.turns), `$${s.costUsd.toFixed(4)}`, oneLine(s.firstPrompt ?? '(no prompt)', 60)]);
+  const head = ['ID', 'LAST ACTIVITY', 'TURNS', 'COST', 'FIRST PROMPT'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : i === 2 || i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ');
+  return [line(head), ...rows.map(line), '', `Resume one with: keel --resume <id>`].join('\n');
+}
+
+export function listJson(summaries: SessionSummary[]): string {
+  return JSON.stringify(
+    summaries.map((s) => ({
+      id: s.id,
+      last_activity: s.lastActivity.toISOString(),
+      first_prompt: s.firstPrompt ?? null,
+      turns: s.turns,
+      cost_usd: s.costUsd,
+      parent_session_id: s.parent ?? null,
+      bytes: s.bytes,
+    })),
+  );
+}
+
+function formatTime(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,138 @@
+/**
+ * The JSONL record shapes and their checks. Every record is one JSON object on one line whose first key is
+ * `type`, so a boundary can be found by its prefix without parsing (see reader.ts).
+ */
+import type { MessageParam, TokenUsage } from '../../kernel/index.js';
+
+export const FORMAT_VERSION = 1;
+
+/** Running totals, carried by records that change them so the newest one tells the whole story. */
+export interface Stats {
+  /** Model turns (assistant messages) so far. */
+  turns: number;
+  costUsd: number;
+}
+
+export interface HeaderRecord {
+  type: 'header';
+  version: number;
+  id: string;
+  cwd: string;
+  projectRoot: string;
+  model: string;
+  preset: string;
+  createdAt: string;
+  /** The session this one was forked from. */
+  parent?: string;
+}
+
+/** A tool output moved to a side file: block `b` of message `m` (boundary records) or of the record's message. */
+export interface SideRef {
+  m?: number;
+  b: number;
+  file: string;
+}
+
+export interface MessageRecord {
+  type: 'message';
+  at: number;
+  message: MessageParam;
+  refs?: SideRef[];
+  /** For assistant messages: what the provider reported about the call. */
+  response?: { id?: string; model: string; stopReason: string | null; usage: TokenUsage; costUsd?: number };
+  stats?: Stats;
+}
+
+export interface BoundaryRecord {
+  type: 'boundary';
+  at: number;
+  /** This record's own 1-based line number, so warnings after it can name absolute lines. */
+  line: number;
+  trigger: string;
+  preTokens?: number;
+  postTokens?: number;
+  messages: MessageParam[];
+  refs?: SideRef[];
+  stats: Stats;
+  /** For a fork's first boundary: the session it was copied from. */
+  from?: string;
+}
+
+export interface UsageRecord {
+  type: 'usage';
+  at: number;
+  tier: string;
+  model: string;
+  usage: TokenUsage;
+  costUsd: number;
+  stats: Stats;
+}
+
+export type SessionRecord = HeaderRecord | MessageRecord | BoundaryRecord | UsageRecord;
+
+export const BOUNDARY_PREFIX = '{"type":"boundary",';
+export const SIDE_FILE = /^[A-Za-z0-9_.-]+\.json$/;
+
+type Parsed = { record: SessionRecord } | { skip: true } | { error: string };
+
+/** Parses and checks one line. Unknown record types are skipped (written by a newer Keel). */
+export function parseRecord(line: string): Parsed {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { error: 'not valid JSON' };
+  }
+  if (!isObject(value) || typeof value.type !== 'string') return { error: 'not a record (no "type")' };
+  switch (value.type) {
+    case 'header':
+      return typeof value.id === 'string' ? { record: value as unknown as HeaderRecord } : { error: 'header without an id' };
+    case 'message':
+      if (!isMessage(value.message)) return { error: 'message record without a valid message' };
+      if (!validRefs(value.refs)) return { error: 'message record with invalid side-file refs' };
+      return { record: value as unknown as MessageRecord };
+    case 'boundary':
+      if (!Array.isArray(value.messages) || !value.messages.every(isMessage)) return { error: 'boundary record without valid messages' };
+      if (!validRefs(value.refs)) return { error: 'boundary record with invalid side-file refs' };
+      if (!isStats(value.stats)) return { error: 'boundary record without stats' };
+      return { record: value as unknown as BoundaryRecord };
+    case 'usage':
+      return isStats(value.stats) ? { record: value as unknown as UsageRecord } : { error: 'usage record without stats' };
+    default:
+      return { skip: true };
+  }
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isMessage(value: unknown): value is MessageParam {
+  return (
+    isObject(value) &&
+    (value.role === 'user' || value.role === 'assistant' || value.role === 'system') &&
+    (typeof value.content === 'string' || (Array.isArray(value.content) && value.content.every(isObject)))
+  );
+}
+
+function isStats(value: unknown): value is Stats {
+  return isObject(value) && typeof value.turns === 'number' && typeof value.costUsd === 'number';
+}
+
+function validRefs(value: unknown): boolean {
+  if (value === undefined) return true;
+  return (
+    Array.isArray(value) &&
+    value.every((ref) => isObject(ref) && Number.isInteger(ref.b) && (ref.m === undefined || Number.isInteger(ref.m)) && typeof ref.file === 'string' && SIDE_FILE.test(ref.file))
+  );
+}
+
+/** The first user text of a message list: what a session is about, for listings. */
+export function firstPrompt(messages: MessageParam[]): string | undefined {
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    if (typeof message.content === 'string') return message.content;
+    for (const block of message.content) if (block.type === 'text' && block.text) return block.text;
+  }
+  return undefined;
+}

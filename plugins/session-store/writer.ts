@@ -1,0 +1,109 @@
+/**
+ * Appends records to a session file: opened with O_APPEND, one record per write(2), torn tail cut on open,
+ * fdatasync on demand, the folder synced after the file is created.
+ */
+import { closeSync, constants, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { SessionRecord } from './records.js';
+import type { Redactor } from './secrets.js';
+
+export interface WriterOptions {
+  fsync: boolean;
+  redact: Redactor;
+}
+
+export class SessionWriter {
+  private fd: number | undefined;
+  /** Complete lines in the file: the next record is line `lines + 1`. */
+  lines: number;
+
+  constructor(
+    readonly file: string,
+    private readonly opts: WriterOptions,
+    knownLines = 0,
+  ) {
+    this.lines = knownLines;
+  }
+
+  get isOpen(): boolean {
+    return this.fd !== undefined;
+  }
+
+  /**
+   * Opens for append, creating the file (and its folders) when needed. A torn last line is cut back to the
+   * last newline first. Returns true when the file was new or empty, so the caller writes a header.
+   */
+  open(): { created: boolean; cutBytes: number } {
+    if (this.fd !== undefined) return { created: false, cutBytes: 0 };
+    const dir = path.dirname(this.file);
+    const madeDir = mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
+    this.fd = fd;
+    const cutBytes = cutTornTail(fd);
+    const created = fstatSync(fd).size === 0;
+    if (created && this.opts.fsync) {
+      // The file's directory entry must survive a crash, and so must every folder this call created.
+      syncDir(dir);
+      for (let made = dir; madeDir !== undefined && made !== path.dirname(made); made = path.dirname(made)) {
+        syncDir(path.dirname(made));
+        if (made === madeDir) break;
+      }
+    }
+    if (created) this.lines = 0;
+    return { created, cutBytes };
+  }
+
+  /** Writes one record as one line with a single write(2). */
+  append(record: SessionRecord): void {
+    if (this.fd === undefined) throw new Error(`session file ${this.file} is not open`);
+    const line = Buffer.from(`${this.opts.redact(JSON.stringify(record))}\n`, 'utf8');
+    let written = writeSync(this.fd, line);
+    // A regular file takes the whole buffer in one call; a short write (disk full) is finished, not torn.
+    while (written < line.length) written += writeSync(this.fd, line, written);
+    this.lines++;
+  }
+
+  /** Flushes the data to disk, when fsync is on. */
+  sync(): void {
+    if (this.fd !== undefined && this.opts.fsync) fdatasyncSync(this.fd);
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** Truncates the file after its last newline; returns the bytes removed. The fd must be readable and writable. */
+export function cutTornTail(fd: number): number {
+  const size = fstatSync(fd).size;
+  if (size === 0) return 0;
+  const end = lastNewlineEnd(fd, size);
+  if (end === size) return 0;
+  ftruncateSync(fd, end);
+  return size - end;
+}
+
+/** The offset just after the last `\n` before `size` (0 when there is none). Reads backwards in chunks. */
+export function lastNewlineEnd(fd: number, size: number): number {
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  let pos = size;
+  while (pos > 0) {
+    const len = Math.min(chunk.length, pos);
+    pos -= len;
+    readSync(fd, chunk, 0, len, pos);
+    const at = chunk.subarray(0, len).lastIndexOf(0x0a);
+    if (at !== -1) return pos + at + 1;
+  }
+  return 0;
+}
+
+export function syncDir(dir: string): void {
+  const fd = openSync(dir, constants.O_RDONLY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
