@@ -24,9 +24,41 @@ import compactSnip from '../plugins/compact-snip/index.js';
 import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
 
-/** The full agent: every built-in plugin, every frontend. */
+/** The full agent: every built-in plugin and frontend. */
 export default definePreset({
   name: 'default',
   description: 'the full agent with every built-in plugin and frontend',
-  plugins: [systemPrompt(), instructions(), memoryIndex(), queryRetry(), queryAnthropic(), queryOpenAI(), queryService(), usage(), permissions(), denialLog(), sandbox(), sessionStore(), contextBudget(), compactApiMicro(), compactMicro(), compactSnip(), compactAuto(), compactFull(), toolsFs(), toolBash(), toolWeb(), toolTodo(), toolSearch(), print()],
+  plugins: [
+    // context: the base prompt, then project instructions and the memory index (stable sections first)
+    systemPrompt(),
+    instructions(),
+    memoryIndex(),
+    // the model: retries, providers (the one matching config `provider` answers), tiers, accounting
+    queryRetry(),
+    queryAnthropic(),
+    queryOpenAI(),
+    queryService(),
+    usage(),
+    // safety: rules and modes, the per-session denial memory, the shell sandbox
+    permissions(),
+    denialLog(),
+    sandbox(),
+    // sessions on disk
+    sessionStore(),
+    // context management: the budget, then the tiers from cheapest to dearest
+    contextBudget(),
+    compactApiMicro(),
+    compactMicro(),
+    compactSnip(),
+    compactAuto(),
+    compactFull(),
+    // tools
+    toolsFs(),
+    toolBash(),
+    toolWeb(),
+    toolTodo(),
+    toolSearch(),
+    // frontends
+    print(),
+  ],
 });

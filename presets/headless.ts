@@ -24,9 +24,44 @@ import compactSnip from '../plugins/compact-snip/index.js';
 import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
 
-/** Everything a scripted or CI run needs, without the interactive UI. */
+/**
+ * Everything a scripted or CI run needs. Today it equals `default`, because the only frontend is the
+ * headless one; it will stay free of the interactive UI when that lands.
+ */
 export default definePreset({
   name: 'headless',
   description: 'the full agent for scripts and CI, without the interactive UI',
-  plugins: [systemPrompt(), instructions(), memoryIndex(), queryRetry(), queryAnthropic(), queryOpenAI(), queryService(), usage(), permissions(), denialLog(), sandbox(), sessionStore(), contextBudget(), compactApiMicro(), compactMicro(), compactSnip(), compactAuto(), compactFull(), toolsFs(), toolBash(), toolWeb(), toolTodo(), toolSearch(), print()],
+  plugins: [
+    // context: the base prompt, then project instructions and the memory index (stable sections first)
+    systemPrompt(),
+    instructions(),
+    memoryIndex(),
+    // the model: retries, providers (the one matching config `provider` answers), tiers, accounting
+    queryRetry(),
+    queryAnthropic(),
+    queryOpenAI(),
+    queryService(),
+    usage(),
+    // safety: rules and modes, the per-session denial memory, the shell sandbox
+    permissions(),
+    denialLog(),
+    sandbox(),
+    // sessions on disk
+    sessionStore(),
+    // context management: the budget, then the tiers from cheapest to dearest
+    contextBudget(),
+    compactApiMicro(),
+    compactMicro(),
+    compactSnip(),
+    compactAuto(),
+    compactFull(),
+    // tools
+    toolsFs(),
+    toolBash(),
+    toolWeb(),
+    toolTodo(),
+    toolSearch(),
+    // frontends
+    print(),
+  ],
 });

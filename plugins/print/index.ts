@@ -17,10 +17,12 @@ export default definePlugin(() => ({
     kernel.modes.register({
       name: 'print',
       async run(ctx) {
-        const session = await ctx.startSession();
         const write = (value: unknown) => ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+        // Listen before the session starts, so warnings from sessionStart (resume repairs) reach stderr.
+        let session: Session | undefined;
         const stop = kernel.observe((event) => onEvent(ctx, session, event, write));
         try {
+          session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
           const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
           return report(kernel, ctx, session, result, write);
@@ -32,12 +34,12 @@ export default definePlugin(() => ({
   },
 }));
 
-function onEvent(ctx: ModeContext, session: Session, event: AgentEvent, write: (value: unknown) => void): void {
+function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEvent, write: (value: unknown) => void): void {
   if (event.type === 'log' && (event.level === 'warn' || event.level === 'error')) {
     ctx.io.stderr.write(`keel: ${event.level}: ${event.message}\n`);
     return;
   }
-  if (ctx.options.outputFormat !== 'stream-json') return;
+  if (ctx.options.outputFormat !== 'stream-json' || !session) return;
   if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
   else if (event.type === 'tool_results') write(userMessage(session, event.message));
   else if (event.type === 'retry') {

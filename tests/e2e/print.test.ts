@@ -199,6 +199,28 @@ export default defineConfig({ plugins: [house({ rule: 'tabs, never spaces' })] }
   });
 });
 
+describe('diagnostics', () => {
+  it('warnings logged while the session starts reach stderr', async () => {
+    const { env, ws } = await prepare([say('fine')]);
+    ws.write(
+      'agent.config.ts',
+      `import { definePlugin } from 'keel';
+const early = definePlugin(() => ({
+  name: 'early-warning',
+  kernel: '^1.0.0',
+  apply(kernel) {
+    kernel.hooks.sessionStart.tapPromise('early-warning', async () => kernel.log('warn', 'the index is stale', 'early-warning'));
+  },
+}));
+export default { plugins: [early()] };`,
+    );
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('keel: warn: the index is stale\n');
+    expect(run.stdout).toBe('fine\n');
+  });
+});
+
 describe('SIGINT', () => {
   it('stops a streaming run with exit 130 and leaves no process behind', async () => {
     const { env, ws } = await prepare([say('a slow answer that will be interrupted part way through', { eventDelayMs: 300 })]);
