@@ -148,14 +148,14 @@ describe('query-anthropic failures that are not retried', () => {
   it('fails at once on 401 with invalid-API-key wording', async () => {
     const { h, result } = await run([{ status: 401, errorMessage: 'invalid x-api-key' }, say('never')]);
     expect(result.isError).toBe(true);
-    expect(result.error).toMatch(/: invalid API key: the Anthropic API answered 401/);
+    expect(result.error).toMatch(/^invalid API key: the Anthropic API answered 401/);
     expect(server!.messageRequests()).toHaveLength(1);
     expect(h.of('retry')).toEqual([]);
   });
 
   it('fails at once on 403 with permission wording', async () => {
     const { result } = await run([{ status: 403, errorMessage: 'not allowed' }, say('never')]);
-    expect(result.error).toMatch(/: permission denied: .*403.*not allowed/);
+    expect(result.error).toMatch(/^permission denied: .*403.*not allowed/);
     expect(server!.messageRequests()).toHaveLength(1);
   });
 
