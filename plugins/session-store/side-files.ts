@@ -54,7 +54,7 @@ function writeSideFile(side: SideWriter, file: string, text: string): void {
   if (side.fsync) syncDir(side.dir);
 }
 
-/** Puts side-file contents back into messages, in place. Missing files become a visible placeholder. */
+/** Puts side-file contents back into messages, in place. A missing side file becomes a visible notice saying so. */
 export function resolveSideFiles(messages: MessageParam[], refs: SideRef[] | undefined, dir: string, warn: (message: string) => void): void {
   if (!refs) return;
   for (const ref of refs) {
