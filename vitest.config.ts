@@ -8,5 +8,6 @@ export default defineConfig({
     // Two cores: keep process-heavy e2e files from starving each other.
     maxWorkers: 2,
     pool: 'forks',
+    reporters: ['default', './tests/helpers/summary-reporter.ts'],
   },
 });
