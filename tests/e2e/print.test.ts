@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiKeyOf, plainMessages, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
+import { apiKeyOf, callTool, plainMessages, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
@@ -235,5 +235,20 @@ describe('SIGINT', () => {
     const result = ndjson(run.stdout).find((l) => l.type === 'result');
     expect(result).toMatchObject({ subtype: 'error_during_execution', is_error: true });
     expect(() => process.kill(child.pid!, 0)).toThrow();
+  });
+
+  it('kills a running shell command and its children, then exits 130', async () => {
+    const marker = `sleep ${(30 + Math.random()).toFixed(6)}`;
+    const { env, ws } = await prepare([callTool('bash', { command: `${marker} & wait` }, 'toolu_sleep'), say('never reached')]);
+    const child = spawnKeel(['-p', 'wait a while', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    const done = collect(child, 20_000);
+    const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
+    for (let i = 0; i < 200 && !running(); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(running()).toBe(true);
+    child.kill('SIGINT');
+    const run = await done;
+    expect(run.code).toBe(130);
+    for (let i = 0; i < 40 && running(); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(running()).toBe(false);
   });
 });
