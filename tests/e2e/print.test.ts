@@ -139,6 +139,13 @@ describe('failures are one line with the right exit code', () => {
     expect(run.stderr).toMatch(/^keel: invalid API key/);
   });
 
+  it('-p with no prompt and nothing on stdin', async () => {
+    const { env, ws } = await prepare([]);
+    const run = await runKeel(['-p'], { cwd: ws.dir, env, input: '' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('keel: no prompt: pass one after -p or pipe it on stdin\n');
+  });
+
   it('an unknown preset', async () => {
     const { env, ws } = await prepare([]);
     const run = await runKeel(['--preset', 'turbo', '-p', 'hi'], { cwd: ws.dir, env });
