@@ -32,6 +32,7 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
         apiKey: opts.apiKey ?? kernel.config.apiKey ?? process.env.ANTHROPIC_API_KEY ?? 'missing',
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.ANTHROPIC_BASE_URL,
         maxRetries: 0,
+        logger: sdkLogger(kernel),
       });
       return client;
     };
@@ -44,12 +45,22 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     kernel.services.provide('auth', {
       async verify(apiKey: string) {
         const { default: AnthropicClient } = await import('@anthropic-ai/sdk');
-        const probe = new AnthropicClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0 });
+        const probe = new AnthropicClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel) });
         await probe.models.list({ limit: 1 });
       },
     });
   },
 }));
+
+/**
+ * The SDK's own logging (e.g. "Could not parse message into JSON" on a malformed stream) goes to the kernel log
+ * at debug level: the failure itself reaches the user once, as the retry or the final error.
+ */
+function sdkLogger(kernel: Kernel) {
+  const log = (message: string, ...rest: unknown[]) =>
+    kernel.log('debug', [message, ...rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)))].join(' '), NAME);
+  return { error: log, warn: log, info: log, debug: log };
+}
 
 export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageStreamParams {
   if (request.thinking && request.thinking.budget_tokens >= request.maxTokens) {

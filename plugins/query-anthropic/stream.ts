@@ -5,6 +5,8 @@ import { errorMessage, isAbortError, type AgentEvent } from '../../kernel/index.
 export interface AttemptContext {
   signal: AbortSignal;
   alive(): void;
+  /** The retry policy's watched fetch: every byte received feeds its idle watchdog (pings included). */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 export interface AttemptOptions {
@@ -24,7 +26,8 @@ export async function streamAttempt(
   ctx: AttemptContext,
   opts: AttemptOptions,
 ): Promise<Anthropic.Message> {
-  const stream = client.messages.stream(params, { signal: ctx.signal });
+  const api = ctx.fetch ? client.withOptions({ fetch: ctx.fetch }) : client;
+  const stream = api.messages.stream(params, { signal: ctx.signal });
   let connected = false;
   let shown = false;
   const toolIds = new Map<number, string>();

@@ -45,6 +45,7 @@ export default definePlugin((opts: QueryOpenAIOptions = {}) => ({
         apiKey: opts.apiKey ?? kernel.config.apiKey ?? process.env.OPENAI_API_KEY ?? 'none',
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.OPENAI_BASE_URL,
         maxRetries: 0,
+        logger: sdkLogger(kernel),
       });
       return client;
     };
@@ -57,6 +58,13 @@ export default definePlugin((opts: QueryOpenAIOptions = {}) => ({
     });
   },
 }));
+
+/** The client's own logging goes to the kernel log at debug level; failures reach the user once, as errors. */
+function sdkLogger(kernel: Kernel) {
+  const log = (message: string, ...rest: unknown[]) =>
+    kernel.log('debug', [message, ...rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)))].join(' '), NAME);
+  return { error: log, warn: log, info: log, debug: log };
+}
 
 function stripUndefined(opts: QueryOpenAIOptions): Partial<OpenAISettings> {
   return opts.maxTokensField ? { maxTokensField: opts.maxTokensField } : {};

@@ -7,6 +7,8 @@ import { toStopReason } from './translate.js';
 export interface AttemptContext {
   signal: AbortSignal;
   alive(): void;
+  /** The retry policy's watched fetch: every byte received (keep-alive comments included) feeds its idle watchdog. */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 export interface AttemptOptions {
@@ -36,7 +38,8 @@ export async function chatAttempt(client: OpenAI, params: ChatCompletionCreatePa
   let connected = false;
   let shown = false;
   try {
-    const stream = await client.chat.completions.create(params, { signal: ctx.signal });
+    const api = ctx.fetch ? client.withOptions({ fetch: ctx.fetch }) : client;
+    const stream = await api.chat.completions.create(params, { signal: ctx.signal });
     connected = true;
     ctx.alive();
     let id: string | undefined;

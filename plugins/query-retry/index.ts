@@ -6,6 +6,7 @@ import { createRetryService, DEFAULT_RETRY, type RetryService, type RetrySetting
 export type { Clock } from './clock.js';
 export type { RetryAttempt, RetryRunOptions, RetryService, RetrySettings } from './policy.js';
 export { DEFAULT_RETRY } from './policy.js';
+export type { Fetch } from './watch.js';
 
 declare module '../../kernel/types.js' {
   interface Services {

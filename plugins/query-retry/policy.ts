@@ -2,6 +2,7 @@
 import { KeelError, type AgentEvent } from '../../kernel/index.js';
 import { classify, type Verdict } from './classify.js';
 import { abortError, type Clock } from './clock.js';
+import { watchedFetch, type Fetch } from './watch.js';
 
 export interface RetrySettings {
   /** Retries per call, shared by every cause. */
@@ -32,6 +33,11 @@ export interface RetryAttempt {
   signal: AbortSignal;
   /** Call on the response headers and on every stream event: it feeds the watchdogs. */
   alive(): void;
+  /**
+   * A fetch to give the HTTP client for this attempt: it calls `alive()` on the headers and on every chunk of
+   * the body, so keep-alive pings an SDK drops still count as life.
+   */
+  fetch: Fetch;
 }
 
 export interface RetryRunOptions {
@@ -65,7 +71,7 @@ export function createRetryService(settings: RetrySettings, clock: Clock): Retry
         let verdict: Verdict;
         let failure: unknown;
         try {
-          return await fn({ number, signal: watch.signal, alive: watch.alive });
+          return await fn({ number, signal: watch.signal, alive: watch.alive, fetch: watchedFetch(watch.alive) });
         } catch (err) {
           if (opts.signal?.aborted) throw err;
           failure = err;

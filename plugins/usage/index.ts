@@ -72,7 +72,7 @@ export default definePlugin(() => ({
         const found = findPrice(model, pricing);
         if (!found && !warned.has(model)) {
           warned.add(model);
-          kernel.log('info', `no price known for model "${model}": its calls count as $0 (add it under \`pricing\` in agent.config.ts)`, NAME);
+          kernel.log('warn', `no price known for model "${model}": its cost is reported as $0; set it under \`pricing\` in agent.config.ts (USD per million tokens)`, NAME);
         }
         const costUsd = found ? costOf(found, usage) : 0;
         const entry = { model, tier, usage, costUsd, priced: Boolean(found) };

@@ -11,10 +11,13 @@ export interface ModelPrice {
 
 /** Keyed by model id or id prefix; the longest matching key wins ("claude-haiku-4-5-20251001" → "claude-haiku-4-5"). */
 export const BUILTIN_PRICES: Record<string, ModelPrice> = {
+  // Family defaults (also the defaults of config: claude-sonnet-5-5, claude-haiku-5-5), then older ids that differ.
   'claude-opus': { input: 5, output: 25 },
   'claude-opus-4': { input: 15, output: 75 },
   'claude-opus-4-1': { input: 15, output: 75 },
   'claude-opus-4-5': { input: 5, output: 25 },
+  'claude-opus-4-6': { input: 5, output: 25 },
+  'claude-3-opus': { input: 15, output: 75 },
   'claude-sonnet': { input: 3, output: 15 },
   'claude-3-7-sonnet': { input: 3, output: 15 },
   'claude-3-5-sonnet': { input: 3, output: 15 },
@@ -55,6 +58,9 @@ export function costOf(price: ModelPrice, usage: TokenUsage): number {
   );
 }
 
+/** The 1M-token context variants (`claude-sonnet-4-5[1m]`, `…-1m`), whatever the family. */
+const ONE_MILLION = /\[1m\]|-1m\b/i;
+
 /** Context windows by id prefix; `contextWindow` in config overrides. */
 const WINDOWS: Record<string, number> = {
   'claude-': 200_000,
@@ -69,6 +75,7 @@ const WINDOWS: Record<string, number> = {
 export const DEFAULT_WINDOW = 128_000;
 
 export function windowOf(model: string): number {
+  if (ONE_MILLION.test(model)) return 1_000_000;
   let best: string | undefined;
   for (const key of Object.keys(WINDOWS)) {
     if (model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;

@@ -29,6 +29,23 @@ export interface ScriptedTurn {
   fault?: 'reset' | 'cut' | 'stall' | 'malformed' | 'hang';
   /** Milliseconds between SSE events (lets tests interrupt a stream in flight). */
   eventDelayMs?: number;
+  /**
+   * Called before each SSE event is written; the server waits for it. A test holds the stream here (return
+   * `ctx.closed` to hold until the client goes away), or writes raw lines of its own (pings, comments).
+   */
+  beforeEvent?: (ctx: BeforeEvent) => Promise<void> | void;
+}
+
+export interface BeforeEvent {
+  /** 0 for message_start. */
+  index: number;
+  /** The SSE event name about to be written. */
+  event: string;
+  request: RecordedRequest;
+  /** Writes raw SSE text now (e.g. `event: ping\ndata: {"type":"ping"}\n\n`), resolving once it is flushed. */
+  write(raw: string): Promise<void>;
+  /** Resolves when the client closes the connection. */
+  closed: Promise<void>;
 }
 
 export type ScriptStep = ScriptedTurn | ((request: RecordedRequest) => ScriptedTurn);
@@ -41,6 +58,8 @@ export interface RecordedRequest {
   receivedAt: number;
   /** How the answer ended: `complete` when the server finished it, `closed-early` when the client went away first. */
   finished?: Promise<'complete' | 'closed-early'>;
+  /** The SSE events written to the client, in order (streamed answers only). */
+  eventsSent: string[];
 }
 
 export interface ScriptedServer {
@@ -81,7 +100,7 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
       body = raw;
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body, receivedAt: Date.now() };
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body, receivedAt: Date.now(), eventsSent: [] };
     recorded.finished = new Promise((resolve) => res.on('close', () => resolve(res.writableFinished ? 'complete' : 'closed-early')));
     requests.push(recorded);
 
@@ -115,7 +134,7 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
     const message = buildMessage(step, `msg_${messageCounter}`, (body as { model?: string })?.model);
     const wantsStream = Boolean((body as { stream?: boolean })?.stream);
     if (!wantsStream) return json(res, 200, message, step.headers);
-    await streamMessage(res, message, step);
+    await streamMessage(res, message, step, recorded);
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -185,11 +204,15 @@ function buildMessage(step: ScriptedTurn, id: string, model: string | undefined)
   };
 }
 
-async function streamMessage(res: http.ServerResponse, message: BuiltMessage, step: ScriptedTurn): Promise<void> {
+async function streamMessage(res: http.ServerResponse, message: BuiltMessage, step: ScriptedTurn, request: RecordedRequest): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...step.headers });
   const delay = step.eventDelayMs ?? 0;
+  const closed = new Promise<void>((resolve) => res.on('close', () => resolve()));
+  const write = (raw: string) => new Promise<void>((resolve) => (res.destroyed ? resolve() : res.write(raw, () => resolve())));
   const send = async (event: string, data: unknown) => {
-    if (res.destroyed) return;
+    await step.beforeEvent?.({ index: request.eventsSent.length, event, request, write, closed });
+    if (res.destroyed || res.writableEnded) return;
+    request.eventsSent.push(event);
     res.write(`event: ${event}\ndata: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
     if (delay) await new Promise((r) => setTimeout(r, delay));
   };

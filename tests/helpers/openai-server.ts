@@ -29,6 +29,11 @@ export interface ScriptedChat {
   headers?: Record<string, string>;
   /** reset: destroy the socket before headers. cut: end after the first delta. stall: first chunk then nothing. malformed: a non-JSON data line. hang: never answer. */
   fault?: 'reset' | 'cut' | 'stall' | 'malformed' | 'hang';
+  /**
+   * Called before each `data:` line after the first; the server waits for it. A test holds the stream here or
+   * writes raw lines of its own (keep-alive comments such as `: OPENROUTER PROCESSING`).
+   */
+  beforeChunk?: (ctx: { index: number; write(raw: string): Promise<void>; closed: Promise<void> }) => Promise<void> | void;
 }
 
 export type ChatStep = ScriptedChat | ((request: RecordedChatRequest) => ScriptedChat);
@@ -124,39 +129,44 @@ async function stream(res: http.ServerResponse, step: ScriptedChat, id: string, 
     model,
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
-  const send = (data: unknown) => {
+  const closed = new Promise<void>((resolve) => res.on('close', () => resolve()));
+  const write = (raw: string) => new Promise<void>((resolve) => (res.destroyed ? resolve() : res.write(raw, () => resolve())));
+  let sent = 0;
+  const send = async (data: unknown) => {
+    if (sent > 0) await step.beforeChunk?.({ index: sent, write, closed });
+    sent++;
     if (!res.destroyed) res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   };
   const flush = () => new Promise<void>((resolve) => res.write(': flush\n\n', () => resolve()));
 
-  send(chunk({ role: 'assistant', content: '' }));
+  await send(chunk({ role: 'assistant', content: '' }));
   if (step.fault === 'stall') return;
   if (step.fault === 'malformed') {
-    send('{not json');
+    await send('{not json');
     res.end();
     return;
   }
-  if (step.reasoning) send(chunk({ reasoning_content: step.reasoning }));
+  if (step.reasoning) await send(chunk({ reasoning_content: step.reasoning }));
   for (const piece of split(step.text ?? '')) {
-    send(chunk({ content: piece }));
+    await send(chunk({ content: piece }));
     if (step.fault === 'cut') {
       await flush();
       res.destroy();
       return;
     }
   }
-  (step.toolCalls ?? []).forEach((call, index) => {
+  for (const [index, call] of (step.toolCalls ?? []).entries()) {
     const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {});
     const mid = Math.floor(args.length / 2);
-    send(chunk({ tool_calls: [{ index, id: call.id ?? `call_${++callCounter}`, type: 'function', function: { name: call.name, arguments: '' } }] }));
-    for (const part of [args.slice(0, mid), args.slice(mid)]) send(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
-  });
+    await send(chunk({ tool_calls: [{ index, id: call.id ?? `call_${++callCounter}`, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    for (const part of [args.slice(0, mid), args.slice(mid)]) await send(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+  }
   const finish = step.finishReason === undefined ? (step.toolCalls?.length ? 'tool_calls' : 'stop') : step.finishReason;
-  if (finish !== null) send(chunk({}, finish));
+  if (finish !== null) await send(chunk({}, finish));
   if (wantsUsage && !step.omitUsage) {
     const prompt = step.usage?.prompt_tokens ?? 10;
     const completion = step.usage?.completion_tokens ?? 5;
-    send({
+    await send({
       id,
       object: 'chat.completion.chunk',
       created,
@@ -165,7 +175,7 @@ async function stream(res: http.ServerResponse, step: ScriptedChat, id: string, 
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: step.usage?.cached_tokens ?? 0 } },
     });
   }
-  send('[DONE]');
+  await send('[DONE]');
   res.end();
 }
 

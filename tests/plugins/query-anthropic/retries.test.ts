@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { definePlugin, runAgent, type RunResult } from '../../../kernel/index.js';
-import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../../helpers/anthropic-server.js';
+import { callTool, say, startAnthropicServer, type BeforeEvent, type ScriptedServer, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { testSession } from '../../helpers/kernel.js';
 import { FakeClock, until } from '../query-retry/fake-clock.js';
 import { harness, type Harness } from './setup.js';
@@ -92,8 +92,12 @@ describe('query-anthropic retries', () => {
     expect(h.of('retry')[0].cause).toMatch(/^connection error/);
   });
 
-  it('retries a malformed SSE stream', async () => {
+  it("retries a malformed SSE stream, keeping the SDK's own complaint off the console", async () => {
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const { h, result } = await run([{ fault: 'malformed' }, say('ok')]);
+    expect(consoleError).not.toHaveBeenCalled();
+    consoleError.mockRestore();
+    expect(h.of('log').some((e) => e.level === 'debug' && e.message.includes('Could not parse message into JSON'))).toBe(true);
     expect(result.result).toBe('ok');
     expect(server!.messageRequests()).toHaveLength(2);
     expect(h.of('retry')[0].cause).toMatch(/stream broke/);
@@ -115,6 +119,10 @@ describe('query-anthropic retries', () => {
     const assistants = h.of('assistant_message');
     expect(assistants[0].response.content.map((b) => b.type)).toEqual(['text', 'tool_use']);
     expect(h.of('tool_start').map((e) => e.call.id)).toEqual(['toolu_ok']);
+    // Tool input streams as it arrives, tagged with its call id.
+    const inputOk = h.of('tool_input_delta').filter((e) => e.toolUseId === 'toolu_ok');
+    expect(inputOk.length).toBeGreaterThan(1);
+    expect(inputOk.map((e) => e.partialJson).join('')).toBe('{"text":"whole"}');
   });
 
   it('aborts and retries a stalled stream when the idle watchdog fires', async () => {
@@ -129,6 +137,43 @@ describe('query-anthropic retries', () => {
     expect(server.messageRequests()).toHaveLength(2);
     expect(await server.messageRequests()[0].finished).toBe('closed-early');
     expect(h.of('retry')[0]).toMatchObject({ attempt: 1, delayMs: 1000, cause: 'the stream stalled (no event for 90 s)' });
+  });
+
+  it('keeps a slow stream alive while the server sends pings (bytes feed the idle watchdog, not parsed events)', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held: BeforeEvent | undefined;
+    // Held before content_block_start (event 2), after message_start and the first ping.
+    server = await startAnthropicServer([say('slow but steady', { beforeEvent: (ctx) => (ctx.index === 2 ? ((held = ctx), released) : undefined) })]);
+    const h = harness(server.url);
+    const running = runAgent(h.kernel, await testSession(h.kernel), 'go');
+    await until(() => held !== undefined && h.clock.deadlines().includes(90_000), 'the stream to go quiet');
+    h.clock.advance(60_000);
+    // The SDK drops pings before any event listener sees them; the watchdog must still count them.
+    await held!.write('event: ping\ndata: {"type": "ping"}\n\n');
+    await until(() => h.clock.deadlines().includes(150_000), 'the watchdog to re-arm on the ping');
+    h.clock.advance(60_000); // 120 s since the last content event, 60 s since the ping
+    release();
+    const result = await running;
+    expect(result.result).toBe('slow but steady');
+    expect(server.messageRequests()).toHaveLength(1);
+    expect(h.of('retry')).toEqual([]);
+  });
+
+  it('retries an error event that arrives mid-stream and withdraws the text already shown', async () => {
+    const overloadedEvent = 'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n';
+    server = await startAnthropicServer([
+      say('Half an answer', { beforeEvent: (ctx) => (ctx.index === 4 ? ctx.write(overloadedEvent).then(() => ctx.closed) : undefined) }),
+      say('A whole answer'),
+    ]);
+    const h = harness(server.url);
+    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go');
+    expect(result.result).toBe('A whole answer');
+    expect(server.messageRequests()).toHaveLength(2);
+    expect(h.of('withdraw')).toHaveLength(1);
+    expect(h.of('retry')).toHaveLength(1);
+    expect(h.of('retry')[0].cause).toMatch(/^the response stream broke: .*overloaded_error/);
+    expect(h.clock.sleeps).toEqual([1000]);
   });
 
   it('aborts and retries when no response arrives within the first-byte timeout', async () => {
@@ -184,27 +229,55 @@ describe('query-anthropic failures that are not retried', () => {
 });
 
 describe('query-anthropic abort', () => {
-  it('stops the HTTP stream on abort and runs no tool from the partial message', async () => {
-    server = await startAnthropicServer([
-      { ...callTool('note', { text: 'x' }, 'toolu_1', 'A long preamble that streams slowly before the tool call.'), eventDelayMs: 40 },
-    ]);
-    const controller = new AbortController();
-    const escOnText = definePlugin(() => ({
-      name: 'esc-on-text',
+  /** Esc as the user presses it: the first event of `type` aborts the run. */
+  const escOn = (type: 'text_delta' | 'tool_input_delta', controller: AbortController) =>
+    definePlugin(() => ({
+      name: 'esc',
       kernel: '^1.0.0',
       apply(kernel) {
-        kernel.hooks.event.tap('esc-on-text', (event) => {
-          if (event.type === 'text_delta') controller.abort(new Error('user pressed Esc'));
+        kernel.hooks.event.tap('esc', (event) => {
+          if (event.type === type) controller.abort(new Error('user pressed Esc'));
         });
       },
     }))();
-    const h = harness(server.url, { extra: [escOnText] });
-    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go', { signal: controller.signal });
-    expect(result.aborted).toBe(true);
+
+  /** Holds the stream before event `index` until the client closes the connection: nothing after it is ever sent. */
+  const holdBefore = (index: number) => (ctx: BeforeEvent) => (ctx.index === index ? ctx.closed : undefined);
+
+  it('closes the HTTP stream before the next event when the user aborts mid-text, and runs no tool', async () => {
+    // message_start, ping, content_block_start, text_delta (index 3): the server holds before event 4.
+    server = await startAnthropicServer([{ ...callTool('note', { text: 'x' }, 'toolu_1', 'A preamble before the tool call.'), beforeEvent: holdBefore(4) }]);
+    const controller = new AbortController();
+    const h = harness(server.url, { extra: [escOn('text_delta', controller)] });
+    const session = await testSession(h.kernel);
+    const result = await runAgent(h.kernel, session, 'go', { signal: controller.signal });
+    expect(result).toMatchObject({ aborted: true, subtype: 'error_during_execution' });
+    // The server saw the connection close while it held event 4: the abort reached the wire, not only the parser.
+    const request = server.messageRequests()[0];
+    expect(await request.finished).toBe('closed-early');
+    expect(request.eventsSent).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_delta']);
     expect(h.toolRuns).toEqual([]);
     expect(h.of('tool_start')).toEqual([]);
-    expect(await server.messageRequests()[0].finished).toBe('closed-early');
+    expect(h.of('assistant_message')).toEqual([]);
+    expect(session.messages).toEqual([{ role: 'user', content: 'go' }]);
     expect(server.messageRequests()).toHaveLength(1);
+    expect(h.of('retry')).toEqual([]);
+  });
+
+  it('an abort while a tool call streams its input runs no half tool call', async () => {
+    // message_start, ping, content_block_start (tool_use), input_json_delta (index 3): held before the rest of the input.
+    server = await startAnthropicServer([{ ...callTool('note', { text: 'half' }, 'toolu_half'), beforeEvent: holdBefore(4) }]);
+    const controller = new AbortController();
+    const h = harness(server.url, { extra: [escOn('tool_input_delta', controller)] });
+    const session = await testSession(h.kernel);
+    const result = await runAgent(h.kernel, session, 'go', { signal: controller.signal });
+    expect(result.aborted).toBe(true);
+    expect(await server.messageRequests()[0].finished).toBe('closed-early');
+    expect(server.messageRequests()[0].eventsSent).toHaveLength(4);
+    expect(h.of('tool_input_delta')[0]).toMatchObject({ toolUseId: 'toolu_half' });
+    expect(h.toolRuns).toEqual([]);
+    expect(h.of('tool_start')).toEqual([]);
+    expect(session.messages).toHaveLength(1);
   });
 
   it('an abort during a retry wait ends the call without another attempt', async () => {

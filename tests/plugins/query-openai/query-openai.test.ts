@@ -141,6 +141,26 @@ describe('query-openai', () => {
     expect(of('retry').map((e) => e.attempt)).toEqual([1, 2]);
   });
 
+  it("keeps a slow stream alive on the server's keep-alive comments (the idle watchdog counts bytes)", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let write: ((raw: string) => Promise<void>) | undefined;
+    const { kernel, session, clock, of } = await setup([
+      chatSay('slow model', { beforeChunk: (ctx) => (ctx.index === 1 ? ((write = ctx.write), released) : undefined) }),
+    ]);
+    const running = runAgent(kernel, session, 'x');
+    await until(() => write !== undefined && clock.deadlines().includes(90_000), 'the stream to go quiet');
+    clock.advance(60_000);
+    // OpenRouter-style keep-alive: an SSE comment the client never turns into a chunk.
+    await write!(': OPENROUTER PROCESSING\n\n');
+    await until(() => clock.deadlines().includes(150_000), 'the watchdog to re-arm on the comment');
+    clock.advance(60_000);
+    release();
+    expect((await running).result).toBe('slow model');
+    expect(server!.completionRequests()).toHaveLength(1);
+    expect(of('retry')).toEqual([]);
+  });
+
   it('fails at once on 401 with invalid-API-key wording', async () => {
     const { kernel, session, of } = await setup([{ status: 401, errorMessage: 'Incorrect API key provided' }]);
     const result = await runAgent(kernel, session, 'x');

@@ -51,6 +51,11 @@ export class FakeClock implements Clock {
     return [...this.timers].map((t) => t.ms);
   }
 
+  /** When each armed timer fires, on this clock's time line. */
+  deadlines(): number[] {
+    return [...this.timers].map((t) => t.at);
+  }
+
   advance(ms: number): void {
     this.t += ms;
     for (const timer of [...this.timers]) {

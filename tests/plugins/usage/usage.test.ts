@@ -33,7 +33,12 @@ describe('cost arithmetic', () => {
     expect(findPrice('claude-haiku-4-5-20251001')).toEqual({ input: 1, output: 5 });
     expect(findPrice('claude-3-5-haiku-20241022')).toEqual({ input: 0.8, output: 4 });
     expect(findPrice('claude-opus-4-1-20250805')).toEqual({ input: 15, output: 75 });
+    // The config defaults (kernel/config.ts DEFAULTS) are priced.
     expect(findPrice('claude-sonnet-5-5')).toEqual({ input: 3, output: 15 });
+    expect(findPrice('claude-haiku-5-5')).toEqual({ input: 1, output: 5 });
+    expect(findPrice('claude-opus-4-6')).toEqual({ input: 5, output: 25 });
+    expect(findPrice('claude-opus-4-20250514')).toEqual({ input: 15, output: 75 });
+    expect(findPrice('claude-3-opus-20240229')).toEqual({ input: 15, output: 75 });
     expect(findPrice('gpt-4o-mini-2024-07-18')?.input).toBe(0.15);
     expect(findPrice('llama3.1:8b')).toBeUndefined();
     expect(findPrice('llama3.1:8b', { llama: { input: 0, output: 0 } })).toEqual({ input: 0, output: 0 });
@@ -134,7 +139,11 @@ describe('usage accounting', () => {
   });
 
   it('prices new models from config `pricing`, honours config `contextWindow`, and counts unpriced models as $0', async () => {
-    server = await startAnthropicServer([say('a', { usage: { input_tokens: M, output_tokens: 0 } }), say('b', { usage: { input_tokens: M, output_tokens: 0 } })]);
+    server = await startAnthropicServer([
+      say('a', { usage: { input_tokens: M, output_tokens: 0 } }),
+      say('b', { usage: { input_tokens: M, output_tokens: 0 } }),
+      say('c'),
+    ]);
     const { kernel, events } = build({ model: 'claude-future-9', pricing: { 'claude-future': { input: 7, output: 70 } }, contextWindow: 1_000_000 });
     const session = await testSession(kernel);
     expect(kernel.state.get().contextWindow).toBe(1_000_000);
@@ -143,8 +152,12 @@ describe('usage accounting', () => {
     const unpriced = await testSession(kernel, { model: 'mystery-model' });
     const result = await runAgent(kernel, unpriced, 'y');
     expect(result.costUsd).toBe(0);
-    const logs = events.filter((e) => e.type === 'log' && e.source === 'usage');
-    expect(logs).toHaveLength(1);
+    await runAgent(kernel, unpriced, 'again');
+    const logs = events.filter((e): e is Extract<AgentEvent, { type: 'log' }> => e.type === 'log' && e.source === 'usage');
+    // One warning per model, naming the config key that fixes it.
+    expect(logs.map((e) => [e.level, e.message])).toEqual([
+      ['warn', 'no price known for model "mystery-model": its cost is reported as $0; set it under `pricing` in agent.config.ts (USD per million tokens)'],
+    ]);
     const report = String(await kernel.commands.get('cost')!.run('', { kernel, session: unpriced, print: () => undefined, signal: new AbortController().signal }));
     expect(report).toContain('mystery-model (main)');
     expect(report).toContain('no price known');
