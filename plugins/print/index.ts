@@ -39,6 +39,11 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
     ctx.io.stderr.write(`keel: ${event.level}: ${event.message}\n`);
     return;
   }
+  // A person watching a terminal sees each wait; scripts reading stderr keep their one-line errors.
+  if (event.type === 'retry' && ctx.options.outputFormat === 'text' && ctx.io.stderr.isTTY) {
+    ctx.io.stderr.write(`keel: ${retryLine(event.attempt, event.maxRetries, event.delayMs, event.cause)}\n`);
+    return;
+  }
   if (ctx.options.outputFormat !== 'stream-json' || !session) return;
   if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
   else if (event.type === 'tool_results') write(userMessage(session, event.message));
@@ -47,6 +52,12 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
   } else if (event.type === 'compact') {
     write({ type: 'system', subtype: 'compact_boundary', session_id: session.id, compact_metadata: { trigger: event.trigger === 'manual' ? 'manual' : 'auto', pre_tokens: event.preTokens } });
   }
+}
+
+/** "Retrying in 2 s… (2/3): overloaded (529)" — what a person watching a headless run needs to see. */
+export function retryLine(attempt: number, maxRetries: number, delayMs: number, cause: string): string {
+  const wait = delayMs >= 1000 ? `${(delayMs / 1000).toFixed(delayMs % 1000 === 0 ? 0 : 1)} s` : `${delayMs} ms`;
+  return `Retrying in ${wait}… (${attempt}/${maxRetries}): ${cause}`;
 }
 
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { KEEL_BIN } from '../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
@@ -38,6 +38,19 @@ describe.skipIf(!hasTmux)('keel on a terminal', () => {
     const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
     expect(screen).toContain('keel: the interactive UI is not part of this build yet; run keel -p "…" for a headless run');
     expect(screen).toMatch(/EXIT=2/);
+  });
+
+  it('a headless run on a terminal shows each retry wait on stderr', async () => {
+    ws = makeWorkspace({ git: true });
+    server = await startAnthropicServer([{ status: 529 }, say('after the wait')]);
+    ws.write('agent.config.ts', 'export default { retry: { baseDelayMs: 1 } };\n');
+    tmuxSession = `keel-retry-${process.pid}-${Date.now()}`;
+    const command = `KEEL_HOME=${ws.home} ANTHROPIC_API_KEY=x ANTHROPIC_BASE_URL=${server.url} ${process.execPath} ${KEEL_BIN} -p hi --config agent.config.ts; echo "EXIT=$?"`;
+    execFileSync('tmux', ['new-session', '-d', '-s', tmuxSession, '-x', '160', '-y', '20', '-c', ws.dir, 'bash', '--norc', '-c', `${command}; sleep 30`]);
+    const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
+    expect(screen).toMatch(/keel: Retrying in 1 ms… \(1\/3\): .*529/);
+    expect(screen).toContain('after the wait');
+    expect(screen).toMatch(/EXIT=0/);
   });
 
   it('keel login reads the key without echoing it and stores it 0600', async () => {
