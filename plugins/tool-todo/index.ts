@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { definePlugin, defineTool, type AppState } from '../../kernel/index.js';
+import { definePlugin, defineTool, Stage, type AppState, type MessageParam } from '../../kernel/index.js';
+
+const NAME = 'tool-todo';
 
 const item = z.object({
   content: z.string().min(1).describe('The task, imperative ("Fix the parser")'),
@@ -11,9 +13,32 @@ const input = z.object({ todos: z.array(item).describe('The whole list; it repla
 
 type Todos = AppState['todos'];
 
+const toTodos = (args: z.infer<typeof input>): Todos =>
+  args.todos.map((t) => ({ content: t.content, status: t.status, ...(t.activeForm ? { activeForm: t.activeForm } : {}) }));
+
+/**
+ * The list the last successful `todo_write` in `messages` saved, or undefined when there is none (a call whose
+ * result was an error, or whose input is not a valid list, did not save anything and is passed over).
+ */
+export function lastTodos(messages: readonly MessageParam[]): Todos | undefined {
+  const failed = new Set<string>();
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const content = messages[i]!.content;
+    if (typeof content === 'string') continue;
+    for (let j = content.length - 1; j >= 0; j--) {
+      const block = content[j]!;
+      if (block.type === 'tool_result' && block.is_error) failed.add(block.tool_use_id);
+      if (block.type !== 'tool_use' || block.name !== 'todo_write' || failed.has(block.id)) continue;
+      const parsed = input.safeParse(block.input);
+      if (parsed.success) return toTodos(parsed.data);
+    }
+  }
+  return undefined;
+}
+
 /** todo_write: the session's task list, kept in `kernel.state.todos` where frontends and compaction read it. */
 export default definePlugin(() => ({
-  name: 'tool-todo',
+  name: NAME,
   kernel: '^1.0.0',
   apply(kernel) {
     kernel.tools.register(
@@ -24,7 +49,7 @@ export default definePlugin(() => ({
         permission: 'read',
         input,
         async execute(args) {
-          const todos: Todos = args.todos.map((t) => ({ content: t.content, status: t.status, ...(t.activeForm ? { activeForm: t.activeForm } : {}) }));
+          const todos = toTodos(args);
           kernel.state.set({ todos });
           const count = (status: Todos[number]['status']) => todos.filter((t) => t.status === status).length;
           const active = count('in_progress');
@@ -34,5 +59,11 @@ export default definePlugin(() => ({
         },
       }),
     );
+
+    // The list belongs to the session: a new one starts empty, a resumed one gets back the list its history
+    // last saved. LATE, so the session store has loaded the history first.
+    kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.LATE }, async (session) => {
+      kernel.state.set({ todos: lastTodos(session.messages) ?? [] });
+    });
   },
 }));

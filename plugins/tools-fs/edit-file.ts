@@ -1,10 +1,9 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from '../../kernel/index.js';
 import { displayPath, resolvePath } from './paths.js';
 import { unifiedDiff } from './patch.js';
 import { remember } from './read-state.js';
+import { OpenError, openForWrite, openReal, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
 import { missingPathHint } from './suggest.js';
 import { decode, dominantEol, encode, isBinary } from './text.js';
 
@@ -44,42 +43,51 @@ export const editFileTool = defineTool({
     const abs = resolvePath(args.path, ctx.cwd);
     const shown = displayPath(abs, ctx.cwd);
     const edits: Edit[] = args.edits ?? [{ old_string: args.old_string ?? '', new_string: args.new_string ?? '', replace_all: args.replace_all }];
-    const info = await stat(abs).catch(() => undefined);
-    if (!info) {
-      if (edits.length === 1 && edits[0].old_string === '') {
-        await mkdir(path.dirname(abs), { recursive: true });
-        const bytes = encode(edits[0].new_string, 'utf8');
-        await writeFile(abs, bytes);
-        await remember(ctx.session, abs, bytes);
-        const diff = await unifiedDiff(shown, '', edits[0].new_string);
-        return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, created: true } };
-      }
+    const creates = edits.length === 1 && edits[0].old_string === '';
+    const real = await realTarget(abs);
+    let file: Opened & { created?: boolean };
+    try {
+      file = creates ? await openForWrite(real, shown) : await openReal(real, 'update', shown);
+    } catch (err) {
+      if (err instanceof OpenError) return { content: err.kind === 'directory' ? err.message : `edit_file: ${err.message}`, isError: true };
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       const hint = await missingPathHint(abs, (p) => displayPath(p, ctx.cwd));
       return { content: `File not found: ${shown}.${hint} To create a file, use write_file.`, isError: true };
     }
-    if (info.isDirectory()) return { content: `${shown} is a directory, not a file.`, isError: true };
-    const raw = await readFile(abs);
-    if (isBinary(raw)) return { content: `${shown} is a binary file; edit_file changes text files only.`, isError: true };
-    const { text: before, encoding } = decode(raw);
-    const eol = dominantEol(before);
-    let text = before;
-    let replacements = 0;
-    for (const [i, e] of edits.entries()) {
-      const label = edits.length > 1 ? `edits[${i}]` : 'edit_file';
-      const applied = applyEdit(text, e, eol, label, shown);
-      if ('error' in applied) {
-        const note = edits.length > 1 ? ' No edit was applied.' : '';
-        return { content: `${applied.error}${note}`, isError: true };
+    const { handle, info } = file;
+    try {
+      if (file.created) {
+        const bytes = encode(edits[0].new_string, 'utf8');
+        await writeAll(handle, bytes);
+        remember(ctx.session, abs, bytes, await handle.stat());
+        const diff = await unifiedDiff(shown, '', edits[0].new_string);
+        return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, created: true } };
       }
-      text = applied.text;
-      replacements += applied.count;
+      const raw = await readAll(handle, info.size);
+      if (isBinary(raw)) return { content: `${shown} is a binary file; edit_file changes text files only.`, isError: true };
+      const { text: before, encoding } = decode(raw);
+      const eol = dominantEol(before);
+      let text = before;
+      let replacements = 0;
+      for (const [i, e] of edits.entries()) {
+        const label = edits.length > 1 ? `edits[${i}]` : 'edit_file';
+        const applied = applyEdit(text, e, eol, label, shown);
+        if ('error' in applied) {
+          const note = edits.length > 1 ? ' No edit was applied.' : '';
+          return { content: `${applied.error}${note}`, isError: true };
+        }
+        text = applied.text;
+        replacements += applied.count;
+      }
+      const bytes = encode(text, encoding);
+      await writeAll(handle, bytes);
+      remember(ctx.session, abs, bytes, await handle.stat());
+      const diff = await unifiedDiff(shown, before, text);
+      const what = replacements === 1 ? '1 replacement' : `${replacements} replacements`;
+      return { content: `Edited ${shown} (${what}).\n${diff}`, display: { path: abs, diff } };
+    } finally {
+      await handle.close();
     }
-    const bytes = encode(text, encoding);
-    await writeFile(abs, bytes);
-    await remember(ctx.session, abs, bytes);
-    const diff = await unifiedDiff(shown, before, text);
-    const what = replacements === 1 ? '1 replacement' : `${replacements} replacements`;
-    return { content: `Edited ${shown} (${what}).\n${diff}`, display: { path: abs, diff } };
   },
 });
 

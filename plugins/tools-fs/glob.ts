@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { defineTool, type ToolResult } from '../../kernel/index.js';
 import { IgnoreRules, ignoreRoot } from './ignore-rules.js';
 import { displayPath, resolvePath } from './paths.js';
-import { walkFiles } from './walk.js';
+import { walkBudget, walkFiles } from './walk.js';
 
 const MAX_RESULTS = 200;
 
@@ -14,35 +14,43 @@ const input = z.object({
   path: z.string().optional().describe('Folder to search (default: the working directory)'),
 });
 
-export const globTool = defineTool({
-  name: 'glob',
-  description: `Find files by name pattern. Respects .gitignore; newest files first; at most ${MAX_RESULTS} results. Use "**/" to search subfolders. To search file contents use grep.`,
-  permission: 'read',
-  input,
-  paths: (i) => [path.isAbsolute(i.pattern) ? picomatch.scan(i.pattern).base || '/' : (i.path ?? '.')],
-  async execute(args, ctx): Promise<ToolResult> {
-    let base = resolvePath(args.path ?? '.', ctx.cwd);
-    let pattern = args.pattern;
-    if (path.isAbsolute(pattern)) {
-      // An absolute pattern names its own folder: split it into the literal base and the glob.
-      const scanned = picomatch.scan(pattern);
-      base = scanned.base || '/';
-      pattern = scanned.glob || path.basename(pattern);
-    }
-    const info = await stat(base).catch(() => undefined);
-    if (!info?.isDirectory()) return { content: `glob: ${displayPath(base, ctx.cwd)} is not a folder.`, isError: true };
-    const match = picomatch(pattern, { dot: true });
-    const rules = new IgnoreRules(ignoreRoot(base, ctx.session.projectRoot));
-    const found: Array<{ abs: string; mtime: number }> = [];
-    for await (const file of walkFiles(base, rules, ctx.signal)) {
-      if (!match(file.rel)) continue;
-      const s = await stat(file.abs).catch(() => undefined);
-      found.push({ abs: file.abs, mtime: s?.mtimeMs ?? 0 });
-    }
-    if (found.length === 0) return { content: `No files match ${args.pattern} in ${displayPath(base, ctx.cwd)}.` };
-    found.sort((a, b) => b.mtime - a.mtime || a.abs.localeCompare(b.abs));
-    const lines = found.slice(0, MAX_RESULTS).map((f) => displayPath(f.abs, ctx.cwd));
-    if (found.length > MAX_RESULTS) lines.push(`[${found.length - MAX_RESULTS} more files not shown; narrow the pattern or the path.]`);
-    return { content: lines.join('\n'), display: { count: found.length } };
-  },
-});
+/** glob, walking at most `maxEntries` folder entries. */
+export function globTool(maxEntries?: number) {
+  return defineTool({
+    name: 'glob',
+    description: `Find files by name pattern. Respects .gitignore; newest files first; at most ${MAX_RESULTS} results. Use "**/" to search subfolders. To search file contents use grep.`,
+    permission: 'read',
+    input,
+    paths: (i) => [path.isAbsolute(i.pattern) ? picomatch.scan(i.pattern).base || '/' : (i.path ?? '.')],
+    async execute(args, ctx): Promise<ToolResult> {
+      let base = resolvePath(args.path ?? '.', ctx.cwd);
+      let pattern = args.pattern;
+      if (path.isAbsolute(pattern)) {
+        // An absolute pattern names its own folder: split it into the literal base and the glob.
+        const scanned = picomatch.scan(pattern);
+        base = scanned.base || '/';
+        pattern = scanned.glob || path.basename(pattern);
+      }
+      const info = await stat(base).catch(() => undefined);
+      if (!info?.isDirectory()) return { content: `glob: ${displayPath(base, ctx.cwd)} is not a folder.`, isError: true };
+      const match = picomatch(pattern, { dot: true });
+      const rules = new IgnoreRules(ignoreRoot(base, ctx.session.projectRoot));
+      const found: Array<{ abs: string; mtime: number }> = [];
+      const budget = walkBudget(maxEntries);
+      for await (const file of walkFiles(base, rules, ctx.signal, budget)) {
+        if (!match(file.rel)) continue;
+        const s = await stat(file.abs).catch(() => undefined);
+        found.push({ abs: file.abs, mtime: s?.mtimeMs ?? 0 });
+      }
+      const capped = budget.capped
+        ? `[The search stopped after visiting ${budget.maxEntries} entries, so files may be missing; narrow the path or the pattern.]`
+        : '';
+      if (found.length === 0) return { content: [`No files match ${args.pattern} in ${displayPath(base, ctx.cwd)}.`, capped].filter(Boolean).join('\n') };
+      found.sort((a, b) => b.mtime - a.mtime || a.abs.localeCompare(b.abs));
+      const lines = found.slice(0, MAX_RESULTS).map((f) => displayPath(f.abs, ctx.cwd));
+      if (found.length > MAX_RESULTS) lines.push(`[${found.length - MAX_RESULTS} more files not shown; narrow the pattern or the path.]`);
+      if (capped) lines.push(capped);
+      return { content: lines.join('\n'), display: { count: found.length, capped: budget.capped } };
+    },
+  });
+}

@@ -1,9 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
 import picomatch from 'picomatch';
 import { IgnoreRules } from './ignore-rules.js';
-import { COLLECT_LIMIT, GrepError, addLines, sortedLines, type GrepFile, type GrepLine, type GrepOutcome, type GrepQuery } from './grep-search.js';
+import { COLLECT_LIMIT, GrepError, MAX_FILE_BYTES, addLines, sortedLines, type GrepFile, type GrepLine, type GrepOutcome, type GrepQuery } from './grep-search.js';
 import { decode, isBinary } from './text.js';
-import { walkFiles } from './walk.js';
+import { walkBudget, walkFiles } from './walk.js';
 
 /** The JavaScript grep: the same walk, ignore rules, and line semantics as ripgrep's defaults. */
 export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<GrepOutcome> {
@@ -17,6 +18,8 @@ export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<
   const files: GrepFile[] = [];
   let collected = 0;
   const searchOne = async (abs: string) => {
+    // Like ripgrep, a folder search skips files over the size cap (the fallback reads each file whole).
+    if (((await stat(abs).catch(() => undefined))?.size ?? 0) > MAX_FILE_BYTES) return;
     const buf = await readFile(abs).catch(() => undefined);
     if (!buf || isBinary(buf)) return;
     const lines = grepText(decode(buf).text, regex, query);
@@ -25,16 +28,21 @@ export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<
     collected += lines.length;
   };
   if (info?.isFile()) {
+    if (info.size > MAX_FILE_BYTES) {
+      const mb = (n: number) => `${Math.round(n / (1024 * 1024))} MB`;
+      throw new GrepError(`${path.basename(query.target)} is ${mb(info.size)}; without ripgrep, grep searches files up to ${mb(MAX_FILE_BYTES)}. Search it with bash (grep -n) instead.`);
+    }
     await searchOne(query.target);
     return { files };
   }
   const keep = query.glob ? picomatch(query.glob, { dot: true, basename: !query.glob.replace(/^!/, '').includes('/') }) : undefined;
-  for await (const file of walkFiles(query.target, new IgnoreRules(query.ignoreRoot), signal)) {
+  const budget = walkBudget(query.walkLimit);
+  for await (const file of walkFiles(query.target, new IgnoreRules(query.ignoreRoot), signal, budget)) {
     if (keep && !keep(file.rel)) continue;
     await searchOne(file.abs);
     if (collected > COLLECT_LIMIT) return { files, truncated: true };
   }
-  return { files };
+  return budget.capped ? { files, walkCapped: true } : { files };
 }
 
 /** Matching lines (and context) of one file's text. Lines keep no terminator; a trailing \r stays (as in ripgrep). */

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { IgnoreRules } from './ignore-rules.js';
-import { COLLECT_LIMIT, GrepError, addLines, sortedLines, type GrepLine, type GrepOutcome, type GrepQuery } from './grep-search.js';
+import { COLLECT_LIMIT, GrepError, MAX_FILE_BYTES, addLines, sortedLines, type GrepLine, type GrepOutcome, type GrepQuery } from './grep-search.js';
 
 interface RgText {
   text?: string;
@@ -19,7 +19,7 @@ const textOf = (t: RgText | undefined) => (t?.text !== undefined ? t.text : Buff
 
 /** The arguments that make ripgrep walk like the fallback: hidden files, .gitignore with or without git, no .git. */
 export function rgArgs(query: GrepQuery): string[] {
-  const args = ['--json', '--no-config', '--hidden', '--no-require-git', '--no-ignore-global', '--no-messages', '--glob', '!.git'];
+  const args = ['--json', '--no-config', '--hidden', '--no-require-git', '--no-ignore-global', '--no-messages', '--glob', '!.git', '--max-filesize', String(MAX_FILE_BYTES)];
   if (query.ignoreCase) args.push('--ignore-case');
   if (query.multiline) args.push('--multiline');
   if (query.context > 0 && !query.filesOnly) args.push('--context', String(query.context));

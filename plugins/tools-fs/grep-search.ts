@@ -12,6 +12,8 @@ export interface GrepQuery {
   context: number;
   /** Only whether a file matches is wanted (files_with_matches): backends may stop at the first match. */
   filesOnly: boolean;
+  /** Folder entries the JavaScript walk visits at most (default MAX_WALK_ENTRIES); ripgrep walks on its own. */
+  walkLimit?: number;
 }
 
 export interface GrepLine {
@@ -30,10 +32,15 @@ export interface GrepOutcome {
   files: GrepFile[];
   /** Set when a backend stopped early because it collected too much. */
   truncated?: boolean;
+  /** Set when the walk stopped at its entry cap, so files may be missing. */
+  walkCapped?: boolean;
 }
 
 /** Lines either backend collects at most before it stops (keeps memory bounded on huge trees). */
 export const COLLECT_LIMIT = 20_000;
+
+/** Files larger than this are skipped in a folder search by both backends (ripgrep's --max-filesize). */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 export class GrepError extends Error {}
 

@@ -12,6 +12,7 @@ import { cutLine } from './text.js';
 const MAX_FILES = 200;
 const MAX_CONTENT_LINES = 400;
 const MAX_LINE = 300;
+const MAX_HEAD_LIMIT = 2000;
 
 const input = z.object({
   pattern: z.string().min(1).describe('Regular expression (ripgrep syntax)'),
@@ -24,6 +25,8 @@ const input = z.object({
   context: z.number().int().min(0).max(20).optional().describe('Lines of context around matches (content mode)'),
   case_insensitive: z.boolean().optional(),
   multiline: z.boolean().optional().describe('Let the pattern span lines (. still stops at newlines; use \\n or [\\s\\S])'),
+  head_limit: z.number().int().min(1).max(MAX_HEAD_LIMIT).optional().describe(`Entries (files or lines) to show; default ${MAX_FILES} files or ${MAX_CONTENT_LINES} lines`),
+  offset: z.number().int().min(0).optional().describe('Entries to skip first, to page on'),
 });
 
 export type GrepInput = z.infer<typeof input>;
@@ -35,7 +38,8 @@ export function backendFor(rgPath: string | undefined): GrepBackend {
   return rgPath ? (query, signal) => searchRg(rgPath, query, signal) : searchJs;
 }
 
-export function grepTool(backend: () => GrepBackend) {
+/** grep; `walkLimit` caps the folder entries the JavaScript walk visits. */
+export function grepTool(backend: () => GrepBackend, walkLimit?: number) {
   return defineTool({
     name: 'grep',
     description:
@@ -58,6 +62,7 @@ export function grepTool(backend: () => GrepBackend) {
         multiline: args.multiline ?? false,
         context: args.context ?? 0,
         filesOnly: mode === 'files_with_matches',
+        walkLimit,
       };
       let outcome: GrepOutcome;
       try {
@@ -66,9 +71,28 @@ export function grepTool(backend: () => GrepBackend) {
         if (err instanceof GrepError) return { content: `grep: ${err.message}`, isError: true };
         throw err;
       }
-      return { content: await formatGrep(outcome, mode, query.context, ctx), display: { files: outcome.files.length } };
+      const page = { offset: args.offset ?? 0, limit: args.head_limit };
+      return { content: await formatGrep(outcome, mode, query.context, ctx, page), display: { files: outcome.files.length } };
     },
   });
+}
+
+/** Where a page of results starts and how long it is; the defaults keep one answer small. */
+export interface Page {
+  offset: number;
+  limit?: number;
+}
+
+/** The `offset`/`head_limit` slice of `entries`, and the notice saying what was left out and how to page on. */
+function paginate<T>(entries: T[], page: Page, defaultLimit: number, noun: string): { shown: T[]; notice?: string } {
+  const limit = page.limit ?? defaultLimit;
+  const shown = entries.slice(page.offset, page.offset + limit);
+  const total = entries.length;
+  if (page.offset > 0 && shown.length === 0) return { shown, notice: `[offset ${page.offset} is past the end: there are ${total} ${noun}.]` };
+  const end = page.offset + shown.length;
+  if (page.offset === 0 && end === total) return { shown };
+  const more = end < total ? ` Call grep again with offset=${end} to see more, or narrow the search.` : '';
+  return { shown, notice: `[Showing ${noun} ${page.offset + 1}-${end} of ${total}.${more}]` };
 }
 
 /** The text the model sees; shared by both backends so their results read the same. */
@@ -77,41 +101,42 @@ export async function formatGrep(
   mode: NonNullable<GrepInput['output_mode']>,
   context: number,
   ctx: Pick<ToolContext, 'cwd'>,
+  page: Page = { offset: 0 },
 ): Promise<string> {
   const files = outcome.files.slice().sort((a, b) => a.abs.localeCompare(b.abs));
   const shown = (f: GrepFile) => displayPath(f.abs, ctx.cwd);
-  const partial = outcome.truncated ? '\n[The search stopped early: too many matches. Narrow it with path, glob or a more specific pattern.]' : '';
-  if (files.length === 0) return 'No matches found.';
+  const notes: string[] = [];
+  if (outcome.truncated) notes.push('[The search stopped early: too many matches. Narrow it with path, glob or a more specific pattern.]');
+  if (outcome.walkCapped) notes.push('[The search stopped after visiting its cap of folder entries, so files may be missing; narrow it with path or glob.]');
+  const partial = notes.map((n) => `\n${n}`).join('');
+  if (files.length === 0) return `No matches found.${partial}`;
   if (mode === 'files_with_matches') {
     const withTime = await Promise.all(files.map(async (f) => ({ f, mtime: (await stat(f.abs).catch(() => undefined))?.mtimeMs ?? 0 })));
     withTime.sort((a, b) => b.mtime - a.mtime || a.f.abs.localeCompare(b.f.abs));
-    const lines = withTime.slice(0, MAX_FILES).map(({ f }) => shown(f));
-    if (files.length > MAX_FILES) lines.push(`[${files.length - MAX_FILES} more files not shown; narrow the search.]`);
+    const { shown: slice, notice } = paginate(withTime, page, MAX_FILES, 'files');
+    const lines = slice.map(({ f }) => shown(f));
+    if (notice) lines.push(notice);
     return `${files.length} ${files.length === 1 ? 'file' : 'files'}\n${lines.join('\n')}${partial}`;
   }
   if (mode === 'count') {
     const counts = files.map((f) => ({ f, n: f.lines.filter((l) => l.match).length }));
     const total = counts.reduce((sum, c) => sum + c.n, 0);
-    const lines = counts.slice(0, MAX_FILES).map(({ f, n }) => `${shown(f)}:${n}`);
-    if (files.length > MAX_FILES) lines.push(`[${files.length - MAX_FILES} more files not shown.]`);
+    const { shown: slice, notice } = paginate(counts, page, MAX_FILES, 'files');
+    const lines = slice.map(({ f, n }) => `${shown(f)}:${n}`);
+    if (notice) lines.push(notice);
     return `${total} matching lines in ${files.length} files\n${lines.join('\n')}${partial}`;
   }
+  const all = files.flatMap((f) => f.lines.map((line) => ({ f, line })));
+  const { shown: slice, notice } = paginate(all, page, MAX_CONTENT_LINES, 'lines');
   const out: string[] = [];
-  let total = 0;
-  let kept = 0;
-  for (const f of files) {
-    let prev = -1;
-    for (const line of f.lines) {
-      total++;
-      if (kept >= MAX_CONTENT_LINES) continue;
-      // With context, "--" separates groups of lines that are not adjacent (as grep and ripgrep print).
-      if (context > 0 && out.length > 0 && line.n !== prev + 1) out.push('--');
-      const sep = line.match ? ':' : '-';
-      out.push(`${shown(f)}${sep}${line.n}${sep}${cutLine(line.text, MAX_LINE)}`);
-      kept++;
-      prev = line.n;
-    }
+  let prev: { f: GrepFile; n: number } | undefined;
+  for (const { f, line } of slice) {
+    // With context, "--" separates groups of lines that are not adjacent (as grep and ripgrep print).
+    if (context > 0 && prev && (prev.f !== f || line.n !== prev.n + 1)) out.push('--');
+    const sep = line.match ? ':' : '-';
+    out.push(`${shown(f)}${sep}${line.n}${sep}${cutLine(line.text, MAX_LINE)}`);
+    prev = { f, n: line.n };
   }
-  if (total > kept) out.push(`[${total} lines in all, only the first ${MAX_CONTENT_LINES} shown; narrow the search or use files_with_matches.]`);
+  if (notice) out.push(notice);
   return out.join('\n') + partial;
 }

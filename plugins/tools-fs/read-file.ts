@@ -1,9 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from '../../kernel/index.js';
 import { displayPath, formatSize, resolvePath } from './paths.js';
 import { remember } from './read-state.js';
+import { OpenError, openReal, readAll, realTarget, type Opened } from './safe-open.js';
 import { missingPathHint } from './suggest.js';
 import { cutLine, decode, isBinary, splitLines } from './text.js';
 
@@ -43,32 +43,46 @@ export const readFileTool = defineTool({
   async execute(args, ctx): Promise<ToolResult> {
     const abs = resolvePath(args.path, ctx.cwd);
     const shown = (p: string) => displayPath(p, ctx.cwd);
-    const info = await stat(abs).catch(() => undefined);
-    if (!info) return { content: `File not found: ${shown(abs)}.${await missingPathHint(abs, shown)}`, isError: true };
-    if (info.isDirectory()) return { content: `${shown(abs)} is a directory; use ls to list it.`, isError: true };
-    const ext = path.extname(abs).toLowerCase();
-    const imageType = IMAGE_TYPES[ext];
-    if (imageType) {
-      if (info.size > MAX_IMAGE_BYTES) {
-        return { content: `${shown(abs)} is an image of ${formatSize(info.size)}, larger than the ${formatSize(MAX_IMAGE_BYTES)} the model accepts.`, isError: true };
+    let file: Opened;
+    try {
+      file = await openReal(await realTarget(abs), 'read', shown(abs));
+    } catch (err) {
+      if (err instanceof OpenError) {
+        if (err.kind === 'directory') return { content: `${shown(abs)} is a directory; use ls to list it.`, isError: true };
+        return { content: `read_file: ${err.message}`, isError: true };
       }
-      const buf = await readFile(abs);
-      await remember(ctx.session, abs, buf);
-      return {
-        content: [
-          { type: 'text', text: `Image ${shown(abs)} (${formatSize(info.size)})` },
-          { type: 'image', source: { type: 'base64', media_type: imageType, data: buf.toString('base64') } },
-        ],
-      };
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { content: `File not found: ${shown(abs)}.${await missingPathHint(abs, shown)}`, isError: true };
+      throw err;
     }
-    if (info.size > MAX_TEXT_BYTES) {
-      return { content: `${shown(abs)} is ${formatSize(info.size)}, too large to read; search it with grep or print parts with bash (sed -n '100,200p').`, isError: true };
+    const { handle, info } = file;
+    let buf: Buffer;
+    try {
+      const ext = path.extname(abs).toLowerCase();
+      const imageType = IMAGE_TYPES[ext];
+      if (imageType) {
+        if (info.size > MAX_IMAGE_BYTES) {
+          return { content: `${shown(abs)} is an image of ${formatSize(info.size)}, larger than the ${formatSize(MAX_IMAGE_BYTES)} the model accepts.`, isError: true };
+        }
+        const image = await readAll(handle, info.size);
+        remember(ctx.session, abs, image, info);
+        return {
+          content: [
+            { type: 'text', text: `Image ${shown(abs)} (${formatSize(info.size)})` },
+            { type: 'image', source: { type: 'base64', media_type: imageType, data: image.toString('base64') } },
+          ],
+        };
+      }
+      if (info.size > MAX_TEXT_BYTES) {
+        return { content: `${shown(abs)} is ${formatSize(info.size)}, too large to read; search it with grep or print parts with bash (sed -n '100,200p').`, isError: true };
+      }
+      buf = await readAll(handle, info.size);
+      if (BINARY_EXTENSIONS.has(ext) || isBinary(buf)) {
+        return { content: `${shown(abs)} is a binary file (${formatSize(info.size)}); read_file shows text and images only.`, isError: true };
+      }
+    } finally {
+      await handle.close();
     }
-    const buf = await readFile(abs);
-    if (BINARY_EXTENSIONS.has(ext) || isBinary(buf)) {
-      return { content: `${shown(abs)} is a binary file (${formatSize(info.size)}); read_file shows text and images only.`, isError: true };
-    }
-    await remember(ctx.session, abs, buf);
+    remember(ctx.session, abs, buf, info);
     const lines = splitLines(decode(buf).text);
     if (lines.length === 0) return { content: `${shown(abs)} is empty.` };
     const start = args.offset ?? 1;

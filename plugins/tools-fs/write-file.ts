@@ -1,10 +1,9 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from '../../kernel/index.js';
 import { displayPath, resolvePath } from './paths.js';
 import { unifiedDiff } from './patch.js';
 import { remember, staleReason } from './read-state.js';
+import { OpenError, openForWrite, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
 import { decode, encode, splitLines, type Encoding } from './text.js';
 
 const input = z.object({
@@ -22,25 +21,34 @@ export const writeFileTool = defineTool({
   async execute(args, ctx): Promise<ToolResult> {
     const abs = resolvePath(args.path, ctx.cwd);
     const shown = displayPath(abs, ctx.cwd);
-    const info = await stat(abs).catch(() => undefined);
-    if (info?.isDirectory()) return { content: `${shown} is a directory, not a file.`, isError: true };
-    let before: string | undefined;
-    let encoding: Encoding = 'utf8';
-    if (info) {
-      const stale = await staleReason(ctx.session, abs, shown);
-      if (stale) return { content: `write_file refused: ${stale}`, isError: true };
-      const old = decode(await readFile(abs));
-      before = old.text;
-      encoding = old.encoding;
-    } else {
-      await mkdir(path.dirname(abs), { recursive: true });
+    let file: Opened & { created: boolean };
+    try {
+      file = await openForWrite(await realTarget(abs), shown);
+    } catch (err) {
+      if (err instanceof OpenError) return { content: err.kind === 'directory' ? err.message : `write_file refused: ${err.message}`, isError: true };
+      throw err;
     }
-    const bytes = encode(args.content, encoding);
-    await writeFile(abs, bytes);
-    await remember(ctx.session, abs, bytes);
-    const lines = splitLines(args.content).length;
-    if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true } };
-    const diff = await unifiedDiff(shown, before, args.content);
-    return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff } };
+    const { handle, info, created } = file;
+    try {
+      let before: string | undefined;
+      let encoding: Encoding = 'utf8';
+      if (!created) {
+        const current = await readAll(handle, info.size);
+        const stale = staleReason(ctx.session, abs, shown, info, current);
+        if (stale) return { content: `write_file refused: ${stale}`, isError: true };
+        const old = decode(current);
+        before = old.text;
+        encoding = old.encoding;
+      }
+      const bytes = encode(args.content, encoding);
+      await writeAll(handle, bytes);
+      remember(ctx.session, abs, bytes, await handle.stat());
+      const lines = splitLines(args.content).length;
+      if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true } };
+      const diff = await unifiedDiff(shown, before, args.content);
+      return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff } };
+    } finally {
+      await handle.close();
+    }
   },
 });

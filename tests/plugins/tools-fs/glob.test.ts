@@ -57,4 +57,20 @@ describe('glob', () => {
       plain.cleanup();
     }
   });
+
+  it('stops walking a huge tree at the entry cap and says the list may be incomplete', async () => {
+    const capped = await harness([toolsFs({ walkLimit: 20 })]);
+    try {
+      for (let i = 0; i < 40; i++) capped.ws.write(`d${i % 4}/f${i}.txt`, '');
+      const text = textOf(await capped.run('glob', { pattern: '**/*.txt' }));
+      const listed = lines(text).filter((l) => l.endsWith('.txt'));
+      expect(listed.length).toBeGreaterThan(0);
+      expect(listed.length).toBeLessThan(20);
+      expect(lines(text).at(-1)).toBe('[The search stopped after visiting 20 entries, so files may be missing; narrow the path or the pattern.]');
+      const none = textOf(await capped.run('glob', { pattern: '**/*.md' }));
+      expect(none).toBe('No files match **/*.md in ..\n[The search stopped after visiting 20 entries, so files may be missing; narrow the path or the pattern.]');
+    } finally {
+      capped.cleanup();
+    }
+  });
 });

@@ -117,7 +117,7 @@ describe('grep', () => {
       const h = await harness([toolsFs({ grep: 'js' })], { ws: many });
       const text = textOf(await h.run('grep', { pattern: 'match', output_mode: 'content' }));
       expect(text.split('\n')).toHaveLength(401);
-      expect(text).toContain('[600 lines in all, only the first 400 shown');
+      expect(text.split('\n')[400]).toBe('[Showing lines 1-400 of 600. Call grep again with offset=400 to see more, or narrow the search.]');
     } finally {
       many.cleanup();
     }
@@ -149,5 +149,59 @@ describe('grep', () => {
       process.env.PATH = saved;
     }
   });
-});
 
+  it('pages with offset and head_limit in every output mode, the same with both backends', async () => {
+    const paged = makeWorkspace();
+    try {
+      for (let i = 0; i < 5; i++) paged.write(`f${i}.txt`, Array.from({ length: 3 }, (_, j) => `hit ${i}.${j}`).join('\n'));
+      for (const backend of rgPath ? (['rg', 'js'] as const) : (['js'] as const)) {
+        const h = await harness([toolsFs({ grep: backend })], { ws: paged });
+        const content = textOf(await h.run('grep', { pattern: 'hit', output_mode: 'content', offset: 4, head_limit: 3 }));
+        expect(content, backend).toBe(
+          ['f1.txt:2:hit 1.1', 'f1.txt:3:hit 1.2', 'f2.txt:1:hit 2.0', '[Showing lines 5-7 of 15. Call grep again with offset=7 to see more, or narrow the search.]'].join('\n'),
+        );
+        const last = textOf(await h.run('grep', { pattern: 'hit', output_mode: 'content', offset: 13 }));
+        expect(last, backend).toBe(['f4.txt:2:hit 4.1', 'f4.txt:3:hit 4.2', '[Showing lines 14-15 of 15.]'].join('\n'));
+        const count = textOf(await h.run('grep', { pattern: 'hit', output_mode: 'count', head_limit: 2 }));
+        expect(count, backend).toBe(['15 matching lines in 5 files', 'f0.txt:3', 'f1.txt:3', '[Showing files 1-2 of 5. Call grep again with offset=2 to see more, or narrow the search.]'].join('\n'));
+        const files = textOf(await h.run('grep', { pattern: 'hit', offset: 4 })).split('\n');
+        expect(files, backend).toHaveLength(3);
+        expect(files[2], backend).toBe('[Showing files 5-5 of 5.]');
+        expect(textOf(await h.run('grep', { pattern: 'hit', offset: 9 })), backend).toBe('5 files\n[offset 9 is past the end: there are 5 files.]');
+      }
+    } finally {
+      paged.cleanup();
+    }
+  });
+
+  it('skips files over 10 MB in a folder search with both backends; the fallback refuses one named on its own', async () => {
+    const big = makeWorkspace();
+    try {
+      big.write('big.log', `${'x'.repeat(10 * 1024 * 1024)}\nneedle\n`);
+      big.write('small.txt', 'needle\n');
+      for (const backend of rgPath ? (['rg', 'js'] as const) : (['js'] as const)) {
+        const h = await harness([toolsFs({ grep: backend })], { ws: big });
+        expect(textOf(await h.run('grep', { pattern: 'needle' })), backend).toBe('1 file\nsmall.txt');
+      }
+      const js = await harness([toolsFs({ grep: 'js' })], { ws: big });
+      const alone = await js.run('grep', { pattern: 'needle', path: 'big.log' });
+      expect(alone.isError).toBe(true);
+      expect(textOf(alone)).toBe('grep: big.log is 10 MB; without ripgrep, grep searches files up to 10 MB. Search it with bash (grep -n) instead.');
+    } finally {
+      big.cleanup();
+    }
+  });
+
+  it('stops the fallback walk at its entry cap and says so', async () => {
+    const wide = makeWorkspace();
+    try {
+      for (let i = 0; i < 30; i++) wide.write(`d${i % 3}/f${i}.txt`, 'needle\n');
+      const h = await harness([toolsFs({ grep: 'js', walkLimit: 10 })], { ws: wide });
+      const text = textOf(await h.run('grep', { pattern: 'needle', output_mode: 'count' }));
+      expect(text).toContain('[The search stopped after visiting its cap of folder entries, so files may be missing; narrow it with path or glob.]');
+      expect(Number(/in (\d+) files/.exec(text)?.[1])).toBeLessThan(10);
+    } finally {
+      wide.cleanup();
+    }
+  });
+});

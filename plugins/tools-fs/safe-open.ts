@@ -1,0 +1,134 @@
+/**
+ * Opening files without a check-then-use race on symbolic links. A tool first resolves the path it was given
+ * to the real file (`realTarget`: symlinks followed, as the permission check judged it), then opens that real
+ * path with O_NOFOLLOW, so a symbolic link swapped in at the final component since is refused instead of
+ * followed, and re-checks that the path still names the opened file (a folder above it swapped for a link).
+ * O_NOFOLLOW is 0 where the platform lacks it (Windows); the re-check still runs there.
+ */
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import path from 'node:path';
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** Opening a FIFO for reading would wait for a writer; non-blocking open returns at once (no effect on files). */
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+/** Why a file was not opened; `kind` lets each tool word its own message. */
+export class OpenError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'symlink' | 'directory' | 'special' | 'moved' | 'appeared',
+  ) {
+    super(message);
+  }
+}
+
+/** The real path of `abs`: symlinks resolved; for a missing file, its real folder joined with its name. */
+export async function realTarget(abs: string): Promise<string> {
+  try {
+    return await realpath(abs);
+  } catch {
+    const dir = path.dirname(abs);
+    if (dir === abs) return abs;
+    return path.join(await realTarget(dir), path.basename(abs));
+  }
+}
+
+export type OpenMode = 'read' | 'update' | 'create';
+
+const FLAGS: Record<OpenMode, number> = {
+  read: constants.O_RDONLY | NOFOLLOW | NONBLOCK,
+  update: constants.O_RDWR | NOFOLLOW | NONBLOCK,
+  // O_EXCL also refuses any existing entry, a symbolic link included.
+  create: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW,
+};
+
+export interface Opened {
+  handle: FileHandle;
+  info: Stats;
+}
+
+/**
+ * Opens `real` (from `realTarget`) as a regular file. Throws OpenError naming `shown` when the path became a
+ * symbolic link, is not a regular file, or no longer names the file that was opened; ENOENT and EEXIST pass
+ * through as they are, for the caller to handle.
+ */
+export async function openReal(real: string, mode: OpenMode, shown: string): Promise<Opened> {
+  let handle: FileHandle;
+  try {
+    handle = await open(real, FLAGS[mode], 0o666);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || (code === 'EEXIST' && (await isLink(real)))) {
+      if (!(await realpath(real).catch(() => undefined))) {
+        throw new OpenError(`${shown} is a symbolic link to a missing file; use the path of the link's target instead.`, 'symlink');
+      }
+      throw new OpenError(`${shown} became a symbolic link after its path was checked; it was not opened. Check the path and try again.`, 'symlink');
+    }
+    if (code === 'EISDIR') throw new OpenError(`${shown} is a directory, not a file.`, 'directory');
+    if (code === 'ENXIO') throw new OpenError(`${shown} is not a regular file (a FIFO or socket).`, 'special');
+    throw err;
+  }
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new OpenError(`${shown} is a directory, not a file.`, 'directory');
+    if (!info.isFile()) throw new OpenError(`${shown} is not a regular file (a device, FIFO or socket); file tools read and write regular files only.`, 'special');
+    const now = await stat(real).catch(() => undefined);
+    const where = await realpath(real).catch(() => undefined);
+    if (!now || now.ino !== info.ino || now.dev !== info.dev || where !== real) {
+      throw new OpenError(`${shown} was moved or replaced while it was being opened; it was not used. Check the path and try again.`, 'moved');
+    }
+    return { handle, info };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+async function isLink(p: string): Promise<boolean> {
+  return (await lstat(p).catch(() => undefined))?.isSymbolicLink() ?? false;
+}
+
+/** The whole file, read from the start whatever the handle's position. */
+export async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let position = 0;
+  let total = 0;
+  const chunk = Math.max(64 * 1024, Math.min(size + 1, 8 * 1024 * 1024));
+  for (;;) {
+    const buf = Buffer.alloc(chunk);
+    const { bytesRead } = await handle.read(buf, 0, chunk, position);
+    if (bytesRead === 0) break;
+    chunks.push(bytesRead === chunk ? buf : buf.subarray(0, bytesRead));
+    position += bytesRead;
+    total += bytesRead;
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** Replaces the file's content with `bytes`. */
+export async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  await handle.truncate(0);
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, done);
+    done += bytesWritten;
+  }
+}
+
+/** Opens `real` to rewrite it, or creates it (and its folders) when missing; `created` says which. */
+export async function openForWrite(real: string, shown: string): Promise<Opened & { created: boolean }> {
+  try {
+    return { ...(await openReal(real, 'update', shown)), created: false };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await mkdir(path.dirname(real), { recursive: true });
+  try {
+    return { ...(await openReal(real, 'create', shown)), created: true };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new OpenError(`${shown} appeared on disk while it was being created; read it with read_file, then try again.`, 'appeared');
+    throw err;
+  }
+}
