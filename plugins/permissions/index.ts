@@ -2,6 +2,7 @@ import os from 'node:os';
 import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
 import { resolveReal } from './paths.js';
 import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
+import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 
 export { MATRIX } from './policy.js';
@@ -52,9 +53,16 @@ export default definePlugin(() => ({
     kernel.hooks.prePermission.tapPromise('permissions', async (call, turn): Promise<Decision> => {
       const tool = kernel.tools.get(call.name);
       if (!tool) return { behavior: 'deny', reason: `Permission denied: unknown tool ${call.name}` };
-      const verdict = await evaluate(call, tool, contextFor(turn.session, call.name));
+      const ctx = contextFor(turn.session, call.name);
+      const verdict = await evaluate(call, tool, ctx);
       if (verdict.resolved.length > 0) judgedPaths(turn.data).set(call.id, verdict.resolved);
-      return verdict.decision;
+      const decision = verdict.decision;
+      // The user is shown what an edit would change before answering.
+      if (decision.behavior === 'ask' && PREVIEWED_TOOLS.has(call.name) && verdict.resolved.length === 1) {
+        const preview = await editPreview(call.name, call.input, verdict.resolved[0], ctx.cwd).catch(() => undefined);
+        if (preview) return { ...decision, preview };
+      }
+      return decision;
     });
 
     // Closes the check-then-use window: a path that resolves elsewhere now than when it was judged (a symlink

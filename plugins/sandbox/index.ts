@@ -52,7 +52,17 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     let availability: { bwrap?: string; problem?: string } | undefined;
     let warned = false;
     let proxy: Promise<string> | undefined;
+    // Temp dirs this kernel made, removed at exit; the exit listener is added with the first one, so kernels
+    // that never sandbox a command add none.
     const cleanup: string[] = [];
+    const removeLater = (dir: string) => {
+      if (cleanup.length === 0) {
+        process.once('exit', () => {
+          for (const made of cleanup) rmSync(made, { recursive: true, force: true });
+        });
+      }
+      cleanup.push(dir);
+    };
 
     const settings = (): SandboxConfig => (kernel.config.sandbox as SandboxConfig | undefined) ?? {};
     const check = () => {
@@ -68,17 +78,13 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     const proxySocket = (allowed: string[]): Promise<string> => {
       proxy ??= (async () => {
         const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-proxy-'));
-        cleanup.push(dir);
+        removeLater(dir);
         const socket = path.join(dir, 'proxy.sock');
         await startProxy(socket, allowed);
         return socket;
       })();
       return proxy;
     };
-    process.once('exit', () => {
-      for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
-    });
-
     const service: SandboxService = {
       async wrap({ command, cwd, session }) {
         const config = settings();
@@ -90,7 +96,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           if (config.allowUnsandboxed) return null;
           throw new Error(`sandbox: ${problem}. Set sandbox.allowUnsandboxed: true to run without it, or sandbox.enabled: false`);
         }
-        const own = sessionSandbox(session, cleanup);
+        const own = sessionSandbox(session, removeLater);
         const root = real(session.projectRoot);
         const allowWrite = (config.allowWrite ?? []).map((p) => real(path.resolve(root, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p)));
         const allowed = config.network?.allowedDomains ?? [];
@@ -120,11 +126,11 @@ function real(p: string): string {
   }
 }
 
-function sessionSandbox(session: Session, cleanup: string[]): SessionSandbox {
+function sessionSandbox(session: Session, removeLater: (dir: string) => void): SessionSandbox {
   let own = session.data.get(KEY) as SessionSandbox | undefined;
   if (!own) {
     own = { tmpDir: real(mkdtempSync(path.join(os.tmpdir(), 'keel-sandbox-'))) };
-    cleanup.push(own.tmpDir);
+    removeLater(own.tmpDir);
     session.data.set(KEY, own);
   }
   return own;

@@ -15,7 +15,7 @@ import {
 } from '../../kernel/index.js';
 import { formatList, listJson, listSessions } from './list.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
-import { loadSession, type SessionSummary } from './reader.js';
+import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
 import { countResponse, headerFor, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
 import { newestSessionId, resolveSessionId } from './resolve.js';
 import { createRedactor } from './secrets.js';
@@ -86,12 +86,8 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     kernel.hooks.event.tap(NAME, (event) => {
       const session = sessionOf(event, tracked) ?? lastActive;
       const rec = session && recorderOf(session);
-      if (!session || !rec) return;
+      if (!session || !rec || rec.failed) return;
       lastActive = session;
-      if (event.type === 'user_message' && rec.pending.length) {
-        for (const message of rec.pending.splice(0)) kernel.log('warn', message, NAME);
-      }
-      if (rec.failed) return;
       guarded(kernel, rec, () => record(event, session, rec));
     });
 
@@ -179,8 +175,8 @@ async function openOrResume(
   cfg: { fsync: boolean; sideFileBytes: number; now: () => number },
 ): Promise<Recorder> {
   const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
-  const recorderFor = (id: string, lines: number, parent?: string): Recorder => ({
-    writer: new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact }, lines),
+  const recorderFor = (id: string, parent?: string): Recorder => ({
+    writer: new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact, id }),
     side: { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
     header: headerFor(session, cfg.now(), parent),
     recorded: 0,
@@ -191,7 +187,6 @@ async function openOrResume(
     mainUsageCost: 0,
     smallUsageCost: 0,
     costFromUsage: false,
-    pending: [],
     failed: false,
     now: cfg.now,
   });
@@ -199,28 +194,34 @@ async function openOrResume(
   const resume = session.resume;
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
-    return recorderFor(session.id, 0);
+    return recorderFor(session.id);
   }
   const sourceId = resume.id ? resolveSessionId(dir, resume.id) : newestSessionId(dir);
-  const warnings: string[] = [];
-  const loaded = await loadSession(sessionFile(dir, sourceId), { sideDir: sideDir(dir, sourceId), warn: (message) => warnings.push(message) });
+  // Resuming in place appends to the file: take its lock before reading, so no other process is writing it.
+  if (!resume.fork) session.id = sourceId;
+  const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
+  if (!resume.fork) rec.writer.acquire();
+  let loaded: LoadedSession;
+  try {
+    // The print frontend listens before sessionStart, so these warnings reach the user as they happen.
+    loaded = await loadSession(sessionFile(dir, sourceId), { sideDir: sideDir(dir, sourceId), warn: (message) => kernel.log('warn', message, NAME) });
+  } catch (err) {
+    rec.writer.close();
+    throw err;
+  }
   for (const message of loaded.messages) session.messages.push(message);
   session.resumedFrom = sourceId;
+  rec.base = loaded.stats;
   if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
 
   if (resume.fork) {
     session.parentSessionId = sourceId;
-    const rec = recorderFor(session.id, 0, sourceId);
-    rec.base = loaded.stats;
-    rec.pending = warnings;
     writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
     rec.writer.sync();
     return rec;
   }
-  session.id = sourceId;
-  const rec = recorderFor(sourceId, loaded.lines, loaded.header?.parent);
-  rec.base = loaded.stats;
-  rec.pending = warnings;
+  rec.writer.lines = loaded.lines;
+  if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
   // What came from the file is on file; a synthesized tail result is written now, so the file stays valid.
   const onFile = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
   rec.recorded = onFile;

@@ -23,11 +23,6 @@ export interface Recorder {
   smallUsageCost: number;
   /** Once the provider reports main-model usage events, main cost comes from those alone (never counted twice). */
   costFromUsage: boolean;
-  /**
-   * Warnings from resuming, logged at the session's first prompt: frontends listen from the run on, and
-   * would miss logs made inside `sessionStart`.
-   */
-  pending: string[];
   /** Set after a write failed: the session is no longer saved, and that was reported once. */
   failed: boolean;
   now: () => number;

@@ -4,16 +4,20 @@
  */
 import { closeSync, constants, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { acquireLock, type SessionLock } from './lock.js';
 import type { SessionRecord } from './records.js';
 import type { Redactor } from './secrets.js';
 
 export interface WriterOptions {
   fsync: boolean;
   redact: Redactor;
+  /** The session id, for the lock's error message. */
+  id: string;
 }
 
 export class SessionWriter {
   private fd: number | undefined;
+  private lock: SessionLock | undefined;
   /** Complete lines in the file: the next record is line `lines + 1`. */
   lines: number;
 
@@ -29,14 +33,21 @@ export class SessionWriter {
     return this.fd !== undefined;
   }
 
+  /** Takes the session's lock (see lock.ts) unless held already; throws when another process holds it. */
+  acquire(): void {
+    this.lock ??= acquireLock(this.file, this.opts.id);
+  }
+
   /**
-   * Opens for append, creating the file (and its folders) when needed. A torn last line is cut back to the
-   * last newline first. Returns true when the file was new or empty, so the caller writes a header.
+   * Opens for append, creating the file (and its folders) when needed, under the session's lock. A torn last
+   * line is cut back to the last newline first. Returns true when the file was new or empty, so the caller
+   * writes a header.
    */
   open(): { created: boolean; cutBytes: number } {
     if (this.fd !== undefined) return { created: false, cutBytes: 0 };
     const dir = path.dirname(this.file);
     const madeDir = mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.acquire();
     const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
     this.fd = fd;
     const cutBytes = cutTornTail(fd);
@@ -68,10 +79,12 @@ export class SessionWriter {
     if (this.fd !== undefined && this.opts.fsync) fdatasyncSync(this.fd);
   }
 
+  /** Closes the file and releases the lock. */
   close(): void {
-    if (this.fd === undefined) return;
-    closeSync(this.fd);
+    if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+    this.lock?.release();
+    this.lock = undefined;
   }
 }
 

@@ -95,6 +95,23 @@ describe('keel sessions, --resume, --continue, --fork-session', () => {
     expect(run.stderr).toMatch(/^keel: .*--resume: no session "nope" in this project \(run keel sessions to list them\)\n$/);
   });
 
+  it('leaves no lock after a run; refuses in one line to resume a session another live keel holds', async () => {
+    const { ws, env } = await prepare([say('one'), say('forked')]);
+    const id = JSON.parse((await runKeel(['-p', 'first', '--output-format', 'json'], { cwd: ws.dir, env })).stdout).session_id;
+    expect(readdirSync(sessionsDir(ws)).filter((n) => n.endsWith('.lock'))).toEqual([]);
+    // This test process stands in for the other keel: it is alive, and not the child.
+    const lock = path.join(sessionsDir(ws), `${id}.lock`);
+    writeFileSync(lock, `${process.pid} other\n`);
+    const refused = await runKeel(['-p', 'second', '--resume', id], { cwd: ws.dir, env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain(`session ${id} is in use by another keel process (pid ${process.pid})`);
+    const forked = await runKeel(['-p', 'second', '--resume', id, '--fork-session', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(forked.code, forked.stderr).toBe(0);
+    expect(JSON.parse(forked.stdout).session_id).not.toBe(id);
+    expect(readFileSync(lock, 'utf8')).toBe(`${process.pid} other\n`);
+  });
+
   it('resumes a file with a corrupt middle line, warning on stderr with the line number', async () => {
     const { server, ws, env } = await prepare([say('one'), say('two'), say('three')]);
     const id = JSON.parse((await runKeel(['-p', 'first', '--output-format', 'json'], { cwd: ws.dir, env })).stdout).session_id;

@@ -71,25 +71,55 @@ describe('denial-log', () => {
     expect(kernel.describe()).toMatch(/prePermission: denial-log@-100 → permissions/);
   });
 
-  it('a denied tool is not asked again this session; the model is told why', async () => {
+  it('"Deny" refuses the call; the very same call is refused without asking, another call of the tool is asked', async () => {
     const { asked, result, requests } = await run(
+      [
+        callTool('write_file', { path: 'a.txt' }, 't1'),
+        callTool('write_file', { path: 'a.txt' }, 't2'),
+        callTool('write_file', { path: 'b.txt' }, 't3'),
+        say('ok'),
+      ],
+      ['deny', 'allow_once'],
+    );
+    expect(asked.map((q) => (q.kind === 'permission' ? q.call.id : ''))).toEqual(['t1', 't3']);
+    expect(resultFor(requests, 't1')).toMatchObject({ is_error: true, content: expect.stringContaining('Permission denied by the user') });
+    expect(resultFor(requests, 't2')).toMatchObject({ is_error: true, content: PREVIOUSLY_DENIED });
+    expect(resultFor(requests, 't3')?.is_error).toBeUndefined();
+    expect(result.permissionDenials.map((d) => d.tool_use_id)).toEqual(['t1', 't2']);
+    expect(runs).toEqual(['b.txt']);
+  });
+
+  it('"Deny this session" refuses every later call of the tool without asking; the model is told why', async () => {
+    const { asked, result, requests, kernel, session } = await run(
       [callTool('write_file', { path: 'a.txt' }, 't1'), callTool('write_file', { path: 'b.txt' }, 't2'), say('ok')],
-      ['deny'],
+      ['deny_session'],
     );
     expect(asked).toHaveLength(1);
     expect(resultFor(requests, 't1')).toMatchObject({ is_error: true, content: expect.stringContaining('Permission denied by the user') });
     expect(resultFor(requests, 't2')).toMatchObject({ is_error: true, content: PREVIOUSLY_DENIED });
     expect(result.permissionDenials.map((d) => d.tool_use_id)).toEqual(['t1', 't2']);
     expect(runs).toEqual([]);
+    expect(kernel.services.get('denial-log')?.isDenied(session, 'write_file')).toBe(true);
   });
 
-  it('"Deny this session" works the same way', async () => {
+  it('"Deny" is not a session denial: the tool is not marked denied', async () => {
+    const { kernel, session } = await run([callTool('write_file', { path: 'a.txt' }, 't1'), say('ok')], ['deny']);
+    expect(kernel.services.get('denial-log')?.isDenied(session, 'write_file')).toBe(false);
+  });
+
+  it('"Allow this session" after "Deny" lets the denied call through too', async () => {
     const { asked, requests } = await run(
-      [callTool('write_file', { path: 'a.txt' }, 't1'), callTool('write_file', { path: 'b.txt' }, 't2'), say('ok')],
-      ['deny_session'],
+      [
+        callTool('write_file', { path: 'a.txt' }, 't1'),
+        callTool('write_file', { path: 'b.txt' }, 't2'),
+        callTool('write_file', { path: 'a.txt' }, 't3'),
+        say('ok'),
+      ],
+      ['deny', 'allow_session'],
     );
-    expect(asked).toHaveLength(1);
-    expect(resultFor(requests, 't2')).toMatchObject({ is_error: true, content: PREVIOUSLY_DENIED });
+    expect(asked).toHaveLength(2);
+    expect(resultFor(requests, 't3')?.is_error).toBeUndefined();
+    expect(runs).toEqual(['b.txt', 'a.txt']);
   });
 
   it('"Allow this session" lets later calls through without asking', async () => {
@@ -126,8 +156,29 @@ describe('denial-log', () => {
     expect(kernel.services.get('denial-log')?.isAllowed(session, 'write_file')).toBe(true);
   });
 
+  it('a call denied after "Allow this session" (an always-asked path) is refused again without asking', async () => {
+    server = await startAnthropicServer([say('hi')]);
+    ws = makeWorkspace();
+    const kernel = testKernel([queryAnthropic(), tools, permissions(), denialLog()], { baseURL: server.url });
+    const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir, permissionMode: 'ask' });
+    const turn = { session, kernel, index: 1, signal: new AbortController().signal, data: new Map(), emit: () => undefined };
+    const decide = (id: string, p: string) => kernel.hooks.prePermission.promise({ id, name: 'write_file', input: { path: p } }, turn);
+    await decide('w1', 'a.txt');
+    kernel.emit({ type: 'permission', call: { id: 'w1', name: 'write_file', input: { path: 'a.txt' } }, decision: { behavior: 'allow' }, source: 'user', choice: 'allow_session' });
+    expect((await decide('w2', 'b.txt'))?.behavior).toBe('allow');
+    // .git/config is asked even after "Allow this session"; the user denies that one call.
+    expect((await decide('w3', '.git/config'))?.behavior).toBe('ask');
+    kernel.emit({ type: 'permission', call: { id: 'w3', name: 'write_file', input: { path: '.git/config' } }, decision: { behavior: 'deny', reason: 'no' }, source: 'user', choice: 'deny' });
+    expect(await decide('w4', '.git/config')).toEqual({ behavior: 'deny', reason: PREVIOUSLY_DENIED });
+    expect((await decide('w5', 'c.txt'))?.behavior).toBe('allow');
+    // "Deny this session" then withdraws the allowance too.
+    expect((await decide('w6', '.git/hooks/pre-commit'))?.behavior).toBe('ask');
+    kernel.emit({ type: 'permission', call: { id: 'w6', name: 'write_file', input: { path: '.git/hooks/pre-commit' } }, decision: { behavior: 'deny', reason: 'no' }, source: 'user', choice: 'deny_session' });
+    expect(await decide('w7', 'e.txt')).toEqual({ behavior: 'deny', reason: PREVIOUSLY_DENIED });
+  });
+
   it('answers are per session', async () => {
-    const { kernel, session } = await run([callTool('write_file', { path: 'a.txt' }, 't1'), say('ok')], ['deny']);
+    const { kernel, session } = await run([callTool('write_file', { path: 'a.txt' }, 't1'), say('ok')], ['deny_session']);
     const other = await testSession(kernel, { cwd: session.cwd, projectRoot: session.projectRoot });
     const service = kernel.services.get('denial-log')!;
     expect(service.isDenied(session, 'write_file')).toBe(true);

@@ -58,7 +58,7 @@ describe('reading session files', () => {
     expect(loaded.lines).toBe(3);
     expect(loaded.tornBytes).toBeGreaterThan(0);
 
-    const writer = new SessionWriter(file, { fsync: true, redact: createRedactor([]) }, loaded.lines);
+    const writer = new SessionWriter(file, { fsync: true, redact: createRedactor([]), id: 'torn' }, loaded.lines);
     expect(writer.open()).toEqual({ created: false, cutBytes: loaded.tornBytes });
     writer.append(user('after') as never);
     writer.sync();

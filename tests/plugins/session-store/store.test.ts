@@ -92,13 +92,14 @@ describe('session-store: recording', () => {
     const h2 = harness(server, ws);
     const resumed = await h2.start({ resume: { id: session.id } });
     expect(text(resumed.messages[2])).toContain('tool output unavailable');
-    // Held until the first prompt, when frontends listen.
-    expect(h2.warnings()).toEqual([]);
-    await h2.run(resumed, 'next');
+    // Logged while the session starts: frontends listen from before sessionStart.
     const lines = readFileSync(h.store.fileOf(session)!, 'utf8').split('\n');
     const refLine = lines.findIndex((line) => line.includes('"refs"')) + 1;
-    expect(h2.warnings().join('\n')).toContain(`line ${refLine}: side file `);
-    expect(h2.warnings().join('\n')).toMatch(/toolu_gone-[0-9a-f]+\.json is missing or unreadable/);
+    expect(h2.warnings()).toHaveLength(1);
+    expect(h2.warnings()[0]).toContain(`line ${refLine}: side file `);
+    expect(h2.warnings()[0]).toMatch(/toolu_gone-[0-9a-f]+\.json is missing or unreadable/);
+    await h2.run(resumed, 'next');
+    expect(h2.warnings()).toHaveLength(1);
   });
 
   it('never writes the API key, wherever it appears', async () => {

@@ -1,0 +1,134 @@
+/**
+ * An advisory lock per session file (`<id>.lock` beside it, holding the owner's pid), so two keel processes
+ * never append to one session at once. A lock whose process is gone (a `kill -9`, a power cut) is stale and
+ * taken over. Locks are released when the writer closes and, as a last resort, when the process exits.
+ */
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+
+export class SessionLockedError extends Error {
+  override name = 'SessionLockedError';
+}
+
+export interface SessionLock {
+  readonly file: string;
+  release(): void;
+}
+
+/**
+ * Lock files this process holds, removed at exit. Process-wide on purpose: the exit handler belongs to the
+ * process, not to a session, and one listener serves every kernel in it.
+ */
+const held = new Map<string, string>();
+let exitHandler: (() => void) | undefined;
+
+export function lockFileOf(sessionFile: string): string {
+  return sessionFile.replace(/\.jsonl$/, '.lock');
+}
+
+/** What a lock file says about its owner. */
+function readOwner(file: string): { pid: number; token: string } | undefined {
+  try {
+    const [pid, token] = readFileSync(file, 'utf8').trim().split(/\s+/);
+    return Number.isInteger(Number(pid)) && Number(pid) > 0 ? { pid: Number(pid), token: token ?? '' } : { pid: 0, token: token ?? '' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when a process with this pid exists (EPERM: it exists but belongs to another user). */
+export function isAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the lock of `sessionFile` or throws a one-line SessionLockedError naming the owner. The same process
+ * may take a lock it already holds (two kernels in one process append whole records with O_APPEND).
+ */
+export function acquireLock(sessionFile: string, id: string, alive: (pid: number) => boolean = isAlive): SessionLock {
+  const file = lockFileOf(sessionFile);
+  const token = randomBytes(8).toString('hex');
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      try {
+        writeSync(fd, `${process.pid} ${token}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      return hold(file, token);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = readOwner(file);
+    if (!owner) continue; // released between our open and our read: try again
+    if (owner.pid !== process.pid && alive(owner.pid)) {
+      throw new SessionLockedError(
+        `session ${id} is in use by another keel process (pid ${owner.pid}); wait for it to end, add --fork-session to continue in a copy, or delete ${file} if no keel runs it`,
+      );
+    }
+    // Stale (its process is gone) or ours: move it aside under a unique name, so of two processes taking over
+    // the same stale lock only one removes it, then create ours.
+    const aside = `${file}.${token}.stale`;
+    try {
+      renameSync(file, aside);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    const moved = readOwner(aside);
+    if (moved && moved.token !== owner.token && moved.pid !== process.pid && alive(moved.pid)) {
+      // Another process replaced the stale lock between our read and our rename: that lock is live. Put it back.
+      try {
+        renameSync(aside, file);
+      } catch {
+        unlinkQuiet(aside);
+      }
+      continue;
+    }
+    unlinkQuiet(aside);
+  }
+  throw new SessionLockedError(`session ${id}: could not take the lock ${file} (it keeps changing hands)`);
+}
+
+function hold(file: string, token: string): SessionLock {
+  held.set(file, token);
+  if (!exitHandler) {
+    exitHandler = () => {
+      for (const [lock, owned] of held) releaseFile(lock, owned);
+      held.clear();
+    };
+    process.on('exit', exitHandler);
+  }
+  return {
+    file,
+    release() {
+      if (held.get(file) !== token) return;
+      held.delete(file);
+      releaseFile(file, token);
+      if (held.size === 0 && exitHandler) {
+        process.off('exit', exitHandler);
+        exitHandler = undefined;
+      }
+    },
+  };
+}
+
+/** Removes the lock only while it is still ours (another owner may have taken over a lock we left stale). */
+function releaseFile(file: string, token: string): void {
+  if (readOwner(file)?.token === token) unlinkQuiet(file);
+}
+
+function unlinkQuiet(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
