@@ -33,7 +33,7 @@ await esbuild.build({
   external: ['jiti', 'cosmiconfig', 'typescript'],
   banner: { js: "import { createRequire as __keelRequire } from 'node:module'; const require = __keelRequire(import.meta.url);" },
   legalComments: 'none',
-  minify: true,
+  minify: process.env.KEEL_NO_MINIFY ? false : true,
   keepNames: true,
   sourcemap: 'linked',
   logLevel: 'warning',
