@@ -43,8 +43,9 @@ export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
           summary = await summarise(kernel, turn, call, text, settings);
           await cache.set(key, summary, text, call.name);
         } catch (err) {
-          // compact-micro (if present) still cuts the output down.
-          kernel.log('warn', `could not summarise the ${text.length}-character output of ${call.name}: ${errorMessage(err)}`, NAME);
+          // compact-micro (if present) still cuts the output down. An abort (askModel passes the turn signal) is no
+          // failure worth a warning: the loop reports it.
+          if (!turn.signal.aborted) kernel.log('warn', `could not summarise the ${text.length}-character output of ${call.name}: ${errorMessage(err)}`, NAME);
           return result;
         }
       }

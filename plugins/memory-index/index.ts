@@ -58,14 +58,24 @@ async function readIndex(session: Session): Promise<string | undefined> {
   return text;
 }
 
+/** An index this many times over its size is cut in the prompt: it is paid for on every request. */
+const HARD_CAP_FACTOR = 4;
+
 function section(text: string | undefined, maxTokens: number): string {
   if (text === undefined || !text.trim()) return `${GUIDE}\n\nThere is no index yet: create .keel/MEMORY.md when you first store a topic.`;
-  const tokens = Math.ceil(text.length / 4);
+  const body = text.trim();
+  const tokens = Math.ceil(body.length / 4);
   const nudge =
     tokens > maxTokens
       ? `\n\nThe index is about ${tokens} tokens, over the ${maxTokens} it should hold: consolidate it now (merge related lines, move details into topic files, drop stale entries).`
       : '';
-  return `${GUIDE}\n\n<memory-index path="${INDEX_FILE}">\n${text.trim()}\n</memory-index>${nudge}`;
+  const capChars = maxTokens * HARD_CAP_FACTOR * 4;
+  if (body.length <= capChars) return `${GUIDE}\n\n<memory-index path="${INDEX_FILE}">\n${body}\n</memory-index>${nudge}`;
+  // Whole lines only, up to the cap.
+  const cut = body.lastIndexOf('\n', capChars);
+  const shown = body.slice(0, cut > 0 ? cut : capChars);
+  const left = body.slice(shown.length).split('\n').filter((line) => line.trim()).length;
+  return `${GUIDE}\n\n<memory-index path="${INDEX_FILE}">\n${shown}\n[… ${left} more lines not shown: read ${INDEX_FILE} with read_file]\n</memory-index>${nudge}`;
 }
 
 async function showIndex(root: string): Promise<string> {

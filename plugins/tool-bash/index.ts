@@ -109,10 +109,11 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
 
   const body = outcome.output.trimEnd() || '(no output)';
   const display = { exitCode: outcome.exitCode, cwd: state.cwd, timedOut: outcome.timedOut, truncated: outcome.truncated };
+  const after = notes.length ? `\n${notes.join('\n')}` : '';
   if (outcome.timedOut) {
-    return { content: `${body}\n\nCommand timed out after ${timeoutMs} ms; it and its child processes were killed.`, isError: true, display };
+    return { content: `${body}\n\nCommand timed out after ${timeoutMs} ms; it and its child processes were killed.${after}`, isError: true, display };
   }
-  if (outcome.aborted) return { content: `${body}\n\nCommand interrupted by the user; it and its child processes were killed.`, isError: true, display };
+  if (outcome.aborted) return { content: `${body}\n\nCommand interrupted by the user; it and its child processes were killed.${after}`, isError: true, display };
   const status = outcome.exitCode === 0 ? [] : [outcome.signal ? `Killed by ${outcome.signal}.` : `Exit code: ${outcome.exitCode}`];
   return { content: [body, ...status, ...notes].join('\n'), display };
 }

@@ -38,7 +38,13 @@ export class CappedOutput {
   }
 }
 
-/** Splits a byte stream into whole lines (UTF-8 safe), handing each batch of complete lines on. */
+/** Characters of an unfinished line held back at most; a longer line is handed on in pieces. */
+export const MAX_PENDING = 64 * 1024;
+
+/**
+ * Splits a byte stream into whole lines (UTF-8 safe), handing each batch of complete lines on. A line longer
+ * than `MAX_PENDING` (minified JS, binary noise) goes on in pieces, so memory and copying stay bounded.
+ */
 export class LineSplitter {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
@@ -49,7 +55,12 @@ export class LineSplitter {
     const text = this.pending + this.decoder.write(chunk);
     const cut = text.lastIndexOf('\n');
     if (cut === -1) {
-      this.pending = text;
+      if (text.length > MAX_PENDING) {
+        this.pending = '';
+        this.onLines(text);
+      } else {
+        this.pending = text;
+      }
       return;
     }
     this.pending = text.slice(cut + 1);

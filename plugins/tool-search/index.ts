@@ -9,16 +9,27 @@ export interface ToolSearchOptions {
 
 const NAME = 'tool-search';
 const DEFAULT_RESULTS = 5;
+/** Between `Stage.EARLY` (instructions) and `Stage.NORMAL` (memory index). */
+const LIST_STAGE = Stage.EARLY / 2;
 
 const input = z.object({
   query: z.string().min(1).describe('Keywords, or "select:name1,name2" to load tools by exact name'),
   max_results: z.number().int().min(1).max(10).optional().describe(`Default ${DEFAULT_RESULTS}`),
 });
 
-function loadedSet(session: Session): Set<string> {
+/**
+ * The deferred tools loaded in this session. First built from the history, so a resumed session keeps the
+ * deferred tools it had called (a fresh session's history holds no calls yet).
+ */
+function loadedSet(kernel: Kernel, session: Session): Set<string> {
   let loaded = session.data.get(NAME) as Set<string> | undefined;
   if (!loaded) {
     loaded = new Set();
+    const deferred = new Set(deferredTools(kernel).map((t) => t.name));
+    for (const message of session.messages) {
+      if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+      for (const block of message.content) if (block.type === 'tool_use' && deferred.has(block.name)) loaded.add(block.name);
+    }
     session.data.set(NAME, loaded);
   }
   return loaded;
@@ -29,7 +40,7 @@ const deferredTools = (kernel: Kernel) => kernel.tools.list().filter((t) => t.de
 
 /** Deferred tools the model cannot call yet: neither loaded by a search nor switched on by their `loadWhen`. */
 function unloaded(kernel: Kernel, ctx: ToolLoadContext): ToolDefinition[] {
-  const loaded = loadedSet(ctx.session);
+  const loaded = loadedSet(kernel, ctx.session);
   return deferredTools(kernel).filter((t) => !loaded.has(t.name) && !(t.loadWhen?.(ctx) ?? false));
 }
 
@@ -54,7 +65,7 @@ export default definePlugin((opts: ToolSearchOptions = {}) => ({
         loadWhen: (ctx) => unloaded(kernel, ctx).length > 0,
         async execute(args, ctx) {
           const pool = deferredTools(kernel);
-          const loaded = loadedSet(ctx.session);
+          const loaded = loadedSet(kernel, ctx.session);
           let found: ToolDefinition[];
           let missing: string[] = [];
           if (args.query.startsWith('select:')) {
@@ -80,7 +91,7 @@ export default definePlugin((opts: ToolSearchOptions = {}) => ({
     );
 
     kernel.hooks.selectTools.tapPromise({ name: NAME, stage: Stage.EARLY }, async (tools, turn) => {
-      const loaded = loadedSet(turn.session);
+      const loaded = loadedSet(kernel, turn.session);
       if (loaded.size === 0) return tools;
       const have = new Set(tools.map((t) => t.name));
       const extra: ToolDefinition[] = [];
@@ -91,9 +102,11 @@ export default definePlugin((opts: ToolSearchOptions = {}) => ({
       return extra.length ? [...tools, ...extra] : tools;
     });
 
-    kernel.hooks.contextLoad.tapPromise(NAME, async (context, turn) => {
+    // After the instructions (EARLY) and before the memory index (NORMAL, volatile): the list changes only when
+    // deferred tools are registered or all of them are loaded, so it belongs in the cached system prefix.
+    kernel.hooks.contextLoad.tapPromise({ name: NAME, stage: LIST_STAGE }, async (context, turn) => {
       if (unloaded(kernel, { session: turn.session, turn }).length === 0) return context;
-      // All deferred names, loaded or not: a list that does not change keeps the prompt cacheable.
+      // All deferred names, loaded or not: loading one does not change the text.
       const names = deferredTools(kernel).map((t) => t.name);
       const text = `Deferred tools (load them with tool_search before calling them): ${listNames(names, listLimit)}`;
       return { ...context, system: [...context.system, { type: 'text', text }] };

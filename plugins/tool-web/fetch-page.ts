@@ -49,7 +49,15 @@ export async function fetchPage(start: string, limits: FetchLimits, signal: Abor
       current = next;
       continue;
     }
-    const { body, truncated } = await readCapped(res, limits.maxBytes);
+    let read: { body: Buffer; truncated: boolean };
+    try {
+      read = await readCapped(res, limits.maxBytes);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (combined.aborted) throw new FetchError(`${current.href} did not finish sending the page within ${limits.timeoutMs} ms`);
+      throw new FetchError(`reading ${current.href} failed: ${(err as Error).message}`);
+    }
+    const { body, truncated } = read;
     return { kind: 'page', url: current.href, status: res.status, statusText: res.statusText, contentType: res.headers.get('content-type') ?? '', body, truncated };
   }
 }

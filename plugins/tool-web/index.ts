@@ -61,7 +61,7 @@ export default definePlugin((opts: ToolWebOptions = {}) => ({
           if (page.text.length <= summarizeOver) return { content: `${head}\n\n${page.text}${capped}`, display: { url: outcome.url, chars: page.text.length } };
           const summary = await summarize(page.text, args.prompt, outcome.url, ctx);
           if (summary) {
-            return { content: `${head}: summary of ${page.text.length} characters by the small model:\n\n${summary}`, display: { url: outcome.url, chars: page.text.length, summarized: true } };
+            return { content: `${head}: summary of ${page.text.length} characters by the small model:\n\n${summary}${capped}`, display: { url: outcome.url, chars: page.text.length, summarized: true } };
           }
           return {
             content: `${head}\n\n${page.text.slice(0, summarizeOver)}\n\n[Page cut at ${summarizeOver} of ${page.text.length} characters; no small model was available to summarise it.]`,

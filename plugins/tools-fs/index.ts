@@ -11,7 +11,7 @@ import { writeFileTool } from './write-file.js';
 export interface ToolsFsOptions {
   /** grep's engine: `auto` (ripgrep when on PATH, default), `rg`, or `js` (the JavaScript fallback). */
   grep?: 'auto' | 'rg' | 'js';
-  /** Folder entries one glob (or JavaScript grep) walk visits at most; past it the result says it stopped. Default 200 000. */
+  /** Folder entries one glob, JavaScript grep or ls visits at most; past it the result says it stopped. Default 200 000. */
   walkLimit?: number;
 }
 
@@ -29,7 +29,7 @@ export default definePlugin((opts: ToolsFsOptions = {}) => ({
       backend = backendFor(rg);
       return backend;
     };
-    for (const tool of [readFileTool, writeFileTool, editFileTool, globTool(opts.walkLimit), grepTool(grepBackend, opts.walkLimit), lsTool]) kernel.tools.register(tool);
+    for (const tool of [readFileTool, writeFileTool, editFileTool, globTool(opts.walkLimit), grepTool(grepBackend, opts.walkLimit), lsTool(opts.walkLimit)]) kernel.tools.register(tool);
   },
 }));
 

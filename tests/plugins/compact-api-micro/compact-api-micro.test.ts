@@ -85,6 +85,19 @@ describe('compact-api-micro', () => {
     expect(existsSync(path.join(ws!.home, 'cache', 'compact-api-micro'))).toBe(false);
   });
 
+  it('stops the summary call when the user aborts', async () => {
+    const { kernel, session, rec } = await setup(() => ({ fault: 'hang' }), [callTool('big_output', { lines: 3000 }), say('done')]);
+    const controller = new AbortController();
+    const pending = runAgent(kernel, session, 'go', { signal: controller.signal });
+    for (let i = 0; i < 500 && server!.messageRequests().filter(isSmall).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(server!.messageRequests().filter(isSmall)).toHaveLength(1);
+    controller.abort();
+    const result = await pending;
+    expect(result.aborted).toBe(true);
+    expect(rec.of('log').some((l) => l.message.includes('could not summarise'))).toBe(false);
+    expect(existsSync(path.join(ws!.home, 'cache', 'compact-api-micro'))).toBe(false);
+  });
+
   it('leaves outputs under the threshold alone', async () => {
     const { kernel, session } = await setup(() => say(SUMMARY), [callTool('big_output', { lines: 100 }), say('done')]);
     await runAgent(kernel, session, 'go');

@@ -132,11 +132,15 @@ describe('compact-auto', () => {
       ],
       () => say(FIVE_SECTIONS),
     );
-    const result = await runAgent(kernel, session, 'go');
+    const result = await runAgent(kernel, session, 'Make two big outputs.');
     expect(result.subtype).toBe('success');
     expect(result.result).toBe('finished after compaction');
     expect(rec.of('compact')[0]).toMatchObject({ trigger: 'overflow', tier: 'compact-auto' });
     assertPairsIntact(session.messages);
+    // The retried request still carried the user's request, folded into the summary head.
+    const retried = server!.messageRequests().filter((r) => !isSmall(r)).at(-1)!.body as { messages: Array<{ content: unknown }> };
+    expect(JSON.stringify(retried.messages[0]!.content)).toContain(`The user's latest request, verbatim:`);
+    expect(JSON.stringify(retried.messages[0]!.content)).toContain('"text":"Make two big outputs."');
   });
 
   it('on overflow, a failed summary falls back to snip at once so the run goes on', async () => {

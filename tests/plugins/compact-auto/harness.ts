@@ -119,3 +119,31 @@ export function toolsPlugin(...tools: ToolDefinition[]): Plugin {
     },
   };
 }
+
+/** A seeded generator, so a failing history can be reproduced. */
+function rng(seed: number) {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+}
+
+/** A random but well-formed history: requests, parallel tool calls, text answers. */
+export function randomHistory(seed: number, turns: number): MessageParam[] {
+  const random = rng(seed);
+  const messages: MessageParam[] = [{ role: 'user', content: 'the first request' }];
+  let id = 0;
+  for (let t = 0; t < turns; t++) {
+    const calls = Math.floor(random() * 3);
+    if (calls === 0) {
+      messages.push({ role: 'assistant', content: [{ type: 'text', text: `answer ${t}` }] });
+      if (t < turns - 1) messages.push({ role: 'user', content: `request ${t}` });
+      continue;
+    }
+    const uses = Array.from({ length: calls }, () => ({ type: 'tool_use' as const, id: `tu_${++id}`, name: 'x', input: {} }));
+    messages.push({ role: 'assistant', content: uses });
+    messages.push({ role: 'user', content: uses.map((u) => ({ type: 'tool_result' as const, tool_use_id: u.id, content: 'r'.repeat(Math.floor(random() * 500)) })) });
+  }
+  return messages;
+}

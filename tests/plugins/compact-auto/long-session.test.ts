@@ -75,6 +75,9 @@ describe('a long session', () => {
     const outputSummaries = server.messageRequests().filter((r) => isSmall(r) && systemText(r).includes('condense one tool output'));
     expect(outputSummaries.length).toBe(Math.ceil(TURNS / 3) - Math.floor(TURNS / 30) + 1);
     assertPairsIntact(session.messages);
+    // After every compaction the user's request is still there, verbatim.
+    const withRequest = main.filter((r) => JSON.stringify((r.body as { messages: unknown }).messages).includes('Run big_output over and over, then report.'));
+    expect(withRequest).toHaveLength(main.length);
     expect(kernel.state.get().contextBudget!.remaining).toBeGreaterThan(0);
   });
 });

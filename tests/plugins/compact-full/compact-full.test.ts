@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent, type CommandContext, type Kernel, type Session } from '../../../kernel/index.js';
+import { runAgent, type CommandContext, type Kernel, type MessageParam, type Session } from '../../../kernel/index.js';
 import compactAuto from '../../../plugins/compact-auto/index.js';
 import compactFull from '../../../plugins/compact-full/index.js';
 import contextBudget from '../../../plugins/context-budget/index.js';
@@ -91,6 +91,18 @@ describe('compact-full', () => {
     const { kernel, session, rec } = await setup(() => say(FIVE_SECTIONS));
     expect(await kernel.services.get('compaction')!.compact(session, { trigger: 'manual' })).toBe(true);
     expect(rec.of('compact')[0]).toMatchObject({ tier: 'compact-full' });
+  });
+
+  it('keeps an unanswered tool_use after the head, and the latest request verbatim', async () => {
+    const { kernel, session } = await setup(() => say(FIVE_SECTIONS));
+    const open: MessageParam = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_open', name: 'big_output', input: { lines: 1 } }] };
+    session.messages.push({ role: 'user', content: 'Now count the lines of notes.md.' }, { role: 'assistant', content: [{ type: 'text', text: 'Counting.' }] }, open);
+    expect(await kernel.services.get('full-compaction')!.compact(session)).toBe(true);
+    expect(session.messages).toHaveLength(2);
+    expect(session.messages[1]).toBe(open);
+    const head = textOfMessage(session.messages[0]!);
+    expect(head).toContain("The user's latest request, verbatim:\nNow count the lines of notes.md.");
+    expect(head).not.toContain('toolu_open');
   });
 
   it('reports a failed summary and leaves the conversation unchanged', async () => {

@@ -9,35 +9,7 @@ import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
-import { assertPairsIntact, bigTool, recorder, sized, textOfMessage, toolsPlugin } from '../compact-auto/harness.js';
-
-/** A seeded generator, so a failing history can be reproduced. */
-function rng(seed: number) {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return s / 2 ** 31;
-  };
-}
-
-/** A random but well-formed history: requests, parallel tool calls, text answers. */
-function history(seed: number, turns: number): MessageParam[] {
-  const random = rng(seed);
-  const messages: MessageParam[] = [{ role: 'user', content: 'the first request' }];
-  let id = 0;
-  for (let t = 0; t < turns; t++) {
-    const calls = Math.floor(random() * 3);
-    if (calls === 0) {
-      messages.push({ role: 'assistant', content: [{ type: 'text', text: `answer ${t}` }] });
-      if (t < turns - 1) messages.push({ role: 'user', content: `request ${t}` });
-      continue;
-    }
-    const uses = Array.from({ length: calls }, () => ({ type: 'tool_use' as const, id: `tu_${++id}`, name: 'x', input: {} }));
-    messages.push({ role: 'assistant', content: uses });
-    messages.push({ role: 'user', content: uses.map((u) => ({ type: 'tool_result' as const, tool_use_id: u.id, content: 'r'.repeat(Math.floor(random() * 500)) })) });
-  }
-  return messages;
-}
+import { assertPairsIntact, bigTool, randomHistory as history, recorder, sized, textOfMessage, toolsPlugin } from '../compact-auto/harness.js';
 
 describe('snipMessages', () => {
   it('never orphans a tool pair, keeps the first request and the latest request, over many histories', () => {

@@ -5,6 +5,8 @@ import { estimateMessages } from '../../../plugins/context-budget/estimate.js';
 import { windowFor } from '../../../plugins/context-budget/windows.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import usage from '../../../plugins/usage/index.js';
+import { windowOf } from '../../../plugins/usage/pricing.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { bigTool, toolsPlugin } from '../compact-auto/harness.js';
@@ -18,7 +20,20 @@ describe('context-budget', () => {
   it('knows model windows, with a fallback', () => {
     expect(windowFor('claude-sonnet-5-5')).toBe(200_000);
     expect(windowFor('claude-sonnet-4-5[1m]')).toBe(1_000_000);
-    expect(windowFor('some-local-model')).toBe(200_000);
+    expect(windowFor('gpt-4.1-mini')).toBe(1_047_576);
+    expect(windowFor('gpt-4o-mini')).toBe(128_000);
+    expect(windowFor('some-local-model')).toBe(128_000);
+  });
+
+  it('agrees with the usage plugin, whose published window it reads first', async () => {
+    for (const model of ['claude-opus-4-1', 'claude-sonnet-4-5[1m]', 'gpt-4o', 'gpt-4.1', 'gpt-4.1-nano', 'gpt-5-mini', 'o3', 'o4-mini', 'llama-3-local']) {
+      expect(windowFor(model), model).toBe(windowOf(model));
+    }
+    server = await startAnthropicServer([say('hi')]);
+    const kernel = testKernel([queryAnthropic(), permissions(), usage(), contextBudget()], { baseURL: server.url, model: 'claude-test' });
+    const session = await testSession(kernel);
+    kernel.state.set({ contextWindow: 77_000 });
+    expect(kernel.services.get('budget')!.window(session)).toBe(77_000);
   });
 
   it('estimates images at a flat rate, not by their base64 size', () => {

@@ -62,6 +62,21 @@ describe('memory-index', () => {
     expect(systemOf(0)).toMatch(/The index is about \d+ tokens, over the 2000 it should hold: consolidate it now/);
   });
 
+  it('cuts an index far over its size at a whole line, saying how much is left', async () => {
+    ws = makeWorkspace();
+    const lines = Array.from({ length: 3000 }, (_, i) => `- topic${i} → memory/topic${i}.md (about topic ${i})`);
+    ws.write('.keel/MEMORY.md', lines.join('\n'));
+    const { kernel, session } = await setup();
+    await runAgent(kernel, session, 'hi');
+    const system = systemOf(0);
+    const shown = lines.filter((line) => system.includes(`${line}\n`)).length;
+    expect(shown).toBeGreaterThan(500);
+    expect(system).not.toContain('topic2999');
+    expect(system).toContain(`[… ${3000 - shown} more lines not shown: read .keel/MEMORY.md with read_file]\n</memory-index>`);
+    expect(system.length).toBeLessThan(2000 * 4 * 4 + 2000);
+    expect(system).toMatch(/consolidate it now/);
+  });
+
   it('says there is no index yet when the file is missing', async () => {
     ws = makeWorkspace();
     const { kernel, session } = await setup();

@@ -1,7 +1,7 @@
 /**
  * Prompt caching with the default preset's plugins: system-prompt, instructions, memory-index, tool-search and
- * context-budget all add to the request, and the cached prefix must still be byte-stable across three turns,
- * even when the memory index changes mid-session.
+ * context-budget all add to the request, and the cached prefix (the deferred-tool list included) must still be
+ * byte-stable across three turns, even when the memory index changes mid-session.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { assemble } from '../../../kernel/cli.js';
@@ -57,13 +57,16 @@ describe('prompt caching with the default preset', () => {
       expect(body.tools.slice(0, -1).every((t) => t.cache_control === undefined)).toBe(true);
       const marked = body.system.flatMap((block, i) => (block.cache_control ? [i] : []));
       const instructions = body.system.findIndex((b) => b.text.startsWith('# Instructions'));
+      const deferred = body.system.findIndex((b) => b.text.startsWith('Deferred tools'));
       const memory = body.system.findIndex((b) => b.text.startsWith('# Memory'));
-      // The breakpoint closes the stable part (base prompt, environment, AGENTS.md); the memory index follows it.
-      expect(marked).toEqual([instructions]);
+      // The breakpoint closes the stable part (base prompt, environment, AGENTS.md, the deferred-tool list); the
+      // memory index follows it.
       expect(instructions).toBeGreaterThan(0);
-      expect(memory).toBeGreaterThan(instructions);
+      expect(deferred).toBe(instructions + 1);
+      expect(marked).toEqual([deferred]);
+      expect(memory).toBeGreaterThan(deferred);
       expect(JSON.stringify(body.system)).not.toMatch(/\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2}/);
-      return JSON.stringify({ tools: body.tools, system: body.system.slice(0, instructions + 1) });
+      return JSON.stringify({ tools: body.tools, system: body.system.slice(0, deferred + 1) });
     });
     // Byte-identical cached prefix (breakpoints included) on every request of every turn.
     for (const prefix of stablePrefixes) expect(prefix).toBe(stablePrefixes[0]);

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import toolBash from '../../../plugins/tool-bash/index.js';
+import { MAX_PENDING } from '../../../plugins/tool-bash/output.js';
 import type { Plugin } from '../../../kernel/index.js';
 import { harness, textOf, type Harness } from '../tools-fs/harness.js';
 
@@ -129,6 +130,20 @@ describe('bash', () => {
       expect(text.endsWith('1999\n2000')).toBe(true);
       expect(text).toMatch(/\[\.\.\. output cut: \d+ characters left out here;/);
       expect(result.display).toMatchObject({ truncated: true });
+    } finally {
+      small.cleanup();
+    }
+  });
+
+  it('streams a very long line without a newline in bounded pieces and caps it', async () => {
+    const small = await harness([toolBash({ outputLimit: 1000 })]);
+    try {
+      const result = await small.run('bash', { command: "head -c 1000000 /dev/zero | tr '\\0' x" });
+      const chunks = small.events.flatMap((e) => (e.type === 'tool_output' ? [e.chunk] : []));
+      expect(chunks.join('')).toHaveLength(1_000_000);
+      expect(chunks.length).toBeGreaterThan(1);
+      expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(MAX_PENDING + 65_536);
+      expect(textOf(result)).toMatch(/^x{500}\n\n\[\.\.\. output cut: 999000 characters left out here;[^\n]*\n\nx{500}$/);
     } finally {
       small.cleanup();
     }

@@ -77,6 +77,22 @@ describe('deferred loading and tool_search', () => {
     expect(toolResults(third)[0].content).toBe('No deferred tool matches "zebra quantum".\nDeferred tools: web_fetch');
   });
 
+  it('a resumed session keeps the deferred tools its history called', async () => {
+    server = await startAnthropicServer([say('resumed')]);
+    const { kernel, session } = await loopKernel([...builtinTools(), manyDeferredTools(200)], ws, server.url);
+    // What the session store puts back on resume: a history in which a deferred tool was called.
+    session.messages.push(
+      { role: 'user', content: 'convert 100 C' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_old', name: 'convert_temperature', input: { celsius: 100 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_old', content: '212 F' }] },
+      { role: 'assistant', content: [{ type: 'text', text: '212 F' }] },
+    );
+    await runAgent(kernel, session, 'and 0 C?');
+    const names = toolNames(server.messageRequests()[0]!.body);
+    expect(names).toContain('convert_temperature');
+    expect(names).not.toContain('mcp__bulk__tool_0');
+  });
+
   it('sends web_fetch only once loaded, and keeps loaded tools per session', async () => {
     server = await startAnthropicServer([callTool('tool_search', { query: 'fetch url' }), say('ok'), say('other')]);
     const { kernel, session } = await loopKernel(builtinTools(), ws, server.url);

@@ -30,6 +30,7 @@ beforeAll(async () => {
     if (route === '/binary') return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([137, 80, 78, 71, 0, 0]));
     if (route === '/huge') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(50_000));
     if (route === '/slow') return; // never answers; the socket is destroyed in afterAll
+    if (route === '/trickle') return void res.writeHead(200, { 'content-type': 'text/plain' }).write('the start of a page that never ends\n');
     res.writeHead(404, { 'content-type': 'text/plain' }).end('no');
   });
   server.on('connection', (s) => {
@@ -100,6 +101,9 @@ describe('web_fetch', () => {
 
   it('gives up on a server that does not answer in time, and stops when aborted', async () => {
     expect(textOf(await fetchWith({ url: `${base}/slow` }, { timeoutMs: 300 }))).toBe(`web_fetch: ${base}/slow did not answer within 300 ms`);
+    const trickle = await fetchWith({ url: `${base}/trickle` }, { timeoutMs: 300 });
+    expect(trickle.isError).toBe(true);
+    expect(textOf(trickle)).toBe(`web_fetch: ${base}/trickle did not finish sending the page within 300 ms`);
     const controller = new AbortController();
     const pending = fetchWith({ url: `${base}/slow` }, {}, controller.signal);
     setImmediate(() => controller.abort());

@@ -43,4 +43,30 @@ describe('ls', () => {
     expect(text).toContain('.: 0 folders, 510 files');
     expect(text.endsWith('[10 more entries not shown; use glob to narrow down.]')).toBe(true);
   });
+
+  it('shows the first 500 in order from a folder of thousands, folders first', async () => {
+    for (let i = 2499; i >= 0; i--) h.ws.write(`f${String(i).padStart(4, '0')}.txt`, '');
+    h.ws.write('zdir/x', '');
+    const lines = textOf(await h.run('ls', {})).split('\n');
+    expect(lines[0]).toBe('.: 1 folders, 2500 files');
+    expect(lines[1]).toBe('zdir/');
+    expect(lines.slice(2, 501)).toEqual(Array.from({ length: 499 }, (_, i) => `f${String(i).padStart(4, '0')}.txt  0 B`));
+    expect(lines[501]).toBe('[2001 more entries not shown; use glob to narrow down.]');
+  });
+
+  it('stops reading a folder past the walk limit and says the listing is partial', async () => {
+    const capped = await harness([toolsFs({ walkLimit: 100 })]);
+    try {
+      for (let i = 0; i < 150; i++) capped.ws.write(`f${i}.txt`, '');
+      const text = textOf(await capped.run('ls', {}));
+      const lines = text.split('\n');
+      expect(lines[0]).toBe('.: more than 100 entries; stopped reading after 100 (0 folders, 100 files among them)');
+      expect(lines).toHaveLength(102);
+      expect(lines.at(-1)).toBe(
+        '[Only the first 100 entries the folder returned were read, so this is not the whole folder in order; use glob with a pattern to find what you need.]',
+      );
+    } finally {
+      capped.cleanup();
+    }
+  });
 });
