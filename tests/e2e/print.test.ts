@@ -1,34 +1,20 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { apiKeyOf, callTool, plainMessages, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
+import { describe, expect, it } from 'vitest';
+import { apiKeyOf, callTool, plainMessages, say } from '../helpers/anthropic-server.js';
+import { useScriptedProjects } from '../helpers/project.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
-let server: ScriptedServer | undefined;
-let ws: Workspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
-
-async function prepare(script: ScriptStep[]) {
-  server = await startAnthropicServer(script);
-  ws = makeWorkspace({ git: true });
-  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home };
-  return { server, ws, env };
-}
+const prepare = useScriptedProjects();
 
 describe('keel -p (headless)', () => {
   it('prints the scripted answer as text', async () => {
-    const { env, ws } = await prepare([say('Hello from the scripted model.')]);
+    const { env, ws, server } = await prepare([say('Hello from the scripted model.')]);
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('Hello from the scripted model.\n');
     expect(run.code).toBe(0);
-    const request = server!.messageRequests()[0];
+    const request = server.messageRequests()[0];
     expect(plainMessages(request.body.messages)).toEqual([{ role: 'user', content: 'hi' }]);
     expect(apiKeyOf(request)).toBe('test-key');
     expect(request.body.stream).toBe(true);
@@ -90,16 +76,16 @@ describe('keel -p (headless)', () => {
 
 describe('pipe mode', () => {
   it('reads the prompt from stdin', async () => {
-    const { env, ws } = await prepare([say('piped ok')]);
+    const { env, ws, server } = await prepare([say('piped ok')]);
     const run = await runKeel([], { cwd: ws.dir, env, input: 'summarise this\n' });
     expect(run.stdout).toBe('piped ok\n');
-    expect(plainMessages(server!.messageRequests()[0].body.messages)[0].content).toBe('summarise this');
+    expect(plainMessages(server.messageRequests()[0].body.messages)[0].content).toBe('summarise this');
   });
 
   it('appends stdin to the -p prompt', async () => {
-    const { env, ws } = await prepare([say('ok')]);
+    const { env, ws, server } = await prepare([say('ok')]);
     await runKeel(['-p', 'explain this log:'], { cwd: ws.dir, env, input: 'ERROR disk full' });
-    expect(plainMessages(server!.messageRequests()[0].body.messages)[0].content).toBe('explain this log:\n\nERROR disk full');
+    expect(plainMessages(server.messageRequests()[0].body.messages)[0].content).toBe('explain this log:\n\nERROR disk full');
   });
 });
 
@@ -112,19 +98,18 @@ describe('failures are one line with the right exit code', () => {
   });
 
   it('an API key stored by keel login in KEEL_HOME is used', async () => {
-    const { ws } = await prepare([say('authed')]);
-    const login = await runKeel(['login'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server!.url }, input: 'sk-stored\n' });
+    const { ws, server } = await prepare([say('authed')]);
+    const login = await runKeel(['login'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server.url }, input: 'sk-stored\n' });
     expect(login.code).toBe(0);
     const mode = execFileSync('stat', ['-c', '%a', `${ws.home}/auth.json`]).toString().trim();
     expect(mode).toBe('600');
-    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server!.url } });
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server.url } });
     expect(run.stdout).toBe('authed\n');
-    expect(apiKeyOf(server!.messageRequests()[0])).toBe('sk-stored');
+    expect(apiKeyOf(server.messageRequests()[0])).toBe('sk-stored');
   });
 
   it('keel login refuses a key the API rejects and stores nothing', async () => {
-    server = await startAnthropicServer([], { rejectKeys: ['sk-bad'] });
-    ws = makeWorkspace({ git: true });
+    const { server, ws } = await prepare([], { rejectKeys: ['sk-bad'] });
     const login = await runKeel(['login'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server.url }, input: 'sk-bad\n' });
     expect(login.code).toBe(1);
     expect(login.stderr).toMatch(/^keel: login: the key was refused: 401/);
@@ -182,7 +167,7 @@ describe('failures are one line with the right exit code', () => {
 
 describe('project config', () => {
   it("a plugin in the project's agent.config.ts changes the system prompt the model receives", async () => {
-    const { env, ws } = await prepare([say('configured')]);
+    const { env, ws, server } = await prepare([say('configured')]);
     ws.write(
       'agent.config.ts',
       `import { defineConfig, definePlugin, Stage } from 'keel';
@@ -201,7 +186,7 @@ export default defineConfig({ plugins: [house({ rule: 'tabs, never spaces' })] }
     const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const system = server!.messageRequests()[0].body.system as Array<{ text: string }>;
+    const system = server.messageRequests()[0].body.system as Array<{ text: string }>;
     expect(system.map((b) => b.text)).toContain('House rule: tabs, never spaces');
   });
 });
@@ -230,12 +215,12 @@ export default { plugins: [early()] };`,
 
 describe('SIGINT', () => {
   it('stops a streaming run with exit 130 and leaves no process behind', async () => {
-    const { env, ws } = await prepare([say('a slow answer that will be interrupted part way through', { eventDelayMs: 300 })]);
+    const { env, ws, server } = await prepare([say('a slow answer that will be interrupted part way through', { eventDelayMs: 300 })]);
     const child = spawnKeel(['-p', 'talk slowly', '--output-format', 'stream-json'], { cwd: ws.dir, env });
     const done = collect(child, 20_000);
     // Wait until the model request is in flight, then interrupt.
-    for (let i = 0; i < 200 && server!.messageRequests().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(server!.messageRequests()).toHaveLength(1);
+    for (let i = 0; i < 200 && server.messageRequests().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(server.messageRequests()).toHaveLength(1);
     child.kill('SIGINT');
     const run = await done;
     expect(run.code).toBe(130);

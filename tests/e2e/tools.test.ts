@@ -1,24 +1,10 @@
 import { readFileSync, realpathSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../helpers/anthropic-server.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { useScriptedProjects } from '../helpers/project.js';
 import { ndjson, runKeel } from '../helpers/cli.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
-let server: ScriptedServer | undefined;
-let ws: Workspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
-
-async function prepare(script: ScriptStep[]) {
-  server = await startAnthropicServer(script);
-  ws = makeWorkspace({ git: true });
-  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home };
-  return { server, ws, env };
-}
+const prepare = useScriptedProjects();
 
 /** The tool_result blocks the model received in request `index`. */
 function resultsIn(srv: ScriptedServer, index: number): Array<{ content: unknown; is_error?: boolean }> {
