@@ -1,67 +1,12 @@
 import { definePreset } from '../kernel/index.js';
-import queryAnthropic from '../plugins/query-anthropic/index.js';
-import queryRetry from '../plugins/query-retry/index.js';
-import queryOpenAI from '../plugins/query-openai/index.js';
-import queryService from '../plugins/query-service/index.js';
-import usage from '../plugins/usage/index.js';
-import systemPrompt from '../plugins/system-prompt/index.js';
-import permissions from '../plugins/permissions/index.js';
-import denialLog from '../plugins/denial-log/index.js';
-import sandbox from '../plugins/sandbox/index.js';
-import print from '../plugins/print/index.js';
-import toolsFs from '../plugins/tools-fs/index.js';
-import toolBash from '../plugins/tool-bash/index.js';
-import toolWeb from '../plugins/tool-web/index.js';
-import toolTodo from '../plugins/tool-todo/index.js';
-import toolSearch from '../plugins/tool-search/index.js';
-import sessionStore from '../plugins/session-store/index.js';
-import instructions from '../plugins/instructions/index.js';
-import memoryIndex from '../plugins/memory-index/index.js';
-import contextBudget from '../plugins/context-budget/index.js';
-import compactApiMicro from '../plugins/compact-api-micro/index.js';
-import compactMicro from '../plugins/compact-micro/index.js';
-import compactSnip from '../plugins/compact-snip/index.js';
-import compactAuto from '../plugins/compact-auto/index.js';
-import compactFull from '../plugins/compact-full/index.js';
+import full from './default.js';
 
 /**
- * Everything a scripted or CI run needs. Today it equals `default`, because the only frontend is the
- * headless one; it will stay free of the interactive UI when that lands.
+ * Everything a scripted or CI run needs: the default agent without frontends that need a person at a
+ * terminal. Today the only frontend is the headless one, so the two lists are the same.
  */
 export default definePreset({
   name: 'headless',
   description: 'the full agent for scripts and CI, without the interactive UI',
-  plugins: [
-    // context: the base prompt, then project instructions and the memory index (stable sections first)
-    systemPrompt(),
-    instructions(),
-    memoryIndex(),
-    // the model: retries, providers (the one matching config `provider` answers), tiers, accounting
-    queryRetry(),
-    queryAnthropic(),
-    queryOpenAI(),
-    queryService(),
-    usage(),
-    // safety: rules and modes, the per-session denial memory, the shell sandbox
-    permissions(),
-    denialLog(),
-    sandbox(),
-    // sessions on disk
-    sessionStore(),
-    // context management: the budget, then the tiers from cheapest to dearest
-    contextBudget(),
-    compactApiMicro(),
-    compactMicro(),
-    compactSnip(),
-    compactAuto(),
-    compactFull(),
-    // tools
-    toolsFs(),
-    toolBash(),
-    toolWeb(),
-    toolTodo(),
-    toolSearch(),
-    // frontends
-    print(),
-  ],
+  plugins: full.plugins.filter((plugin) => !plugin.name.startsWith('ui-')),
 });
