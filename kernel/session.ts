@@ -8,6 +8,8 @@ export async function startSession(kernel: Kernel, init: Partial<SessionInit> = 
   await kernel.hooks.sessionStart.promise(session);
   kernel.state.set({ messages: session.messages.slice() });
   kernel.emit({ type: 'session_start', session });
+  // Start-up diagnostics (`--verbose`): when the session became ready, counted from process start.
+  kernel.log('debug', `session ${session.id} ready with ${session.messages.length} messages, ${Math.round(process.uptime() * 1000)} ms after process start`, 'kernel');
   return session;
 }
 
