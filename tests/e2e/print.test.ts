@@ -192,6 +192,14 @@ export default defineConfig({ plugins: [house({ rule: 'tabs, never spaces' })] }
 });
 
 describe('diagnostics', () => {
+  it('--verbose logs plugin diagnostics, including when the session became ready', async () => {
+    const { env, ws } = await prepare([say('fine')]);
+    const run = await runKeel(['-p', 'hi', '--verbose'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('fine\n');
+    expect(run.stderr).toMatch(/^\[debug\] kernel: session [0-9a-f-]{36} ready with 0 messages, \d+ ms after process start$/m);
+  });
+
   it('warnings logged while the session starts reach stderr', async () => {
     const { env, ws } = await prepare([say('fine')]);
     ws.write(
