@@ -58,9 +58,19 @@ export async function streamAttempt(
     return message;
   } catch (err) {
     if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
-    if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number') throw brokenStream(err);
+    if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
     throw err;
   }
+}
+
+/** Error types an `error` event can carry that a retry of the same request cannot fix. */
+const PERMANENT_ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large']);
+
+/** True for an `error` event mid-stream whose type says the request itself is at fault. */
+function permanentErrorEvent(err: unknown): boolean {
+  const body = (err as { error?: { type?: unknown; error?: { type?: unknown } } }).error;
+  const type = body?.error?.type ?? body?.type;
+  return typeof type === 'string' && PERMANENT_ERROR_TYPES.has(type);
 }
 
 /** A stream that failed after its headers: cut, malformed event, error event mid-stream, early end. */

@@ -176,6 +176,21 @@ describe('query-anthropic retries', () => {
     expect(h.clock.sleeps).toEqual([1000]);
   });
 
+  it('does not retry an error event mid-stream that blames the request itself', async () => {
+    const invalidEvent = 'event: error\ndata: {"type": "error", "error": {"type": "invalid_request_error", "message": "tool_use ids must be unique"}}\n\n';
+    server = await startAnthropicServer([
+      say('Half an answer', { beforeEvent: (ctx) => (ctx.index === 4 ? ctx.write(invalidEvent).then(() => ctx.closed) : undefined) }),
+      say('never sent'),
+    ]);
+    const h = harness(server.url);
+    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go');
+    expect(result.subtype).toBe('error_during_execution');
+    expect(result.error).toMatch(/tool_use ids must be unique/);
+    expect(server.messageRequests()).toHaveLength(1);
+    expect(h.of('retry')).toHaveLength(0);
+    expect(h.of('withdraw')).toHaveLength(1);
+  });
+
   it('aborts and retries when no response arrives within the first-byte timeout', async () => {
     server = await startAnthropicServer([{ fault: 'hang' }, say('ok')]);
     const h = harness(server.url);
