@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { CappedOutput, LineSplitter, stripAnsi } from './output.js';
 
@@ -26,9 +27,37 @@ export interface RunOutcome {
 /** How long to wait for pipes after the shell exits, when a background child still holds them open. */
 const DRAIN_MS = 250;
 
+/** Every descendant of `pid`, from /proc (Linux); empty where /proc does not list children. */
+export function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const pending = [pid];
+  while (pending.length > 0) {
+    const parent = pending.pop()!;
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children: string;
+      try {
+        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const id of children.split(' ').filter(Boolean).map(Number)) {
+        found.push(id);
+        pending.push(id);
+      }
+    }
+  }
+  return found;
+}
+
 /**
  * Runs a process as the leader of its own process group, with stdin closed. On timeout or abort the whole
- * group is killed, so grandchildren die with it.
+ * group is killed, so grandchildren die with it, and so do descendants that started a session of their own.
  */
 export function runProcess(spec: RunSpec): Promise<RunOutcome> {
   return new Promise((resolve, reject) => {
@@ -47,10 +76,14 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
 
     const killGroup = () => {
       if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // the group is already gone
+      // Children that left the group (setsid) are found through /proc before the group dies and orphans them.
+      const strays = descendants(child.pid);
+      for (const target of [-child.pid, ...strays]) {
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
     };
     const timer = setTimeout(() => {

@@ -101,6 +101,14 @@ describe('bash', () => {
     await waitUntil(() => !alive(child) && !alive(grandchild), 'the process group to die');
   });
 
+  it('also kills a descendant that left the process group (setsid) on timeout', async () => {
+    const result = await h.run('bash', { command: `setsid sleep 300 & echo $! > escapee.pid; echo waiting; wait`, timeout: 1500 });
+    expect(result.isError).toBe(true);
+    const escapee = pidFrom('escapee.pid');
+    started.push(escapee);
+    await waitUntil(() => !alive(escapee), 'the setsid child to die');
+  });
+
   it('stops when aborted mid-command and kills its processes', async () => {
     const controller = new AbortController();
     const pending = h.run('bash', { command: 'sleep 300 & echo $! > sleeper.pid; echo started; wait' }, { signal: controller.signal });
