@@ -1,13 +1,16 @@
 import {
   definePlugin,
+  emptyUsage,
   runAgent,
+  userMessage,
   type AgentEvent,
   type Kernel,
   type ModeContext,
   type RunResult,
   type Session,
 } from '../../kernel/index.js';
-import { resultMessage, assistantMessage, userMessage, initMessage } from './messages.js';
+import { resultMessage, assistantMessage, userMessage as userLine, initMessage } from './messages.js';
+import { parseSlash, type SlashCall } from './slash.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
 export default definePlugin(() => ({
@@ -24,6 +27,8 @@ export default definePlugin(() => ({
         try {
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
+          const slash = parseSlash(kernel, ctx.prompt ?? '');
+          if (slash) return await runSlash(kernel, ctx, session, slash, write);
           const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
           return report(kernel, ctx, session, result, write);
         } finally {
@@ -46,7 +51,7 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
   }
   if (ctx.options.outputFormat !== 'stream-json' || !session) return;
   if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
-  else if (event.type === 'tool_results') write(userMessage(session, event.message));
+  else if (event.type === 'tool_results') write(userLine(session, event.message));
   else if (event.type === 'retry') {
     write({ type: 'system', subtype: 'api_retry', attempt: event.attempt, max_retries: event.maxRetries, retry_delay_ms: event.delayMs, error: event.cause, session_id: session.id });
   } else if (event.type === 'compact') {
@@ -58,6 +63,45 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
 export function retryLine(attempt: number, maxRetries: number, delayMs: number, cause: string): string {
   const wait = delayMs >= 1000 ? `${(delayMs / 1000).toFixed(delayMs % 1000 === 0 ? 0 : 1)} s` : `${delayMs} ms`;
   return `Retrying in ${wait}… (${attempt}/${maxRetries}): ${cause}`;
+}
+
+/** Runs a slash command against the session (`keel -p "/cost" --continue`) and reports like a run. */
+async function runSlash(kernel: Kernel, ctx: ModeContext, session: Session, slash: SlashCall, write: (value: unknown) => void): Promise<number> {
+  const started = Date.now();
+  const printed: string[] = [];
+  const print = (text: string) => printed.push(text.endsWith('\n') ? text : `${text}\n`);
+  let output: string;
+  try {
+    const returned = await slash.command.run(slash.args, { kernel, session, print, signal: ctx.signal });
+    output = printed.join('') + (typeof returned === 'string' && returned ? returned : '');
+  } catch (err) {
+    const message = `/${slash.command.name}: ${userMessage(err)}`;
+    if (ctx.options.outputFormat === 'text') ctx.io.stderr.write(`keel: ${message}\n`);
+    else write(resultMessage(kernel, session, slashResult(started, '', message)));
+    return 1;
+  }
+  if (ctx.options.outputFormat === 'text') {
+    if (output) ctx.io.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+  } else {
+    write(resultMessage(kernel, session, slashResult(started, output.trimEnd())));
+  }
+  return 0;
+}
+
+function slashResult(started: number, result: string, error?: string): RunResult {
+  return {
+    subtype: error ? 'error_during_execution' : 'success',
+    isError: Boolean(error),
+    result,
+    error,
+    stopReason: null,
+    numTurns: 0,
+    durationMs: Date.now() - started,
+    durationApiMs: 0,
+    usage: emptyUsage(),
+    costUsd: 0,
+    permissionDenials: [],
+  };
 }
 
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
