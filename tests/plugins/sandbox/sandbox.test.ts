@@ -30,7 +30,7 @@ async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
     kernel: '^1.0.0',
     apply: (k) =>
       k.hooks.event.tap('test-logs', (e: AgentEvent) => {
-        if (e.type === 'log') logs.push(`${e.level}: ${e.message}`);
+        if (e.type === 'log' && e.level !== 'debug') logs.push(`${e.level}: ${e.message}`);
       }),
   };
   const kernel = testKernel([sandbox(opts), listener], { sandbox: config });
