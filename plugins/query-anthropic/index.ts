@@ -33,6 +33,8 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.ANTHROPIC_BASE_URL,
         maxRetries: 0,
         logger: sdkLogger(kernel),
+        // Tracing costs start-up time and a pass over every message per request; opt in with ANTHROPIC_OPEN_TELEMETRY.
+        ...(process.env.ANTHROPIC_OPEN_TELEMETRY === undefined ? { openTelemetry: false } : {}),
       });
       return client;
     };
