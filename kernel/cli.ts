@@ -318,11 +318,14 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
   }
   const controller = new AbortController();
   let interrupts = 0;
+  // The shell's convention: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+  let signalExit = 130;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
+    signalExit = 128 + (signal === 'SIGTERM' ? 15 : 2);
     controller.abort(new Error(`interrupted by ${signal}`));
     // A second Ctrl+C leaves at once, whatever is still running.
-    if (interrupts > 1) process.exit(130);
+    if (interrupts > 1) process.exit(signalExit);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -341,7 +344,7 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
   };
   try {
     const code = await frontend.run(ctx);
-    return controller.signal.aborted ? 130 : code;
+    return controller.signal.aborted ? signalExit : code;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

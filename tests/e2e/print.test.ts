@@ -237,6 +237,16 @@ describe('SIGINT', () => {
     expect(() => process.kill(child.pid!, 0)).toThrow();
   });
 
+  it('SIGTERM stops a run the same way, exiting 143', async () => {
+    const { env, ws, server } = await prepare([say('a slow answer that will be terminated part way through', { eventDelayMs: 300 })]);
+    const child = spawnKeel(['-p', 'talk slowly'], { cwd: ws.dir, env });
+    const done = collect(child, 20_000);
+    for (let i = 0; i < 200 && server.messageRequests().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGTERM');
+    const run = await done;
+    expect(run.code).toBe(143);
+  });
+
   it('kills a running shell command and its children, then exits 130', async () => {
     const marker = `sleep ${(30 + Math.random()).toFixed(6)}`;
     const { env, ws } = await prepare([callTool('bash', { command: `${marker} & wait` }, 'toolu_sleep'), say('never reached')]);
