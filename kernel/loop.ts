@@ -332,6 +332,8 @@ async function decide(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefin
 
 async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition, input: unknown): Promise<ToolResultBlockParam> {
   const { kernel, session } = run;
+  // Calls queued behind one the user interrupted never start.
+  if (run.signal.aborted) return errorBlock(call.id, 'Interrupted by the user before this tool ran.');
   const started = Date.now();
   kernel.emit({ type: 'tool_start', call, tool });
   kernel.state.set({ currentToolCall: call });

@@ -274,6 +274,33 @@ describe('abort', () => {
     expect(events.filter((e) => e.type === 'assistant_message')).toHaveLength(0);
   });
 
+  it('never starts a queued write after the user interrupts the one before it', async () => {
+    const controller = new AbortController();
+    const ran: string[] = [];
+    const writer = defineTool({
+      name: 'writer',
+      description: 'writes, slowly',
+      permission: 'write',
+      input: z.object({ n: z.number() }),
+      execute: (i, ctx) =>
+        new Promise((resolve, reject) => {
+          ran.push(`start ${i.n}`);
+          if (i.n === 1) setTimeout(() => controller.abort(), 5);
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
+          if (ctx.signal.aborted) reject(new Error('aborted'));
+        }),
+    });
+    const { kernel, session } = await setup([callTools({ name: 'writer', input: { n: 1 }, id: 'w1' }, { name: 'writer', input: { n: 2 }, id: 'w2' })], [toolsPlugin([writer]), allowAll]);
+    const result = await runAgent(kernel, session, 'go', { signal: controller.signal });
+    expect(result.aborted).toBe(true);
+    expect(ran).toEqual(['start 1']);
+    const last = session.messages[session.messages.length - 1];
+    expect(last.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'w1', content: 'Interrupted by the user.', is_error: true },
+      { type: 'tool_result', tool_use_id: 'w2', content: 'Interrupted by the user before this tool ran.', is_error: true },
+    ]);
+  });
+
   it('interrupts a running tool and still answers every tool_use', async () => {
     const controller = new AbortController();
     const slow = defineTool({
