@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -19,6 +20,19 @@ if (skipReason) console.warn(skipReason);
 
 let ws: Workspace;
 afterEach(() => ws?.cleanup());
+
+// The sandbox keeps its per-session temp dirs and proxy socket under os.tmpdir() until the process exits;
+// test workers are stopped without an exit event, so this file gives them a temp root it removes itself.
+const tmpRoot = mkdtempSync(path.join(os.tmpdir(), 'keel-sandbox-tests-'));
+const previousTmp = process.env.TMPDIR;
+beforeAll(() => {
+  process.env.TMPDIR = tmpRoot;
+});
+afterAll(() => {
+  if (previousTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = previousTmp;
+  rmSync(tmpRoot, { recursive: true, force: true });
+});
 
 async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
   ws = makeWorkspace({ git: true });
