@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import os from 'node:os';
 import semver from 'semver';
 import { createHooks, FORGIVING_HOOKS, Stage, type HookName, type Hooks } from './hooks.js';
 import { KERNEL_VERSION, type Plugin, isPlugin } from './plugin.js';
@@ -6,6 +8,7 @@ import { createStore, type Store } from './store.js';
 import { errorMessage } from './errors.js';
 import type { AgentEvent, AppState, CommandDefinition, ModeDefinition, Services, ToolDefinition } from './types.js';
 import { DEFAULTS, type ResolvedConfig } from './config.js';
+import { coreProtectedEntries, ProtectedPaths } from './protected.js';
 
 interface TapRecord {
   hook: HookName;
@@ -22,6 +25,11 @@ export interface Kernel {
   readonly modes: Registry<ModeDefinition>;
   readonly services: ServiceRegistry<Services>;
   readonly state: Store<AppState>;
+  /**
+   * Paths Keel loads as code or settings, and its secrets: the permission policy asks before any tool writes
+   * one (in every mode), the sandbox keeps them read-only. Plugins add the files they read in `apply`.
+   */
+  readonly protected: ProtectedPaths;
   /** The merged configuration (flags → env → project → user → defaults). */
   readonly config: ResolvedConfig;
   readonly plugins: readonly Plugin[];
@@ -91,6 +99,18 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
   const modes = new Registry<ModeDefinition>('mode', owner);
   const services = new ServiceRegistry<Services>(owner);
   const state = createStore<AppState>(initialState());
+  const config = opts.config ?? defaultConfig();
+  const protectedPaths = new ProtectedPaths(owner);
+  const real = (p: string) => {
+    try {
+      return realpathSync.native(p);
+    } catch {
+      return p;
+    }
+  };
+  for (const entry of coreProtectedEntries({ keelHome: config.keelHome ? real(config.keelHome) : '', home: real(os.homedir()) })) {
+    protectedPaths.add({ ...entry, owner: 'kernel' });
+  }
   const observers = new Set<(event: AgentEvent) => void>();
 
   const kernel: Kernel = {
@@ -101,7 +121,8 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
     modes,
     services,
     state,
-    config: opts.config ?? defaultConfig(),
+    protected: protectedPaths,
+    config,
     get plugins() {
       return plugins;
     },
@@ -130,6 +151,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
       commands.freeze();
       modes.freeze();
       services.freeze();
+      protectedPaths.freeze();
       return kernel;
     },
     describe() {

@@ -42,6 +42,7 @@ export default definePlugin(() => ({
       cwd: toolName === 'bash' ? shellCwd(session) : session.cwd,
       home,
       keelHome,
+      protected: kernel.protected,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
     });
 

@@ -4,6 +4,7 @@
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { coreProtectedEntries, ProtectedPaths } from '../../kernel/index.js';
 
 export interface PathContext {
   /** The project root, already resolved. */
@@ -11,6 +12,8 @@ export interface PathContext {
   home: string;
   /** `$KEEL_HOME`, already resolved (empty when unknown). */
   keelHome: string;
+  /** The kernel's protected paths; the core entries alone when absent (unit tests). */
+  protected?: ProtectedPaths;
 }
 
 export function expandHome(p: string, home: string): string {
@@ -47,27 +50,6 @@ export function isInside(child: string, root: string): boolean {
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
 
-const PROFILES = new Set([
-  '.bashrc',
-  '.bash_profile',
-  '.bash_login',
-  '.bash_logout',
-  '.profile',
-  '.zshrc',
-  '.zprofile',
-  '.zshenv',
-  '.zlogin',
-  '.zlogout',
-  '.kshrc',
-  '.mkshrc',
-  '.cshrc',
-  '.tcshrc',
-  '.login',
-  '.inputrc',
-]);
-
-const CONFIG_FILE = /^agent\.config\.(ts|mts|cts|js|mjs|cjs|json)$/;
-
 /**
  * Folders of `$KEEL_HOME` that hold tool outputs Keel cut or summarised and told the model to read on
  * (compact-micro, compact-api-micro): reading them is reading the session's own output, not settings.
@@ -80,24 +62,16 @@ export function isSavedOutput(resolved: string, keelHome: string): boolean {
 }
 
 /**
- * Why a resolved path is asked about in every mode, or undefined. Writes: `.git/`, `.keel/` (but not
- * `.keel/memory/`), `agent.config.*`, shell profiles and `$KEEL_HOME`. Reads: `$KEEL_HOME` (it holds the API key).
+ * Why a resolved path is asked about in every mode, or undefined: the kernel's settings surface
+ * (`kernel.protected`: config modules, `.git/`, `.keel/`, shell profiles, `$KEEL_HOME`, and what plugins add).
  */
 export function protectedReason(resolved: string, access: 'read' | 'write', ctx: PathContext): string | undefined {
-  if (ctx.keelHome && isInside(resolved, ctx.keelHome)) {
-    if (!(access === 'read' && isSavedOutput(resolved, ctx.keelHome))) return `${resolved} is in KEEL_HOME (Keel's own settings, trust and credentials)`;
-  }
-  if (access === 'read') return undefined;
-  const segments = resolved.split(path.sep);
-  if (segments.includes('.git')) return `${resolved} is inside a .git directory (hooks and config run code)`;
-  const base = path.basename(resolved);
-  if (CONFIG_FILE.test(base)) return `${resolved} is a Keel config file (it runs as code)`;
-  if (PROFILES.has(base) || resolved === path.join(ctx.home, '.config', 'fish', 'config.fish') || /^\/etc\/(profile|bash\.bashrc|zsh)/.test(resolved)) {
-    return `${resolved} is a shell profile`;
-  }
-  if (isInside(resolved, ctx.root)) {
-    const rel = path.relative(ctx.root, resolved).split(path.sep);
-    if (rel[0] === '.keel' && !(rel[1] === 'memory' && rel.length > 1)) return `${resolved} is in .keel/ (Keel's project state)`;
-  }
-  return undefined;
+  const surface = ctx.protected ?? defaultSurface(ctx);
+  return surface.match(resolved, access)?.reason;
+}
+
+function defaultSurface(ctx: PathContext): ProtectedPaths {
+  const surface = new ProtectedPaths();
+  for (const entry of coreProtectedEntries({ keelHome: ctx.keelHome, home: ctx.home })) surface.add(entry);
+  return surface;
 }
