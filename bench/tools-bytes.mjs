@@ -1,4 +1,4 @@
-// Bytes of the `tools` array each request carries, per preset, read from what a loopback server received,
+// Request weight: bytes of the `tools` array each request carries, of `system`, and of the whole first request, per preset, read from what a loopback server received,
 // beside Claude Code's 30.9 KB per request (DESIGN.md). Every byte is paid on every turn.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,10 +27,12 @@ for (const preset of ['minimal', 'headless', 'default']) {
   const home = mkdtempSync(path.join(tmpdir(), 'keel-bench-'));
   try {
     await run(['--preset', preset, '-p', 'hi'], { PATH: process.env.PATH, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url }, home);
-    const tools = server.messageRequests()[0].body.tools ?? [];
+    const body = server.messageRequests()[0].body;
+    const tools = body.tools ?? [];
     const bytes = Buffer.byteLength(JSON.stringify(tools));
+    const kb = (value) => `${(Buffer.byteLength(JSON.stringify(value ?? null)) / 1024).toFixed(1).padStart(5)} KB`;
     console.log(
-      `${preset.padEnd(9)} ${String(tools.length).padStart(3)} tools  ${(bytes / 1024).toFixed(1).padStart(5)} KB   ×${(bytes / CLAUDE_CODE_BYTES).toFixed(2)} Claude Code (30.9 KB)`,
+      `${preset.padEnd(9)} ${String(tools.length).padStart(3)} tools  ${(bytes / 1024).toFixed(1).padStart(5)} KB   ×${(bytes / CLAUDE_CODE_BYTES).toFixed(2)} Claude Code (30.9 KB)   system ${kb(body.system)}   first request ${kb(body)}`,
     );
   } finally {
     await server.close();

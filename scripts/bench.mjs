@@ -7,9 +7,21 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = path.join(root, 'bench');
-const filters = process.argv.slice(2);
+// `--vs '<command>'`: another agent CLI (honouring ANTHROPIC_BASE_URL) measured beside Keel in the same runs.
+const args = process.argv.slice(2);
+const vsAt = args.findIndex((a) => a === '--vs' || a.startsWith('--vs='));
+let vs;
+if (vsAt >= 0) {
+  vs = args[vsAt].startsWith('--vs=') ? args[vsAt].slice(5) : args[vsAt + 1];
+  if (!vs) {
+    console.error("bench: --vs needs a command, e.g. npm run bench -- --vs 'claude'");
+    process.exit(2);
+  }
+  args.splice(vsAt, args[vsAt].startsWith('--vs=') ? 1 : 2);
+}
+const filters = args;
 const files = readdirSync(dir)
-  .filter((name) => name.endsWith('.mjs'))
+  .filter((name) => name.endsWith('.mjs') && !['lib.mjs', 'probe.mjs'].includes(name))
   .filter((name) => filters.length === 0 || filters.some((word) => name.includes(word)))
   .sort();
 if (files.length === 0) {
@@ -19,7 +31,7 @@ if (files.length === 0) {
 const failed = [];
 for (const name of files) {
   console.log(`\n== bench/${name}`);
-  const run = spawnSync(process.execPath, [path.join(dir, name)], { cwd: root, stdio: 'inherit' });
+  const run = spawnSync(process.execPath, [path.join(dir, name)], { cwd: root, stdio: 'inherit', env: vs ? { ...process.env, BENCH_VS: vs } : process.env });
   if (run.status !== 0) failed.push(name);
 }
 if (failed.length) {

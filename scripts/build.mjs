@@ -2,7 +2,7 @@
 // so heavy modules load only on the paths that use them). Type errors do not stop the build: `npm run
 // typecheck` (first in `npm test`) is the gate for those.
 import { spawnSync } from 'node:child_process';
-import { renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -48,3 +48,15 @@ try {
 }
 renameSync(staging, live);
 rmSync(old, { recursive: true, force: true });
+
+// The answers `bin/keel.js` gives to a bare `--version` or `--help` without loading the CLI, taken from the CLI
+// itself so they can never differ from it.
+const fastPath = path.join(root, 'dist', 'fast-path.json');
+rmSync(fastPath, { force: true });
+const answers = {};
+for (const [key, flag] of [['version', '--version'], ['help', '--help']]) {
+  const run = spawnSync(process.execPath, [path.join(root, 'bin', 'keel.js'), flag], { cwd: root, encoding: 'utf8', env: { ...process.env, KEEL_NO_FAST_PATH: '1' } });
+  if (run.status === 0 && run.stdout) answers[key] = run.stdout;
+  else process.stderr.write(`build: keel ${flag} failed (exit ${run.status}); it will load the full CLI\n${run.stderr}`);
+}
+writeFileSync(fastPath, `${JSON.stringify(answers)}\n`);
