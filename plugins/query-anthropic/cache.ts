@@ -36,10 +36,15 @@ export function placeBreakpoints(input: CacheableRequest): CacheableRequest {
   );
   if (markSystem) budget--;
 
+  // Messages without a breakpoint are passed through as they are (no copy): history is never mutated.
   const messages = input.messages.map(normalizeMessage);
   for (const index of messageBreakpoints(messages)) {
     if (budget === 0) break;
-    if (markLastCacheable(messages[index])) budget--;
+    const marked = withBreakpoint(messages[index]);
+    if (marked) {
+      messages[index] = marked;
+      budget--;
+    }
   }
   return { tools, system, messages };
 }
@@ -56,29 +61,32 @@ function messageBreakpoints(messages: MessageParam[]): number[] {
   return points;
 }
 
+/** String content as one text block; blocks that carry a `cache_control` of their own lose it. Else the message itself. */
 function normalizeMessage(message: MessageParam): MessageParam {
   if (typeof message.content === 'string') {
     return { ...message, content: [{ type: 'text', text: message.content }] } as MessageParam;
   }
-  const content = (message.content as ContentBlockParam[]).map((block) => stripCacheControl(block));
-  return { ...message, content } as MessageParam;
+  const blocks = message.content as ContentBlockParam[];
+  if (!blocks.some((block) => 'cache_control' in block)) return message;
+  return { ...message, content: blocks.map(stripCacheControl) } as MessageParam;
 }
 
 function stripCacheControl(block: ContentBlockParam): ContentBlockParam {
-  if (!('cache_control' in block)) return { ...block };
+  if (!('cache_control' in block)) return block;
   const { cache_control: _drop, ...rest } = block as ContentBlockParam & { cache_control?: unknown };
   return rest as ContentBlockParam;
 }
 
-/** Puts a breakpoint on the message's last block that may carry one (not thinking, not empty text). */
-function markLastCacheable(message: MessageParam): boolean {
+/** A copy of the message with a breakpoint on its last block that may carry one (not thinking, not empty text). */
+function withBreakpoint(message: MessageParam): MessageParam | undefined {
   const blocks = message.content as ContentBlockParam[];
   for (let i = blocks.length - 1; i >= 0; i--) {
     const block = blocks[i];
     if (block.type === 'thinking' || block.type === 'redacted_thinking') continue;
     if (block.type === 'text' && block.text.length === 0) continue;
-    blocks[i] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
-    return true;
+    const content = [...blocks];
+    content[i] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
+    return { ...message, content } as MessageParam;
   }
-  return false;
+  return undefined;
 }

@@ -3,6 +3,7 @@ import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResp
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt } from './stream.js';
+import { nodeFetch } from './transport.js';
 
 export interface QueryAnthropicOptions {
   /** Override the API key (otherwise config `apiKey`, `ANTHROPIC_API_KEY`, `$KEEL_HOME/auth.json`). */
@@ -33,6 +34,7 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.ANTHROPIC_BASE_URL,
         maxRetries: 0,
         logger: sdkLogger(kernel),
+        fetch: nodeFetch,
         // Tracing costs start-up time and a pass over every message per request; opt in with ANTHROPIC_OPEN_TELEMETRY.
         ...(process.env.ANTHROPIC_OPEN_TELEMETRY === undefined ? { openTelemetry: false } : {}),
       });

@@ -1,11 +1,12 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
 import { errorMessage, isAbortError, type AgentEvent } from '../../kernel/index.js';
+import { ALIVE } from './transport.js';
 
 export interface AttemptContext {
   signal: AbortSignal;
   alive(): void;
-  /** The retry policy's watched fetch: every byte received feeds its idle watchdog (pings included). */
+  /** The retry policy's watched fetch; unused here: the transport calls `alive` on every chunk itself. */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
@@ -26,8 +27,8 @@ export async function streamAttempt(
   ctx: AttemptContext,
   opts: AttemptOptions,
 ): Promise<Anthropic.Message> {
-  const api = ctx.fetch ? client.withOptions({ fetch: ctx.fetch }) : client;
-  const stream = api.messages.stream(params, { signal: ctx.signal });
+  // Every byte the transport receives feeds the idle watchdog (pings included), without a per-attempt client.
+  const stream = client.messages.stream(params, { signal: ctx.signal, fetchOptions: { [ALIVE]: ctx.alive } as object });
   let connected = false;
   let shown = false;
   const toolIds = new Map<number, string>();

@@ -1,8 +1,9 @@
 /**
  * Appends records to a session file: opened with O_APPEND, one record per write(2), torn tail cut on open,
- * fdatasync on demand, the folder synced after the file is created.
+ * fdatasync on demand (group commit: in the background, one in flight at a time; closing waits for none and
+ * syncs what is left itself), the folder synced after the file is created.
  */
-import { closeSync, constants, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { acquireLock, type SessionLock } from './lock.js';
 import type { SessionRecord } from './records.js';
@@ -17,6 +18,11 @@ export interface WriterOptions {
 
 export class SessionWriter {
   private fd: number | undefined;
+  /** A second descriptor of the same file that background syncs use, so closing `fd` never races them. */
+  private syncFd: number | undefined;
+  private syncing = false;
+  /** Records were appended while a sync was in flight: another follows it. */
+  private syncAgain = false;
   private lock: SessionLock | undefined;
   /** Complete lines in the file: the next record is line `lines + 1`. */
   lines: number;
@@ -74,15 +80,49 @@ export class SessionWriter {
     this.lines++;
   }
 
-  /** Flushes the data to disk, when fsync is on. */
+  /**
+   * Starts flushing the data to disk, when fsync is on, without blocking the turn: the sync runs in libuv's
+   * thread pool while the next request goes out. A process killed meanwhile loses nothing (the page cache
+   * holds the writes); only a power loss in that window can, and the next turn's sync covers it.
+   */
   sync(): void {
+    if (this.fd === undefined || !this.opts.fsync) return;
+    if (this.syncing) {
+      this.syncAgain = true;
+      return;
+    }
+    this.syncFd ??= openSync(this.file, constants.O_RDONLY);
+    const fd = this.syncFd;
+    this.syncing = true;
+    fdatasync(fd, () => {
+      this.syncing = false;
+      if (this.fd === undefined) {
+        closeSync(fd);
+        if (this.syncFd === fd) this.syncFd = undefined;
+      } else if (this.syncAgain) {
+        this.syncAgain = false;
+        this.sync();
+      }
+    });
+  }
+
+  /** Flushes the data to disk now, when fsync is on. */
+  syncNow(): void {
     if (this.fd !== undefined && this.opts.fsync) fdatasyncSync(this.fd);
   }
 
-  /** Closes the file and releases the lock. */
+  /** Syncs what is left, closes the file and releases the lock. */
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    if (this.fd !== undefined) {
+      this.syncNow();
+      closeSync(this.fd);
+    }
     this.fd = undefined;
+    // A background sync in flight closes its descriptor when it ends.
+    if (this.syncFd !== undefined && !this.syncing) {
+      closeSync(this.syncFd);
+      this.syncFd = undefined;
+    }
     this.lock?.release();
     this.lock = undefined;
   }

@@ -1,0 +1,127 @@
+/**
+ * The HTTP path under the SDK: a `fetch` over node:http(s) with keep-alive. Node's global fetch (undici) costs,
+ * per request, a USVString pass over the whole JSON body, a Request object and a web-stream copy of the body —
+ * work that grows with the history. Here the body goes out as one Buffer and the response is a real `Response`
+ * over the socket's bytes. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
+ * which feeds the retry policy's idle watchdog: pings count as life, as they should.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import zlib from 'node:zlib';
+
+/** `fetchOptions` key for the attempt's watchdog callback. */
+export const ALIVE = Symbol.for('keel.query-anthropic.alive');
+
+type Init = RequestInit & { [ALIVE]?: () => void };
+
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+function headersOf(init: Init): Record<string, string> {
+  const out: Record<string, string> = {};
+  const source = init.headers;
+  if (!source) return out;
+  if (typeof (source as Headers).forEach === 'function' && !Array.isArray(source)) (source as Headers).forEach((value, key) => (out[key] = value));
+  else if (Array.isArray(source)) for (const [key, value] of source) out[key.toLowerCase()] = value;
+  else for (const [key, value] of Object.entries(source)) out[key.toLowerCase()] = String(value);
+  return out;
+}
+
+function bodyOf(body: RequestInit['body']): Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  throw new TypeError('keel transport: request bodies must be strings or bytes');
+}
+
+/** The response's bytes, decoded when the server compressed them anyway. */
+function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
+  const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return res.pipe(zlib.createGunzip());
+  if (encoding === 'deflate') return res.pipe(zlib.createInflate());
+  if (encoding === 'br') return res.pipe(zlib.createBrotliDecompress());
+  return res;
+}
+
+export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
+  new Promise<Response>((resolve, reject) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const agent = agents[url.protocol as keyof typeof agents];
+    if (!agent) return reject(new TypeError(`keel transport: unsupported protocol ${url.protocol}`));
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) return reject(abortReason(signal));
+    const alive = init[ALIVE] ?? (() => undefined);
+    const body = bodyOf(init.body);
+    const headers = headersOf(init);
+    if (body) headers['content-length'] = String(body.length);
+    const request = (url.protocol === 'https:' ? https : http).request(url, { method: init.method ?? 'GET', headers, agent });
+    let settled = false;
+    let fail: (err: unknown) => void = (err) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    const onAbort = () => {
+      const reason = abortReason(signal!);
+      request.destroy();
+      fail(reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const release = () => signal?.removeEventListener('abort', onAbort);
+    request.on('error', (err) => {
+      release();
+      fail(new TypeError('fetch failed', { cause: err }));
+    });
+    request.on('response', (res) => {
+      settled = true;
+      alive();
+      const source = decoded(res);
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          fail = (err) => {
+            try {
+              controller.error(err);
+            } catch {
+              // already closed or errored
+            }
+          };
+          source.on('data', (chunk: Buffer) => {
+            alive();
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          });
+          source.on('end', () => {
+            release();
+            try {
+              controller.close();
+            } catch {
+              // cancelled meanwhile
+            }
+          });
+          source.on('error', (err) => {
+            release();
+            fail(new TypeError('terminated', { cause: err }));
+          });
+          res.on('close', () => {
+            release();
+            if (!res.complete) fail(new TypeError('terminated', { cause: new Error('the connection closed before the response ended') }));
+          });
+        },
+        cancel() {
+          release();
+          res.destroy();
+        },
+      });
+      const responseHeaders = new Headers();
+      for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+      const noBody = res.statusCode === 204 || res.statusCode === 304 || init.method === 'HEAD';
+      const response = new Response(noBody ? null : stream, { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders });
+      if (noBody) res.resume();
+      Object.defineProperty(response, 'url', { value: url.href });
+      resolve(response);
+    });
+    request.end(body);
+  });
