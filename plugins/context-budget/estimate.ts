@@ -33,10 +33,20 @@ function estimateBlock(block: ContentBlockParam | TextBlockParam): number {
   }
 }
 
+/**
+ * Estimates by message, remembered per message object: history messages are replaced, never edited, so each
+ * is estimated once instead of on every turn (the check on the content array catches a replaced array).
+ */
+const estimates = new WeakMap<MessageParam, { content: MessageParam['content']; length: number; tokens: number }>();
+
 export function estimateMessage(message: MessageParam): number {
   const content = message.content;
   if (typeof content === 'string') return MESSAGE_OVERHEAD + estimateText(content);
-  return MESSAGE_OVERHEAD + content.reduce((sum, block) => sum + estimateBlock(block), 0);
+  const known = estimates.get(message);
+  if (known && known.content === content && known.length === content.length) return known.tokens;
+  const tokens = MESSAGE_OVERHEAD + content.reduce((sum, block) => sum + estimateBlock(block), 0);
+  estimates.set(message, { content, length: content.length, tokens });
+  return tokens;
 }
 
 export function estimateMessages(messages: readonly MessageParam[]): number {

@@ -8,6 +8,7 @@ import { displayPath, resolvePath } from './paths.js';
 import { walkBudget, walkFiles } from './walk.js';
 
 const MAX_RESULTS = 200;
+const STAT_BATCH = 128;
 
 const input = z.object({
   pattern: z.string().min(1).describe('Glob, e.g. "**/*.ts" or "src/**/index.{js,ts}"'),
@@ -35,12 +36,15 @@ export function globTool(maxEntries?: number) {
       if (!info?.isDirectory()) return { content: `glob: ${displayPath(base, ctx.cwd)} is not a folder.`, isError: true };
       const match = picomatch(pattern, { dot: true });
       const rules = new IgnoreRules(ignoreRoot(base, ctx.session.projectRoot));
-      const found: Array<{ abs: string; mtime: number }> = [];
+      const matched: string[] = [];
       const budget = walkBudget(maxEntries);
-      for await (const file of walkFiles(base, rules, ctx.signal, budget)) {
-        if (!match(file.rel)) continue;
-        const s = await stat(file.abs).catch(() => undefined);
-        found.push({ abs: file.abs, mtime: s?.mtimeMs ?? 0 });
+      for await (const file of walkFiles(base, rules, ctx.signal, budget)) if (match(file.rel)) matched.push(file.abs);
+      const found: Array<{ abs: string; mtime: number }> = [];
+      // Modification times for the newest-first order, a batch of stats in flight at a time.
+      for (let i = 0; i < matched.length; i += STAT_BATCH) {
+        const batch = matched.slice(i, i + STAT_BATCH);
+        const stats = await Promise.all(batch.map((abs) => stat(abs).catch(() => undefined)));
+        batch.forEach((abs, j) => found.push({ abs, mtime: stats[j]?.mtimeMs ?? 0 }));
       }
       const capped = budget.capped
         ? `[The search stopped after visiting ${budget.maxEntries} entries, so files may be missing; narrow the path or the pattern.]`
