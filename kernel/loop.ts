@@ -23,6 +23,7 @@ import type {
   ToolDefinition,
   ToolResult,
   ToolResultBlockParam,
+  TurnRecord,
   Turn,
 } from './types.js';
 
@@ -144,7 +145,8 @@ export async function runAgent(
       appendMessage(kernel, session, message);
       kernel.emit({ type: 'tool_results', message });
     }
-    await kernel.hooks.postTurn.promise({ request, response, toolResults, apiDurationMs: Date.now() - t0 }, turn);
+    const record: TurnRecord = { request, response, toolResults, apiDurationMs: Date.now() - t0 };
+    await kernel.hooks.postTurn.promise(record, turn);
 
     if (signal.aborted) return finish({ subtype: 'error_during_execution', aborted: true, error: 'aborted by user' }, turnIndex);
     const text = responseText(response.content);
@@ -173,6 +175,11 @@ export async function runAgent(
         continue;
       }
       default:
+        if (record.followUp && calls.length === 0) {
+          appendMessage(kernel, session, record.followUp);
+          kernel.emit({ type: 'user_message', message: record.followUp });
+          continue;
+        }
         return finish({ subtype: 'success', isError: false, stopReason: response.stopReason, result: text }, turnIndex);
     }
   }

@@ -51,6 +51,11 @@ export interface TurnRecord {
   /** The user message appended after the response: the tool results, if any. */
   toolResults: ToolResultBlockParam[];
   apiDurationMs: number;
+  /**
+   * Set by a `postTurn` tap to keep a finished run going (a Stop hook's objection): when the response ended the
+   * run, this message is appended and the model is asked again, within `maxTurns`.
+   */
+  followUp?: MessageParam;
 }
 
 /** The model request the loop (or an auxiliary caller) asks the `query` hook to answer. */
@@ -301,6 +306,8 @@ export interface AgentEventMap {
   retry: { attempt: number; maxRetries: number; delayMs: number; cause: string };
   tools_bytes: { bytes: number; count: number; names: string[] };
   usage: { usage: TokenUsage; costUsd: number; model: string; tier: 'main' | 'small' };
+  /** Before compaction frees room (PreCompact hooks run here). */
+  compact_start: { session: Session; trigger: 'auto' | 'manual' | 'overflow'; instructions?: string };
   compact: { trigger: 'auto' | 'manual' | 'overflow' | 'snip'; preTokens: number; postTokens: number; tier: string };
   refusal: { text: string };
   log: { level: 'debug' | 'info' | 'warn' | 'error'; message: string; source?: string };

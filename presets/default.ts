@@ -8,6 +8,7 @@ import systemPrompt from '../plugins/system-prompt/index.js';
 import permissions from '../plugins/permissions/index.js';
 import denialLog from '../plugins/denial-log/index.js';
 import sandbox from '../plugins/sandbox/index.js';
+import userHooks from '../plugins/user-hooks/index.js';
 import print from '../plugins/print/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
@@ -43,6 +44,8 @@ export default definePreset({
     permissions(),
     denialLog(),
     sandbox(),
+    // the user's own hooks (Claude Code's format): stricter checks, context, Stop objections
+    userHooks(),
     // sessions on disk
     sessionStore(),
     // context management: the budget, then the tiers from cheapest to dearest

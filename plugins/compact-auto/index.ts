@@ -129,6 +129,7 @@ export default definePlugin((opts: AutoCompactOptions = {}) => ({
         }
         const state = data(session);
         if (state.busy) return false;
+        kernel.emit({ type: 'compact_start', session, trigger: o.trigger, instructions: o.instructions });
         state.busy = true;
         try {
           return await autoCompact(kernel, session, o, settings(), budget(), summarizer);

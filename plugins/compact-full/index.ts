@@ -98,6 +98,7 @@ async function fullCompact(
   const d = data(session);
   const messages = session.messages;
   if (messages.length === 0) return false;
+  kernel.emit({ type: 'compact_start', session, trigger: 'manual', instructions: opts.instructions });
   const summarizer = kernel.services.require('summarizer', NAME) as Summarizer;
   const budget = kernel.services.get('budget') as Budget | undefined;
   // An assistant message whose tool calls are not answered yet stays, so its results still have a home.
