@@ -148,7 +148,7 @@ export function validateLayer(
 
 const MERGED_ARRAYS = new Set(['plugins', 'disable']);
 
-/** Merges layers (lowest precedence first) key by key; `permissions`, `mcpServers`, `plugins`, `disable` accumulate. */
+/** Merges layers (lowest precedence first) key by key; `permissions`, `mcpServers`, `env`, `plugins`, `disable` accumulate. */
 export function mergeLayers(layers: ConfigLayer[], base: { cwd: string; projectRoot: string; keelHome: string }): ResolvedConfig {
   const merged: Record<string, unknown> = { ...DEFAULTS };
   const sources: Record<string, string> = {};
@@ -167,6 +167,9 @@ export function mergeLayers(layers: ConfigLayer[], base: { cwd: string; projectR
         permissions.deny.push(...(rules.deny ?? []));
       } else if (key === 'mcpServers') {
         Object.assign(mcpServers, value);
+      } else if (key === 'env' && typeof value === 'object' && value !== null) {
+        // Environment variables for the commands Keel runs merge name by name, like servers.
+        merged.env = { ...((merged.env as Record<string, string> | undefined) ?? {}), ...(value as Record<string, string>) };
       } else if (MERGED_ARRAYS.has(key)) {
         if (key === 'plugins') plugins = [...plugins, ...(value as Plugin[])];
         else disable = [...disable, ...(value as string[])];

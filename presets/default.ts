@@ -9,6 +9,7 @@ import permissions from '../plugins/permissions/index.js';
 import denialLog from '../plugins/denial-log/index.js';
 import sandbox from '../plugins/sandbox/index.js';
 import userHooks from '../plugins/user-hooks/index.js';
+import claudeSettings from '../plugins/claude-settings/index.js';
 import print from '../plugins/print/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
@@ -44,7 +45,8 @@ export default definePreset({
     permissions(),
     denialLog(),
     sandbox(),
-    // the user's own hooks (Claude Code's format): stricter checks, context, Stop objections
+    // Claude Code's settings files as config layers, then the user's own hooks (Claude Code's format)
+    claudeSettings(),
     userHooks(),
     // sessions on disk
     sessionStore(),

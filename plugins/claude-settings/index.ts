@@ -1,0 +1,59 @@
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { definePlugin, KeelError, z, type ConfigLayer } from '../../kernel/index.js';
+import { settingsFiles, toConfigValues } from './map.js';
+
+const NAME = 'claude-settings';
+
+declare module '../../kernel/plugin.js' {
+  interface KeelConfig {
+    /** Environment variables for the commands Keel runs (bash, hooks, MCP servers); the environment itself wins. */
+    env?: Record<string, string>;
+  }
+}
+
+function readSettings(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new KeelError(`${file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { code: 'config', exitCode: 2 });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new KeelError(`${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})`, { code: 'config', exitCode: 2 });
+  }
+}
+
+/**
+ * Claude Code's settings as config layers, so a Claude Code user's project works on day one:
+ * `~/.claude/settings.json` (user), `.claude/settings.json` and `.claude/settings.local.json` (project, in that
+ * order; project layers apply only in a trusted folder). Read: `permissions` (rules with Claude Code's tool names
+ * mapped, `defaultMode`), `hooks` (run by `user-hooks`), `env`, `model`. Remove the plugin to ignore them.
+ */
+export default definePlugin(() => ({
+  name: NAME,
+  kernel: '^1.0.0',
+  // `hooks` is validated strictly by user-hooks when it is loaded (its schema, later in the preset, wins).
+  config: { env: z.record(z.string(), z.string()), hooks: z.record(z.string(), z.unknown()) },
+  configLayers(ctx): ConfigLayer[] {
+    const files = settingsFiles(ctx.projectRoot, os.homedir());
+    const layers: ConfigLayer[] = [];
+    const add = (kind: ConfigLayer['kind'], file: string) => {
+      if (!existsSync(file)) return;
+      const values = toConfigValues(readSettings(file), file);
+      if (Object.keys(values).length) layers.push({ kind, source: file, values });
+    };
+    add('user', files.user);
+    for (const file of files.project) add('project', file);
+    return layers;
+  },
+  apply(kernel) {
+    const files = settingsFiles(kernel.config.projectRoot, os.homedir());
+    for (const file of [files.user, ...files.project]) kernel.protected.add({ path: file, why: "Claude Code's settings (Keel reads its rules, hooks and env)" });
+    // The environment outranks config: a variable already set is kept.
+    const env = (kernel.config.env ?? {}) as Record<string, string>;
+    for (const [key, value] of Object.entries(env)) if (process.env[key] === undefined) process.env[key] = value;
+  },
+}));

@@ -1,0 +1,77 @@
+/** Claude Code's settings.json → Keel config values: permission rules (tool names mapped), hooks, env, model. */
+import path from 'node:path';
+import { KeelError } from '../../kernel/index.js';
+
+/** Claude Code's tool names → Keel's, for permission rules. */
+export const TOOL_NAMES: Record<string, string> = {
+  Bash: 'bash',
+  Read: 'read_file',
+  Write: 'write_file',
+  Edit: 'edit_file',
+  MultiEdit: 'edit_file',
+  Glob: 'glob',
+  Grep: 'grep',
+  LS: 'ls',
+  WebFetch: 'web_fetch',
+  WebSearch: 'web_search',
+  TodoWrite: 'todo_write',
+  Task: 'agent',
+  NotebookEdit: 'notebook_edit',
+  NotebookRead: 'read_file',
+};
+
+const PATH_TOOLS = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'notebook_edit']);
+
+/**
+ * One rule in Keel's syntax. Claude Code's path specifiers: `//abs` is absolute, `~/x` is under home, `/x` and
+ * `./x` are relative to the settings file's project (Keel's plain relative form).
+ */
+export function mapRule(rule: string): string {
+  const match = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s.exec(rule.trim());
+  if (!match) return rule;
+  const [, tool, spec] = match;
+  const name = TOOL_NAMES[tool!] ?? tool!;
+  if (spec === undefined) return name;
+  let specifier = spec;
+  if (PATH_TOOLS.has(name)) {
+    if (specifier.startsWith('//')) specifier = specifier.slice(1);
+    else if (specifier.startsWith('./')) specifier = specifier.slice(2);
+    else if (specifier.startsWith('/')) specifier = specifier.slice(1);
+  }
+  return `${name}(${specifier})`;
+}
+
+function strings(value: unknown, where: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new KeelError(`${where}: must be an array of strings`, { code: 'config', exitCode: 2 });
+  return value as string[];
+}
+
+/** The Keel config values a settings file holds; unknown keys are left alone (Claude Code has many Keel does not use). */
+export function toConfigValues(settings: unknown, file: string): Record<string, unknown> {
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw new KeelError(`${file}: must be a JSON object`, { code: 'config', exitCode: 2 });
+  }
+  const s = settings as Record<string, unknown>;
+  const values: Record<string, unknown> = {};
+  if (s.permissions !== undefined) {
+    const p = s.permissions as Record<string, unknown>;
+    if (typeof p !== 'object' || p === null) throw new KeelError(`${file}: permissions: must be an object`, { code: 'config', exitCode: 2 });
+    const rules: Record<string, string[]> = {};
+    for (const kind of ['allow', 'ask', 'deny'] as const) {
+      const list = strings(p[kind], `${file}: permissions.${kind}`).map(mapRule);
+      if (list.length) rules[kind] = list;
+    }
+    if (Object.keys(rules).length) values.permissions = rules;
+    if (typeof p.defaultMode === 'string') values.permissionMode = p.defaultMode;
+  }
+  if (s.hooks !== undefined) values.hooks = s.hooks;
+  if (s.env !== undefined) values.env = s.env;
+  if (typeof s.model === 'string') values.model = s.model;
+  return values;
+}
+
+export const settingsFiles = (projectRoot: string, home: string) => ({
+  user: path.join(home, '.claude', 'settings.json'),
+  project: [path.join(projectRoot, '.claude', 'settings.json'), path.join(projectRoot, '.claude', 'settings.local.json')],
+});
