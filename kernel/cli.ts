@@ -20,6 +20,7 @@ import { errorMessage, KeelError, userMessage } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
 import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
+import { flattenPreset } from './preset.js';
 import { createSession, startSession } from './session.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext } from './types.js';
@@ -235,11 +236,10 @@ function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
 }
 
 async function resolvePreset(preset: string | Preset): Promise<Preset> {
-  if (typeof preset !== 'string') return preset;
   const { loadPreset, PRESET_NAMES } = await import('../presets/index.js');
-  const found = await loadPreset(preset);
+  const found = typeof preset === 'string' ? await loadPreset(preset) : preset;
   if (!found) throw new KeelError(`unknown preset "${preset}" (known presets: ${PRESET_NAMES.join(', ')})`, { exitCode: 2 });
-  return found;
+  return flattenPreset(found, loadPreset, PRESET_NAMES);
 }
 
 function selectPlugins(preset: Preset, config: ResolvedConfig, layers: ConfigLayer[]): Plugin[] {

@@ -65,7 +65,16 @@ const permissionModeSchema = z.string().refine((v) => normalizePermissionMode(v)
 });
 
 const pluginSchema = z.custom<Plugin>(isPlugin, { message: 'must be a plugin object { name, kernel, apply } (did you forget to call the factory?)' });
-const presetSchema = z.object({ name: z.string(), description: z.string().optional(), plugins: z.array(pluginSchema) });
+const presetSchema: ZodType = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    description: z.string().optional(),
+    extends: z.union([z.string(), presetSchema]).optional(),
+    plugins: z.array(pluginSchema),
+    disable: z.array(z.string()).optional(),
+    replace: z.array(pluginSchema).optional(),
+  }),
+);
 
 const mcpServerSchema = z
   .object({

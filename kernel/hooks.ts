@@ -30,13 +30,13 @@ export const Stage = Object.freeze({
 /** Creates the frozen, typed hook map. The order here is the order of `describe()`. */
 export function createHooks() {
   return Object.freeze({
-    /** Open or resume a session; connect MCP servers; load the memory index. */
+    /** Open or resume a session (the store fills `session.messages`); connect MCP servers; load the memory index. */
     sessionStart: new AsyncSeriesHook<[Session]>(['session']),
     /** ① Build this turn's context; each tap returns the context with its own sections appended. */
     contextLoad: new AsyncSeriesWaterfallHook<[Context, Turn]>(['context', 'turn']),
     /** ② Which tool definitions this request carries. */
     selectTools: new AsyncSeriesWaterfallHook<[ToolDefinition[], Turn]>(['tools', 'turn']),
-    /** ③/⑥ First decision wins. No decision, or an error, means deny. */
+    /** ③/⑥ First decision wins: `allow`, `deny` (with the reason the model sees) or `ask` (settled through `askUser`). No decision, or an error, means deny. */
     prePermission: new AsyncSeriesBailHook<[ToolCall, Turn], Decision | undefined>(['call', 'turn']),
     /** ④ Exactly one provider answers: the only step that calls a model. */
     query: new AsyncSeriesBailHook<[QueryRequest, Turn], QueryResponse | undefined>(['request', 'turn']),
@@ -44,11 +44,11 @@ export function createHooks() {
     toolExecute: new AsyncSeriesBailHook<[ToolCall, Turn], ToolResult | undefined>(['call', 'turn']),
     /** ⑥ Shape a result before it enters the messages. */
     toolResult: new AsyncSeriesWaterfallHook<[ToolResult, ToolCall, Turn]>(['result', 'call', 'turn']),
-    /** ⑦ Token accounting, persistence, compaction check. */
+    /** ⑦ Token accounting, persistence, compaction check. A tap may set `record.followUp` to keep a finished run going. */
     postTurn: new AsyncSeriesHook<[TurnRecord, Turn]>(['record', 'turn']),
     /** Answered by the frontend (Ink UI, SDK host, headless policy). */
     askUser: new AsyncSeriesBailHook<[Question, Turn], Answer | undefined>(['question', 'turn']),
-    /** Observation only: deltas, tool start/end, retries, compaction, cost. */
+    /** Observation only, synchronous: deltas, tool start/end, retries, compaction, cost, logs. Errors are logged, never thrown. */
     event: new SyncHook<[AgentEvent]>(['event']),
   });
 }

@@ -26,3 +26,4 @@ export type * from './types.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, CONFIG_FILE, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
+export { flattenPreset, type PresetLoader } from './preset.js';

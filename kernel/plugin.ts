@@ -29,11 +29,21 @@ export interface Plugin {
   apply(kernel: Kernel): void;
 }
 
-/** A named, ordered list of plugins. */
+/**
+ * A named, ordered list of plugins. With `extends`, the base preset's plugins come first (less those named in
+ * `disable`, with `replace` plugins taking the place of the base's plugin of the same name), then `plugins`.
+ */
 export interface Preset {
   name: string;
   description?: string;
+  /** A preset to start from: a built-in's name (`default`, `headless`, `minimal`, `policy-strict`) or a preset object. */
+  extends?: string | Preset;
+  /** Plugins applied in this order (after the base's, when extending). */
   plugins: Plugin[];
+  /** Names of the base preset's plugins to leave out. */
+  disable?: string[];
+  /** Plugins that replace the base preset's plugin of the same name, in its place. */
+  replace?: Plugin[];
 }
 
 export interface PermissionRules {
@@ -82,8 +92,9 @@ export function definePlugin<F extends (...args: any[]) => Plugin>(factory: F): 
   return factory;
 }
 
-export function definePreset(preset: Preset): Preset {
-  return preset;
+/** Types a preset; `plugins` may be left out when it `extends` another. */
+export function definePreset(preset: Omit<Preset, 'plugins'> & { plugins?: Plugin[] }): Preset {
+  return { ...preset, plugins: preset.plugins ?? [] };
 }
 
 export function defineConfig(config: KeelConfig): KeelConfig {
