@@ -154,7 +154,7 @@ describe('config errors name the file and the key', () => {
   it('an unknown preset lists the known ones', async () => {
     ws = makeWorkspace({ git: true });
     await expect(assemble(flags({ preset: 'turbo' }), env(), undefined, ws.dir)).rejects.toMatchObject({
-      message: 'unknown preset "turbo" (known presets: default, headless, minimal)',
+      message: 'unknown preset "turbo" (known presets: default, headless, minimal, policy-strict)',
       exitCode: 2,
     });
   });
