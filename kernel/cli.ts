@@ -22,6 +22,7 @@ import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
 import { flattenPreset } from './preset.js';
 import { createSession, startSession } from './session.js';
+import { describeProtected } from './protected.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext } from './types.js';
 
@@ -123,7 +124,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     }
     const kernel = await assemble(options, env, io);
     if (subcommand === 'describe') {
-      io.stdout.write(`${kernel.describe()}\n`);
+      io.stdout.write(`${kernel.describe()}\n\n${describeProtected(kernel.protected.list())}\n`);
       return 0;
     }
     if (subcommand === 'sessions') {
@@ -180,7 +181,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   const layers: ConfigLayer[] = [];
   const userFile = findUserConfig(home);
   if (userFile) layers.push({ kind: 'user', source: userFile, values: await loadConfigModule(userFile) });
-  const projectFile = await findProjectConfig(cwd, projectRoot, options.config);
+  const projectFile = findProjectConfig(cwd, projectRoot, options.config);
   // Nothing from an untrusted project runs; a file named with --config is the user's own choice.
   const trusted = await resolveTrust({ home, folder: projectRoot, flag: options.trust, files: projectFile ? [projectFile] : [] });
   const untrusted: string[] = [];
@@ -197,7 +198,8 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   // Plugins may contribute layers of their own (front matter, .mcp.json) before the final validation.
   for (const plugin of plugins) {
     if (!plugin.configLayers) continue;
-    const extra = await plugin.configLayers(base);
+    // Untrusted: plugins name their project files (for the warning) without reading settings from them.
+    const extra = await plugin.configLayers({ ...base, trusted });
     for (const layer of extra) {
       if (layer.kind === 'project' && !trusted) untrusted.push(layer.source);
       else layers.splice(insertAt(layers, layer.kind), 0, layer);
@@ -206,7 +208,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   if (untrusted.length > 0) io?.stderr.write(untrustedWarning(projectRoot, untrusted));
   const shapes = Object.assign({}, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
-  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted };
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, configFiles: [userFile, options.config ? projectFile : undefined].filter((f): f is string => f !== undefined) };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;

@@ -39,6 +39,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   keelHome: string;
   /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
   trusted?: boolean;
+  /** Config modules loaded by path rather than by name (the user's, the one `--config` names): protected for writes. */
+  configFiles?: string[];
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;
   /** Plugin-owned keys that no core field describes, by key. */
@@ -245,9 +247,11 @@ export function findProjectRoot(cwd: string): string {
   }
 }
 
+/** Keel's config module names, in the order they are looked for in each folder. Nothing else is searched. */
 export const CONFIG_FILES = [
   'agent.config.ts',
   'agent.config.mts',
+  'agent.config.cts',
   'agent.config.js',
   'agent.config.mjs',
   'agent.config.cjs',
@@ -259,33 +263,38 @@ export interface ConfigFileLoader {
   (file: string): Promise<Record<string, unknown>>;
 }
 
-/** Finds `agent.config.*` from `cwd` up to `projectRoot`, or loads `explicit` (`--config`). */
-export async function findProjectConfig(cwd: string, projectRoot: string, explicit?: string): Promise<string | undefined> {
+function isFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds `agent.config.*` from `cwd` up to `projectRoot` (never above it), or checks `explicit` (`--config`).
+ * Only names are looked at: nothing is read or run here, so the search is safe before the folder is trusted.
+ */
+export function findProjectConfig(cwd: string, projectRoot: string, explicit?: string): string | undefined {
   if (explicit) {
     const file = path.resolve(cwd, explicit);
-    if (!existsSync(file) || !statSync(file).isFile()) {
-      throw new KeelError(`--config: no such file: ${file}`, { code: 'config', exitCode: 2 });
-    }
+    if (!isFile(file)) throw new KeelError(`--config: no such file: ${file}`, { code: 'config', exitCode: 2 });
     return file;
   }
-  const { cosmiconfig } = await import('cosmiconfig');
-  const explorer = cosmiconfig('keel', {
-    searchPlaces: CONFIG_FILES,
-    searchStrategy: 'global',
-    stopDir: projectRoot,
-    cache: false,
-    // Loading happens through our loader; cosmiconfig only finds the file.
-    loaders: Object.fromEntries(['.ts', '.mts', '.js', '.mjs', '.cjs', '.json', 'noExt'].map((ext) => [ext, () => ({})])),
-  });
-  const found = await explorer.search(cwd);
-  return found?.filepath;
+  const root = path.resolve(projectRoot);
+  let dir = path.resolve(cwd);
+  for (;;) {
+    const found = CONFIG_FILES.map((name) => path.join(dir, name)).find(isFile);
+    if (found) return found;
+    const parent = path.dirname(dir);
+    // A cwd outside the root (never from findProjectRoot) searches only itself.
+    const rel = path.relative(root, dir);
+    if (dir === root || parent === dir || rel === '..' || rel.startsWith(`..${path.sep}`)) return undefined;
+    dir = parent;
+  }
 }
 
 /** The user's config in `$KEEL_HOME`, if any. */
 export function findUserConfig(home: string): string | undefined {
-  for (const name of CONFIG_FILES) {
-    const file = path.join(home, name);
-    if (existsSync(file)) return file;
-  }
-  return undefined;
+  return CONFIG_FILES.map((name) => path.join(home, name)).find(isFile);
 }

@@ -25,5 +25,5 @@ export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from '
 export type * from './types.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
-export { ProtectedPaths, coreProtectedEntries, CONFIG_FILE, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
+export { ProtectedPaths, coreProtectedEntries, describeProtected, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
 export { flattenPreset, type PresetLoader } from './preset.js';

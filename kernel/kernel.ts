@@ -108,7 +108,8 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
       return p;
     }
   };
-  for (const entry of coreProtectedEntries({ keelHome: config.keelHome ? real(config.keelHome) : '', home: real(os.homedir()) })) {
+  const configFiles = (config.configFiles ?? []).map(real);
+  for (const entry of coreProtectedEntries({ keelHome: config.keelHome ? real(config.keelHome) : '', home: real(os.homedir()), configFiles })) {
     protectedPaths.add({ ...entry, owner: 'kernel' });
   }
   const observers = new Set<(event: AgentEvent) => void>();

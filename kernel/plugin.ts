@@ -22,9 +22,11 @@ export interface Plugin {
   config?: Record<string, ZodType>;
   /**
    * Settings this plugin reads from files of its own (front matter, `.mcp.json`), as config layers that
-   * merge at their layer's precedence and are validated like `agent.config.ts`. Runs before `apply`.
+   * merge at their layer's precedence and are validated like `agent.config.ts`. Runs before `apply`. When
+   * `trusted` is false, project files must not be parsed: return a layer with empty `values` for each project
+   * file that holds settings, so the CLI can name it in its warning, and nothing else from the project.
    */
-  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string }): Promise<ConfigLayer[]> | ConfigLayer[];
+  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string; trusted: boolean }): Promise<ConfigLayer[]> | ConfigLayer[];
   /** Called once by `kernel.use()`. Tap hooks and register here, never inside a hook callback. */
   apply(kernel: Kernel): void;
 }

@@ -54,6 +54,14 @@ export const SHELL_PROFILES = [
 /** Names of Keel's own config modules (searched from the working folder up to the project root, and in `$KEEL_HOME`). */
 export const CONFIG_FILE = /^agent\.config\.(ts|mts|cts|js|mjs|cjs|json)$/;
 
+/** YAML front matter: the block between `---` fences at the very top of a Markdown file (group 1: the YAML). */
+export const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/** The YAML source of a Markdown text's front matter, or undefined when it has none. */
+export function frontMatterOf(text: string): string | undefined {
+  return FRONT_MATTER.exec(text)?.[1];
+}
+
 export class ProtectedPaths {
   private readonly entries: ProtectedEntry[] = [];
   private frozen = false;
@@ -97,21 +105,33 @@ export class ProtectedPaths {
   }
 }
 
+/** Files in the user's home that hold credentials: protected for reads too (read tools ask; imports refuse them). */
+const HOME_SECRETS = ['.aws', '.gnupg', '.netrc', '.git-credentials', '.docker/config.json', '.kube', '.config/gh', '.npmrc'];
+
 /**
- * The entries the kernel itself owns: Keel's config modules, `$KEEL_HOME`, the project's `.keel/` and the
- * places outside Keel that turn a write into code (git hooks and config, shell profiles, SSH).
+ * The entries the kernel itself owns: Keel's config modules, `$KEEL_HOME`, the project's `.keel/`, the places
+ * outside Keel that turn a write into code (git hooks and config, shell profiles, SSH), credentials in the home
+ * folder, and config modules loaded by path (`--config`).
  */
-export function coreProtectedEntries(ctx: { keelHome: string; home: string }): ProtectedEntry[] {
+export function coreProtectedEntries(ctx: { keelHome: string; home: string; configFiles?: string[] }): ProtectedEntry[] {
   const entries: ProtectedEntry[] = [
     { segment: CONFIG_FILE, why: 'a Keel config file (it runs as code)' },
+    ...(ctx.configFiles ?? []).map((file) => ({ path: file, why: 'a config file Keel loads (it runs as code)' })),
     { segment: /^\.git$/, why: 'inside a .git directory (hooks and config run code)' },
     { segment: /^\.keel$/, why: "in .keel/ (Keel's project settings and agents)", except: [{ path: 'memory', access: 'write' }] },
+    // Claude Code's settings files. No plugin of this build reads them yet; the plugins that will (claude-settings,
+    // the MCP bridge, subagents) are expected to own these entries, and a write today would load tomorrow.
+    { segment: /^\.mcp\.json$/, why: 'an MCP server list (.mcp.json: its servers run as programs)' },
+    // The whole .claude/ folder, project or user: settings*.json (permissions, hooks), agents/, commands/.
+    { segment: /^\.claude$/, why: 'in .claude/ (Claude Code settings, hooks, agents and commands)' },
+    { path: path.join(ctx.home, '.claude.json'), why: "Claude Code's user settings (~/.claude.json: MCP servers)" },
     ...SHELL_PROFILES.map((name) => ({ path: path.join(ctx.home, name), why: 'a shell profile (it runs at the next shell)' })),
     { path: path.join(ctx.home, '.config', 'fish'), why: 'a shell profile (it runs at the next shell)' },
     { path: '/etc', why: 'system configuration' },
     { path: path.join(ctx.home, '.gitconfig'), why: "git's user config (aliases, pagers and hooks run code)" },
     { path: path.join(ctx.home, '.config', 'git'), why: "git's user config (aliases, pagers and hooks run code)" },
     { path: path.join(ctx.home, '.ssh'), why: 'SSH keys and config', read: true },
+    ...HOME_SECRETS.map((name) => ({ path: path.join(ctx.home, name), why: 'a credentials file', read: true })),
   ];
   if (ctx.keelHome) {
     entries.unshift({
@@ -126,4 +146,18 @@ export function coreProtectedEntries(ctx: { keelHome: string; home: string }): P
     });
   }
   return entries;
+}
+
+/** The entries as a table for `keel describe` and the README: what, which access, who added it, why. */
+export function describeProtected(entries: readonly ProtectedEntry[]): string {
+  const rows = entries.map((entry) => {
+    const what = entry.path ?? `${String(entry.segment)} (any folder)`;
+    const access = `${entry.read ? 'read+write' : 'write'}${entry.frontMatter ? ' (front matter)' : ''}`;
+    const except = entry.except?.length ? ` (except ${entry.except.map((e) => `${e.path} for ${e.access === 'both' ? 'read+write' : e.access}`).join(', ')})` : '';
+    return [what, access, entry.owner ?? 'kernel', `${entry.why}${except}`];
+  });
+  const width = (i: number) => Math.max(...rows.map((r) => r[i].length));
+  const pad = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(width(i)) : c)).join('  ');
+  const head = 'Protected paths (any tool asks before writing them, in every mode; read+write ones before reading them too):';
+  return [head, ...rows.map((r) => `  ${pad(r)}`)].join('\n');
 }

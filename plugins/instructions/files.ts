@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,46 @@ export const MAX_IMPORT_DEPTH = 5;
 export interface InstructionFile {
   file: string;
   layer: 'user' | 'project';
+}
+
+/** What an instruction file or an import may read. */
+export interface ReadGuard {
+  /** The project root, symlinks resolved. */
+  root: string;
+  /** False in an untrusted folder: project files and their imports stay inside `root`. */
+  trusted: boolean;
+  /** Why reading a resolved path is refused (Keel's credentials, SSH keys: `kernel.protected` for reads), else undefined. */
+  secret(resolved: string): string | undefined;
+}
+
+/** `file` with symlinks resolved, or as given (absolute) when it does not exist. */
+export function realPath(file: string): string {
+  try {
+    return realpathSync.native(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+function isInside(child: string, root: string): boolean {
+  const rel = path.relative(root, child);
+  return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
+}
+
+/**
+ * Where `file` (read for `layer`) really is, and why it must not be read. Secrets are refused everywhere; in an
+ * untrusted folder a project file must also resolve inside the project and not be a hard link (which may be a
+ * file elsewhere). Read `real`, not `file`, so a link swapped after the check changes nothing.
+ */
+export function checkRead(file: string, layer: InstructionFile['layer'], guard: ReadGuard): { real: string; refused?: string } {
+  const real = realPath(file);
+  const secret = guard.secret(real);
+  if (secret) return { real, refused: secret };
+  if (guard.trusted || layer === 'user') return { real };
+  if (!isInside(real, guard.root)) return { real, refused: `${real} is outside the untrusted project ${guard.root}` };
+  const links = statSync(real, { throwIfNoEntry: false })?.nlink ?? 1;
+  if (links > 1) return { real, refused: `${real} has ${links} hard links, so it may be a file outside the untrusted project ${guard.root}` };
+  return { real };
 }
 
 function isFile(file: string): boolean {
@@ -82,9 +122,16 @@ export interface Expanded {
 
 /**
  * A file's body with its `@relative/path` imports appended after it (recursively, depth ≤ 5, each file once,
- * cycles cut). References that name no file (an @mention) are left as they are.
+ * cycles cut). References that name no file (an @mention) are left as they are; an import `guard` refuses is
+ * left out with a one-line warning.
  */
-export async function expand(file: string, body: string, warn: (message: string) => void): Promise<Expanded> {
+export async function expand(
+  file: string,
+  body: string,
+  warn: (message: string) => void,
+  guard: ReadGuard,
+  layer: InstructionFile['layer'] = 'project',
+): Promise<Expanded> {
   const seen = new Set<string>([path.resolve(file)]);
   const parts: string[] = [body.trim()];
   const walk = async (text: string, from: string, depth: number, chain: string[]) => {
@@ -96,12 +143,17 @@ export async function expand(file: string, body: string, warn: (message: string)
         continue;
       }
       if (seen.has(target)) continue;
+      const { real, refused } = checkRead(target, layer, guard);
+      if (refused) {
+        warn(`${from}: @${ref}: import refused: ${refused}`);
+        continue;
+      }
       if (depth > MAX_IMPORT_DEPTH) {
         warn(`${from}: @${ref} is nested deeper than ${MAX_IMPORT_DEPTH} imports: not expanded`);
         continue;
       }
       seen.add(target);
-      const raw = await readFile(target, 'utf8');
+      const raw = await readFile(real, 'utf8');
       const imported = await parseFrontMatter(raw, target).then((parsed) => parsed.body, () => raw);
       parts.push(`Imported from ${target} (@${ref}):\n${imported.trim()}`);
       await walk(imported, target, depth + 1, [...chain, target]);

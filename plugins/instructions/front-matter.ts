@@ -1,4 +1,4 @@
-import { KeelError } from '../../kernel/index.js';
+import { FRONT_MATTER, KeelError } from '../../kernel/index.js';
 
 export interface Parsed {
   /** The YAML mapping between the `---` fences, or undefined when the file has none. */
@@ -7,11 +7,10 @@ export interface Parsed {
   body: string;
 }
 
-const FENCE = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
-
 /** Splits YAML front matter from a Markdown file. Throws a KeelError naming the file when it is not a mapping. */
 export async function parseFrontMatter(text: string, file: string): Promise<Parsed> {
-  const match = FENCE.exec(text);
+  // The kernel's definition, so the permission policy sees exactly the front matter loaded here.
+  const match = FRONT_MATTER.exec(text);
   if (!match) return { body: text };
   const body = text.slice(match[0].length);
   const source = match[1] ?? '';

@@ -1,9 +1,13 @@
+import os from 'node:os';
 import { readFile } from 'node:fs/promises';
-import { definePlugin, errorMessage, Stage, type ConfigLayer, type Session } from '../../kernel/index.js';
-import { discover, expand } from './files.js';
+import { coreProtectedEntries, definePlugin, errorMessage, frontMatterOf, ProtectedPaths, Stage, type ConfigLayer, type Kernel, type Session } from '../../kernel/index.js';
+import { checkRead, discover, expand, realPath, type ReadGuard } from './files.js';
 import { parseFrontMatter, toConfigValues } from './front-matter.js';
 
 const NAME = 'instructions';
+
+/** The files whose front matter this plugin loads as settings, wherever they are (any folder from cwd up). */
+export const SETTINGS_FILE = /^(AGENTS|CLAUDE)\.md$/;
 
 interface Loaded {
   /** The system prompt section, or undefined when there are no instruction files. */
@@ -11,25 +15,47 @@ interface Loaded {
   files: string[];
 }
 
+function guardFor(root: string, trusted: boolean, surface: ProtectedPaths): ReadGuard {
+  return { root: realPath(root), trusted, secret: (p) => surface.match(p, 'read')?.reason };
+}
+
 /**
  * AGENTS.md / CLAUDE.md (project root and parents up to the repository root) and `$KEEL_HOME/AGENTS.md`:
  * read once when a session starts, with `@path` imports, into a stable system prompt section. Their YAML
- * front matter becomes config layers (project or user), validated like `agent.config.ts`.
+ * front matter becomes config layers (project or user), validated like `agent.config.ts`; in an untrusted
+ * folder, project front matter is not even parsed.
  */
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
   async configLayers(ctx): Promise<ConfigLayer[]> {
     const layers: ConfigLayer[] = [];
+    // Before the kernel exists: the kernel's own read-protected entries (credentials) are what matter here.
+    const surface = new ProtectedPaths();
+    for (const entry of coreProtectedEntries({ keelHome: ctx.keelHome ? realPath(ctx.keelHome) : '', home: realPath(os.homedir()) })) surface.add(entry);
+    const guard = guardFor(ctx.projectRoot, ctx.trusted, surface);
     for (const { file, layer } of discover(ctx.cwd, ctx.projectRoot, ctx.keelHome)) {
-      const { data } = await parseFrontMatter(await readFile(file, 'utf8'), file);
+      const checked = checkRead(file, layer, guard);
+      if (checked.refused && layer === 'project') continue;
+      const text = await readFile(layer === 'user' ? file : checked.real, 'utf8');
+      if (layer === 'project' && !ctx.trusted) {
+        // Named for the CLI's warning; the YAML of an untrusted folder is never parsed.
+        if (frontMatterOf(text) !== undefined) layers.push({ kind: 'project', source: file, values: {} });
+        continue;
+      }
+      const { data } = await parseFrontMatter(text, file);
       if (data && Object.keys(data).length) layers.push({ kind: layer, source: file, values: toConfigValues(data, file) });
     }
     return layers;
   },
   apply(kernel) {
+    kernel.protected.add({
+      segment: SETTINGS_FILE,
+      why: 'an instructions file whose front matter holds Keel settings (permission mode, rules)',
+      frontMatter: true,
+    });
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
-      session.data.set(NAME, await load(session, kernel.config.keelHome, (message) => kernel.log('warn', message, NAME)));
+      session.data.set(NAME, await load(session, kernel, (message) => kernel.log('warn', message, NAME)));
     });
     // Early and unchanging between turns, so it sits in the cached prefix of the system prompt.
     kernel.hooks.contextLoad.tapPromise({ name: NAME, stage: Stage.EARLY }, async (context, turn) => {
@@ -40,20 +66,28 @@ export default definePlugin(() => ({
   },
 }));
 
-async function load(session: Session, keelHome: string, warn: (message: string) => void): Promise<Loaded> {
+async function load(session: Session, kernel: Kernel, warn: (message: string) => void): Promise<Loaded> {
   const parts: string[] = [];
   const files: string[] = [];
-  for (const { file, layer } of discover(session.cwd, session.projectRoot, keelHome)) {
+  // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
+  const guard = guardFor(session.projectRoot, kernel.config.trusted !== false, kernel.protected);
+  for (const { file, layer } of discover(session.cwd, session.projectRoot, kernel.config.keelHome)) {
+    const { real, refused } = checkRead(file, layer, guard);
+    // The user's own $KEEL_HOME/AGENTS.md sits in the read-protected KEEL_HOME: it is the one file there Keel reads.
+    if (refused && layer === 'project') {
+      warn(`${file}: not read: ${refused}`);
+      continue;
+    }
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(layer === 'user' ? file : real, 'utf8');
     } catch (err) {
       warn(`${file}: cannot be read: ${errorMessage(err)}`);
       continue;
     }
     // Front matter was validated at start-up by the CLI; here it is only stripped.
     const body = await parseFrontMatter(text, file).then((parsed) => parsed.body, () => text);
-    const expanded = await expand(file, body, warn);
+    const expanded = await expand(file, body, warn, guard, layer);
     files.push(...expanded.files);
     if (!expanded.text.trim()) continue;
     parts.push(`Contents of ${file} (${layer === 'user' ? "the user's instructions for all projects" : 'project instructions'}):\n\n${expanded.text}`);

@@ -88,7 +88,7 @@ describe('instructions', () => {
   describe('front matter as config layers', () => {
     const layersFor = async () => {
       const plugin = instructions();
-      return plugin.configLayers!({ cwd: ws!.dir, projectRoot: ws!.dir, keelHome: ws!.home });
+      return plugin.configLayers!({ cwd: ws!.dir, projectRoot: ws!.dir, keelHome: ws!.home, trusted: true });
     };
 
     it('becomes a project layer (and a user layer for $KEEL_HOME/AGENTS.md), merged and validated like config', async () => {
