@@ -1,6 +1,6 @@
 /**
  * Keel's own agent config: the worked example of composing an agent. Run `npx keel` anywhere in this
- * repository and this file is found (cosmiconfig walks up to the folder holding .git).
+ * repository and this file is found (Keel looks for agent.config.* by name from the working folder up to the folder holding .git).
  */
 import { defineConfig, definePlugin, Stage } from 'keel';
 

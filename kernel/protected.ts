@@ -83,17 +83,22 @@ export class ProtectedPaths {
     return this.entries;
   }
 
-  /** The first entry that protects `resolved` (an absolute, already resolved path) for `access`, or undefined. */
+  /**
+   * The entry that protects `resolved` (an absolute, already resolved path) for `access`, or undefined: the first
+   * whole-file entry, else the first front-matter entry. So a front-matter match means no whole-file entry applies.
+   */
   match(resolved: string, access: ProtectedAccess): ProtectedMatch | undefined {
     const abs = path.resolve(resolved);
+    let frontMatter: ProtectedEntry | undefined;
     for (const entry of this.entries) {
       if (access === 'read' && !entry.read) continue;
       const base = this.base(entry, abs);
       if (base === undefined) continue;
       if (entry.except?.some((e) => (e.access === 'both' || e.access === access) && isInside(abs, path.join(base, e.path)))) continue;
-      return { entry, reason: `${abs} is ${entry.why}` };
+      if (!entry.frontMatter) return { entry, reason: `${abs} is ${entry.why}` };
+      frontMatter ??= entry;
     }
-    return undefined;
+    return frontMatter && { entry: frontMatter, reason: `${abs} is ${frontMatter.why}` };
   }
 
   /** Where the entry matches `abs` (its path, or the path up to the matching segment), or undefined. */

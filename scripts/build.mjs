@@ -29,8 +29,8 @@ await esbuild.build({
   platform: 'node',
   target: 'node20',
   chunkNames: 'chunks/[name]-[hash]',
-  // Resolved from node_modules at run time: jiti and cosmiconfig load modules themselves.
-  external: ['jiti', 'cosmiconfig', 'typescript'],
+  // Resolved from node_modules at run time: jiti loads modules itself.
+  external: ['jiti', 'typescript'],
   banner: { js: "import { createRequire as __keelRequire } from 'node:module'; const require = __keelRequire(import.meta.url);" },
   legalComments: 'none',
   minify: process.env.KEEL_NO_MINIFY ? false : true,

@@ -25,7 +25,8 @@ export class SummaryCache {
 
   /** Stores the summary and the raw output (atomically, so a crash never leaves half an entry). */
   async set(key: string, summary: string, raw: string, tool: string): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+    // Tool output may hold secrets: only the user may read it (folders 0700, files 0600, as everywhere in KEEL_HOME).
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await writeAtomic(this.rawPath(key), raw);
     await writeAtomic(path.join(this.dir, `${key}.json`), JSON.stringify({ summary, tool, createdAt: new Date().toISOString() }));
   }
@@ -33,6 +34,6 @@ export class SummaryCache {
 
 async function writeAtomic(file: string, content: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, content);
+  await writeFile(temp, content, { mode: 0o600 });
   await rename(temp, file);
 }

@@ -50,8 +50,9 @@ async function shrinkText(kernel: Kernel, session: Session, call: ToolCall, text
   const file = path.join(outputDir(kernel, session), `${safeName(call.id)}${suffix}.txt`);
   let where: string;
   try {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, text);
+    // Tool output may hold secrets: only the user may read it (folders 0700, files 0600, as everywhere in KEEL_HOME).
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, text, { mode: 0o600 });
     where = `The full output (${cut.totalLines} lines) is saved at ${file}: read the omitted part with read_file, path "${file}", offset ${cut.fromLine} and a limit of a few hundred lines at a time.`;
   } catch (err) {
     kernel.log('warn', `could not save the full output of ${call.name} to ${file}: ${errorMessage(err)}`, NAME);

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
-import { resolveReal } from './paths.js';
+import { changesFrontMatter } from './front-matter.js';
+import { hardLinks, resolveReal } from './paths.js';
 import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
@@ -56,7 +57,9 @@ export default definePlugin(() => ({
       if (!tool) return { behavior: 'deny', reason: `Permission denied: unknown tool ${call.name}` };
       const ctx = contextFor(turn.session, call.name);
       const verdict = await evaluate(call, tool, ctx);
-      if (verdict.resolved.length > 0) judgedPaths(turn.data).set(call.id, verdict.resolved);
+      if (verdict.resolved.length > 0) {
+        judgedPaths(turn.data).set(call.id, { resolved: verdict.resolved, links: verdict.resolved.map(hardLinks), bodyOnly: verdict.bodyOnly ?? [] });
+      }
       const decision = verdict.decision;
       // The user is shown what an edit would change before answering.
       if (decision.behavior === 'ask' && PREVIEWED_TOOLS.has(call.name) && verdict.resolved.length === 1) {
@@ -67,25 +70,44 @@ export default definePlugin(() => ({
     });
 
     // Closes the check-then-use window: a path that resolves elsewhere now than when it was judged (a symlink
-    // swapped while the user was asked) stops the call.
+    // swapped while the user was asked), a file that gained hard links, or an instruction file whose front matter
+    // an earlier call of the same response changed, stops the call.
     kernel.hooks.toolExecute.tapPromise({ name: 'permissions', stage: Stage.FIRST }, async (call, turn): Promise<ToolResult | undefined> => {
       const judged = judgedPaths(turn.data).get(call.id);
       const tool = kernel.tools.get(call.name);
       if (!judged || !tool) return undefined;
       const now = resolvePaths(touchedPaths(tool, call.input), contextFor(turn.session, call.name));
-      const moved = now.findIndex((p, i) => p !== judged[i]);
-      if (moved === -1 && now.length === judged.length) return undefined;
-      const at = moved === -1 ? judged.length : moved;
-      return {
-        content: `Permission denied: the path resolved to ${judged[at] ?? '(nothing)'} when it was checked but now resolves to ${now[at] ?? '(nothing)'}; the call was not run.`,
-        isError: true,
-      };
+      const moved = now.findIndex((p, i) => p !== judged.resolved[i]);
+      if (moved !== -1 || now.length !== judged.resolved.length) {
+        const at = moved === -1 ? judged.resolved.length : moved;
+        return refused(`the path resolved to ${judged.resolved[at] ?? '(nothing)'} when it was checked but now resolves to ${now[at] ?? '(nothing)'}`);
+      }
+      if (tool.permission !== 'read') {
+        const linked = now.findIndex((p, i) => hardLinks(p) > 1 && judged.links[i] <= 1);
+        if (linked !== -1) return refused(`${now[linked]} gained hard links after it was checked, so the write could change a file elsewhere`);
+      }
+      for (const p of judged.bodyOnly) {
+        if (await changesFrontMatter(call.name, call.input, p)) return refused(`${p} changed since it was checked, and this call would now change its front matter`);
+      }
+      return undefined;
     });
   },
 }));
 
-function judgedPaths(data: Map<string, unknown>): Map<string, string[]> {
-  let map = data.get('permissions') as Map<string, string[]> | undefined;
+function refused(why: string): ToolResult {
+  return { content: `Permission denied: ${why}; the call was not run.`, isError: true };
+}
+
+interface Judged {
+  resolved: string[];
+  /** Hard links of each path when it was judged. */
+  links: number[];
+  /** Instruction files let through because their front matter stays as it is. */
+  bodyOnly: string[];
+}
+
+function judgedPaths(data: Map<string, unknown>): Map<string, Judged> {
+  let map = data.get('permissions') as Map<string, Judged> | undefined;
   if (!map) {
     map = new Map();
     data.set('permissions', map);

@@ -2,9 +2,9 @@
  * Confinement: every path a tool touches is resolved (`~`, `..`, symlinks, a dangling symlink's target) before
  * it is judged, and some paths are asked about in every mode.
  */
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { coreProtectedEntries, ProtectedPaths } from '../../kernel/index.js';
+import { coreProtectedEntries, ProtectedPaths, type ProtectedMatch } from '../../kernel/index.js';
 
 export interface PathContext {
   /** The project root, already resolved. */
@@ -66,8 +66,22 @@ export function isSavedOutput(resolved: string, keelHome: string): boolean {
  * (`kernel.protected`: config modules, `.git/`, `.keel/`, shell profiles, `$KEEL_HOME`, and what plugins add).
  */
 export function protectedReason(resolved: string, access: 'read' | 'write', ctx: PathContext): string | undefined {
-  const surface = ctx.protected ?? defaultSurface(ctx);
-  return surface.match(resolved, access)?.reason;
+  return protectedMatch(resolved, access, ctx)?.reason;
+}
+
+/** The protected entry that covers a resolved path, with its reason (a front-matter entry only when no other applies). */
+export function protectedMatch(resolved: string, access: 'read' | 'write', ctx: PathContext): ProtectedMatch | undefined {
+  return (ctx.protected ?? defaultSurface(ctx)).match(resolved, access);
+}
+
+/** How many hard links a regular file has (1 for anything else, or a path that does not exist). */
+export function hardLinks(resolved: string): number {
+  try {
+    const info = statSync(resolved);
+    return info.isFile() ? info.nlink : 1;
+  } catch {
+    return 1;
+  }
 }
 
 function defaultSurface(ctx: PathContext): ProtectedPaths {

@@ -4,8 +4,9 @@
  */
 import path from 'node:path';
 import type { Decision, PermissionLevel, PermissionMode, ToolCall, ToolDefinition } from '../../kernel/index.js';
+import { changesFrontMatter } from './front-matter.js';
 import { catastrophic } from './guard.js';
-import { expandHome, isInside, isSavedOutput, protectedReason, resolveReal, type PathContext } from './paths.js';
+import { expandHome, hardLinks, isInside, isSavedOutput, protectedMatch, protectedReason, resolveReal, type PathContext } from './paths.js';
 import { isBare, pathPatternMatches, shellPatternMatches, toolMatches, urlPatternMatches, type Rule } from './rules.js';
 import { analyzeShell, unwrapCommand, type SimpleCommand } from './shell.js';
 
@@ -33,6 +34,11 @@ export interface Verdict {
   decision: Decision;
   /** The resolved paths the call touches, to re-check right before it runs. */
   resolved: string[];
+  /**
+   * Instruction files this write was let through for without asking because it leaves their front matter as it
+   * is: re-checked right before the call runs, since an earlier call of the same response may change the file.
+   */
+  bodyOnly?: string[];
 }
 
 const deny = (reason: string): Decision => ({ behavior: 'deny', reason: `Permission denied: ${reason}` });
@@ -72,25 +78,42 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   if (denied) return { decision: deny(`${call.name} is denied by the rule "${denied.text}"`), resolved };
 
   const access = tool.permission === 'read' ? 'read' : 'write';
+  const bodyOnly: string[] = [];
   for (const p of resolved) {
-    const why = protectedReason(p, access, ctx);
-    if (why) return { decision: ask(`${call.name} needs approval: ${why}`), resolved };
+    const hit = protectedMatch(p, access, ctx);
+    if (!hit) continue;
+    if (hit.entry.frontMatter && !(await changesFrontMatter(call.name, call.input, p))) {
+      bodyOnly.push(p);
+      continue;
+    }
+    const what = hit.entry.frontMatter ? `${hit.reason}, and this call would change its front matter` : hit.reason;
+    return { decision: ask(`${call.name} needs approval: ${what}`), resolved };
   }
+  // A hard link's other names may be anywhere: writing one changes a file outside the project, in every mode.
+  const linked = resolved.map((p) => [p, hardLinks(p)] as const).find(([, n]) => n > 1);
+  if (linked && access === 'write') {
+    return { decision: ask(`${call.name} needs approval: ${linked[0]} has ${linked[1]} hard links, so the write would also change a file elsewhere`), resolved };
+  }
+  if (linked && ctx.mode !== 'auto') {
+    return { decision: ask(`${call.name} reads ${linked[0]}, which has ${linked[1]} hard links and may be a file outside the project ${ctx.root}`), resolved };
+  }
+  const done = (decision: Decision): Verdict => (bodyOnly.length > 0 ? { decision, resolved, bodyOnly } : { decision, resolved });
+
   const asked = rules.find((r) => r.kind === 'ask' && (isBare(r) || specMatches(r)));
-  if (asked) return { decision: ask(`${call.name} matches the ask rule "${asked.text}"`), resolved };
+  if (asked) return done(ask(`${call.name} matches the ask rule "${asked.text}"`));
 
   const allowRule = url !== undefined ? rules.find((r) => r.kind === 'allow' && specMatches(r)) : undefined;
-  if (allowRule) return { decision: allow(`rule "${allowRule.text}"`), resolved };
-  if (resolved.length > 0 && resolved.every(specCovers)) return { decision: allow('allow rule'), resolved };
+  if (allowRule) return done(allow(`rule "${allowRule.text}"`));
+  if (resolved.length > 0 && resolved.every(specCovers)) return done(allow('allow rule'));
 
   if (ctx.mode !== 'auto') {
     const outside = resolved.find((p) => !isInside(p, ctx.root) && !(access === 'read' && isSavedOutput(p, ctx.keelHome)));
-    if (outside) return { decision: ask(`${call.name} touches ${outside}, outside the project ${ctx.root}`), resolved };
+    if (outside) return done(ask(`${call.name} touches ${outside}, outside the project ${ctx.root}`));
   }
   const bareAllow = rules.find((r) => r.kind === 'allow' && isBare(r));
-  if (bareAllow) return { decision: allow(`rule "${bareAllow.text}"`), resolved };
-  if (ctx.sessionAllowed) return { decision: allow('allowed for this session'), resolved };
-  return { decision: matrix(call.name, tool.permission, ctx.mode), resolved };
+  if (bareAllow) return done(allow(`rule "${bareAllow.text}"`));
+  if (ctx.sessionAllowed) return done(allow('allowed for this session'));
+  return done(matrix(call.name, tool.permission, ctx.mode));
 }
 
 function matrix(name: string, level: PermissionLevel, mode: PermissionMode): Decision {

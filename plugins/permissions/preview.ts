@@ -18,8 +18,11 @@ interface Edit {
 
 export const PREVIEWED_TOOLS = new Set(['edit_file', 'write_file']);
 
-/** The unified diff for an `edit_file` / `write_file` call, or undefined when there is nothing to show. */
-export async function editPreview(toolName: string, input: unknown, abs: string, cwd: string): Promise<string | undefined> {
+/**
+ * The file as it is now (undefined: it does not exist yet) and as the `edit_file` / `write_file` call would
+ * leave it; undefined when that cannot be told (binary, huge, not a file, an edit that would fail).
+ */
+export async function postEditText(toolName: string, input: unknown, abs: string): Promise<{ before: string | undefined; after: string } | undefined> {
   if (typeof input !== 'object' || input === null) return undefined;
   const args = input as Record<string, unknown>;
   const before = await currentText(abs);
@@ -27,12 +30,18 @@ export async function editPreview(toolName: string, input: unknown, abs: string,
   let after: string | undefined;
   if (toolName === 'write_file') after = typeof args.content === 'string' ? args.content : undefined;
   else if (toolName === 'edit_file') after = applyEdits(before, editsOf(args), before === undefined);
-  if (after === undefined) return undefined;
+  return after === undefined ? undefined : { before, after };
+}
+
+/** The unified diff for an `edit_file` / `write_file` call, or undefined when there is nothing to show. */
+export async function editPreview(toolName: string, input: unknown, abs: string, cwd: string): Promise<string | undefined> {
+  const edit = await postEditText(toolName, input, abs);
+  if (!edit) return undefined;
   const { createPatch } = await import('diff');
   const lf = (s: string) => s.replace(/\r\n/g, '\n');
   const rel = path.relative(cwd, abs);
   const shown = rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : abs;
-  const patch = createPatch(shown, lf(before ?? ''), lf(after), undefined, undefined, { context: 3 });
+  const patch = createPatch(shown, lf(edit.before ?? ''), lf(edit.after), undefined, undefined, { context: 3 });
   return patch.replace(/^Index: .*\n=+\n/, '').trimEnd();
 }
 
