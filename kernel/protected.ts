@@ -137,6 +137,8 @@ export function coreProtectedEntries(ctx: { keelHome: string; home: string; conf
     { path: path.join(ctx.home, '.config', 'git'), why: "git's user config (aliases, pagers and hooks run code)" },
     { path: path.join(ctx.home, '.ssh'), why: 'SSH keys and config', read: true },
     ...HOME_SECRETS.map((name) => ({ path: path.join(ctx.home, name), why: 'a credentials file', read: true })),
+    // Dotenv files hold the project's secrets (`.env`, `.env.local`); their templates (`.env.example`) do not.
+    { segment: /^\.env(?!\.(example|sample|template|dist)$)(\.[\w.-]+)?$/, why: 'a dotenv file (it holds secrets)', read: true },
   ];
   if (ctx.keelHome) {
     entries.unshift({

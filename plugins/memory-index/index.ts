@@ -1,5 +1,6 @@
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { definePlugin, Stage, type Session } from '../../kernel/index.js';
+import { definePlugin, Stage, type Kernel, type Session } from '../../kernel/index.js';
 import { INDEX_FILE, parseIndex, readIfExists, stamp, TOPIC_DIR, topicFiles } from './index-file.js';
 
 export interface MemoryIndexOptions {
@@ -29,7 +30,7 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
     const maxTokens = opts.maxTokens ?? 2000;
 
     kernel.hooks.contextLoad.tapPromise({ name: NAME, stage: Stage.NORMAL }, async (context, turn) => {
-      const text = await readIndex(turn.session);
+      const text = await readIndex(turn.session, kernel);
       // `cache_control: null` marks the block volatile (the agent may edit the index mid-session): the
       // provider puts the system prompt's cache breakpoint before it.
       return { ...context, system: [...context.system, { type: 'text', text: section(text, maxTokens), cache_control: null }] };
@@ -48,12 +49,35 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
   },
 }));
 
-async function readIndex(session: Session): Promise<string | undefined> {
+function real(file: string): string {
+  try {
+    return realpathSync.native(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/**
+ * Why the index must not be read into the prompt: a cloned repository's `.keel/MEMORY.md` may be a link to a
+ * secret (`~/.ssh/id_rsa`) or to any file outside the project.
+ */
+function refusal(file: string, root: string, kernel: Kernel): string | undefined {
+  const target = real(file);
+  const secret = kernel.protected.match(target, 'read');
+  if (secret) return secret.reason;
+  const rel = path.relative(real(root), target);
+  if (rel.startsWith(`..${path.sep}`) || rel === '..' || path.isAbsolute(rel)) return `it resolves to ${target}, outside the project`;
+  return undefined;
+}
+
+async function readIndex(session: Session, kernel: Kernel): Promise<string | undefined> {
   const file = path.join(session.projectRoot, INDEX_FILE);
   const current = await stamp(file);
   const cached = (session.data.get(NAME) as Cached | undefined) ?? {};
   if (cached.stamp === current && (current === undefined || cached.text !== undefined)) return cached.text;
-  const text = current === undefined ? undefined : await readIfExists(file);
+  const refused = current === undefined ? undefined : refusal(file, session.projectRoot, kernel);
+  if (refused && cached.stamp !== current) kernel.log('warn', `${file}: not read: ${refused}`, NAME);
+  const text = current === undefined || refused ? undefined : await readIfExists(real(file));
   session.data.set(NAME, { stamp: current, text });
   return text;
 }

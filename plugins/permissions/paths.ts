@@ -2,7 +2,7 @@
  * Confinement: every path a tool touches is resolved (`~`, `..`, symlinks, a dangling symlink's target) before
  * it is judged, and some paths are asked about in every mode.
  */
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { coreProtectedEntries, ProtectedPaths, type ProtectedMatch } from '../../kernel/index.js';
 
@@ -88,4 +88,51 @@ function defaultSurface(ctx: PathContext): ProtectedPaths {
   const surface = new ProtectedPaths();
   for (const entry of coreProtectedEntries({ keelHome: ctx.keelHome, home: ctx.home })) surface.add(entry);
   return surface;
+}
+
+/** How far the search for a hard link's protected twin looks: folders deep, and entries in all. */
+const TWIN_DEPTH = 4;
+const TWIN_LIMIT = 5000;
+
+/**
+ * The read-protected file (`~/.ssh/id_rsa`, `$KEEL_HOME/auth.json`) that `resolved` is another name of, or
+ * undefined. A hard link has no way back to its other names, so the folders of read-protected path entries are
+ * searched for the same device and inode (bounded: they are small).
+ */
+export function protectedTwin(resolved: string, ctx: PathContext): string | undefined {
+  let target;
+  try {
+    target = statSync(resolved);
+  } catch {
+    return undefined;
+  }
+  let budget = TWIN_LIMIT;
+  const visit = (p: string, depth: number): string | undefined => {
+    if (budget-- <= 0) return undefined;
+    let info;
+    try {
+      info = lstatSync(p);
+    } catch {
+      return undefined;
+    }
+    if (info.isFile() && info.ino === target.ino && info.dev === target.dev) return p;
+    if (!info.isDirectory() || depth >= TWIN_DEPTH) return undefined;
+    let names: string[];
+    try {
+      names = readdirSync(p);
+    } catch {
+      return undefined;
+    }
+    for (const name of names) {
+      const found = visit(path.join(p, name), depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  for (const entry of (ctx.protected ?? defaultSurface(ctx)).list()) {
+    if (!entry.read || entry.path === undefined) continue;
+    const found = visit(entry.path, 0);
+    if (found && (ctx.protected ?? defaultSurface(ctx)).match(found, 'read')) return found;
+  }
+  return undefined;
 }

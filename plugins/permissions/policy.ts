@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Decision, PermissionLevel, PermissionMode, ToolCall, ToolDefinition } from '../../kernel/index.js';
 import { changesFrontMatter } from './front-matter.js';
 import { catastrophic } from './guard.js';
-import { expandHome, hardLinks, isInside, isSavedOutput, protectedMatch, protectedReason, resolveReal, type PathContext } from './paths.js';
+import { expandHome, hardLinks, isInside, isSavedOutput, protectedMatch, protectedReason, protectedTwin, resolveReal, type PathContext } from './paths.js';
 import { isBare, pathPatternMatches, shellPatternMatches, toolMatches, urlPatternMatches, type Rule } from './rules.js';
 import { analyzeShell, unwrapCommand, type SimpleCommand } from './shell.js';
 
@@ -97,6 +97,9 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   if (linked && ctx.mode !== 'auto') {
     return { decision: ask(`${call.name} reads ${linked[0]}, which has ${linked[1]} hard links and may be a file outside the project ${ctx.root}`), resolved };
   }
+  // Even auto mode asks before reading a secret under another name.
+  const twin = linked && protectedTwin(linked[0], ctx);
+  if (twin) return { decision: ask(`${call.name} needs approval: ${linked[0]} is a hard link to ${twin}, which is protected for reads`), resolved };
   const done = (decision: Decision): Verdict => (bodyOnly.length > 0 ? { decision, resolved, bodyOnly } : { decision, resolved });
 
   const asked = rules.find((r) => r.kind === 'ask' && (isBare(r) || specMatches(r)));

@@ -34,6 +34,8 @@ export interface Hostile {
   env: Record<string, string>;
   write(relative: string, content: string): string;
   path(relative: string): string;
+  /** Takes the world as it is now as the baseline for `verdict().changed` (after planting files by hand). */
+  settle(): void;
   /** Runs the built keel in the project with the fake HOME and KEEL_HOME. */
   run(args: string[], opts?: { input?: string; env?: Record<string, string>; cwd?: string; timeoutMs?: number }): Promise<KeelRun>;
   /** What the attack achieved; call after `run`. */
@@ -131,6 +133,9 @@ export function useHostile(): (script?: ScriptStep[]) => Promise<Hostile> {
         return file;
       },
       path: (relative) => path.join(dir, relative),
+      settle() {
+        before = snapshot(watched());
+      },
       run: (args, opts = {}) => runKeel(args, { cwd: opts.cwd ?? dir, env: { ...env, ...opts.env }, input: opts.input, timeoutMs: opts.timeoutMs }),
       verdict() {
         const bodies = server.messageRequests().map((r) => JSON.stringify(r.body));
