@@ -97,14 +97,15 @@ function maskCode(text: string): string {
   return text.replace(/```[\s\S]*?(?:```|$)/g, blank).replace(/`[^`\n]*`/g, blank);
 }
 
-const IMPORT = /(?<![\w@`/])@((?:~\/|\.{1,2}\/|\/)?[\w][\w.\-/]*)/g;
+// Dot-led segments count (`@~/.claude/notes.md`, `@../../docs/x.md`): what they may reach is the guard's job.
+const IMPORT = /(?<![\w@`/])@((?:~\/|\/)?[\w.][\w.\-/]*)/g;
 
 /** The `@path` imports in a text, in order, trailing punctuation removed. */
 export function importsOf(text: string): string[] {
   const refs: string[] = [];
   for (const match of maskCode(text).matchAll(IMPORT)) {
     const ref = match[1]!.replace(/[.,;:!?)]+$/, '');
-    if (ref && !refs.includes(ref)) refs.push(ref);
+    if (/\w/.test(ref) && !refs.includes(ref)) refs.push(ref);
   }
   return refs;
 }
