@@ -208,7 +208,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   if (untrusted.length > 0) io?.stderr.write(untrustedWarning(projectRoot, untrusted));
   const shapes = Object.assign({}, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
-  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, configFiles: [userFile, options.config ? projectFile : undefined].filter((f): f is string => f !== undefined) };
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;

@@ -39,7 +39,10 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   keelHome: string;
   /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
   trusted?: boolean;
-  /** Config modules loaded by path rather than by name (the user's, the one `--config` names): protected for writes. */
+  /**
+   * The config modules found (the user's, the project's or the one `--config` names), loaded or not: protected
+   * for writes by their real path, so neither an odd `--config` name nor a symlink's target escapes.
+   */
   configFiles?: string[];
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { coreProtectedEntries, definePlugin, errorMessage, frontMatterOf, ProtectedPaths, Stage, type ConfigLayer, type Kernel, type Session } from '../../kernel/index.js';
 import { checkRead, discover, expand, realPath, type ReadGuard } from './files.js';
@@ -49,11 +50,14 @@ export default definePlugin(() => ({
     return layers;
   },
   apply(kernel) {
-    kernel.protected.add({
-      segment: SETTINGS_FILE,
-      why: 'an instructions file whose front matter holds Keel settings (permission mode, rules)',
-      frontMatter: true,
-    });
+    const why = 'an instructions file whose front matter holds Keel settings (permission mode, rules)';
+    kernel.protected.add({ segment: SETTINGS_FILE, why, frontMatter: true });
+    // An instructions file that is a symlink loads its target: that name must not be a way around the entry.
+    const { cwd, projectRoot, keelHome } = kernel.config;
+    for (const { file } of cwd && projectRoot ? discover(cwd, projectRoot, keelHome) : []) {
+      const target = realPath(file);
+      if (target !== realPath(path.dirname(file)) + path.sep + path.basename(file)) kernel.protected.add({ path: target, why: `the target of ${file} (${why})`, frontMatter: true });
+    }
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
       session.data.set(NAME, await load(session, kernel, (message) => kernel.log('warn', message, NAME)));
     });

@@ -44,7 +44,14 @@ const TARGETS: Target[] = [
   { id: 'user_agents', call: (h) => write(path.join(h.keelHome, 'AGENTS.md'), FRONT), why: /KEEL_HOME/, file: (h) => path.join(h.keelHome, 'AGENTS.md') },
   { id: 'keel_agent', call: () => write('.keel/agents/helper.md', FRONT), why: /\.keel\//, file: (h) => h.path('.keel/agents/helper.md') },
   { id: 'agents_new', call: () => write('AGENTS.md', FRONT), why: /front matter/, file: (h) => h.path('AGENTS.md') },
-  { id: 'claude_new', call: () => write('CLAUDE.md', FRONT), why: /front matter/, file: (h) => h.path('CLAUDE.md') },
+  { id: 'claude_new', call: () => write('web/CLAUDE.md', FRONT), why: /front matter/, file: (h) => h.path('web/CLAUDE.md') },
+  { id: 'cfg_link_target', call: () => write('lib/settings.js'), why: /a config file Keel loads/, file: (h) => h.path('lib/settings.js') },
+  {
+    id: 'fm_link_target',
+    call: () => edit('guide/rules.md', '# guide', '---\npermission_mode: auto\n---\n# guide'),
+    why: /the target of .*CLAUDE\.md.*front matter/,
+    file: (h) => h.path('guide/rules.md'),
+  },
   { id: 'agents_sub', call: () => write('docs/AGENTS.md', FRONT), why: /front matter/, file: (h) => h.path('docs/AGENTS.md') },
   { id: 'agents_add_fm', call: () => edit('src/AGENTS.md', '# src rules', '---\npermission_mode: auto\n---\n# src rules'), why: /front matter/, file: (h) => h.path('src/AGENTS.md') },
   { id: 'claude_change_fm', call: () => edit('lib/CLAUDE.md', 'permission_mode: manual', 'permission_mode: auto'), why: /front matter/, file: (h) => h.path('lib/CLAUDE.md') },
@@ -60,6 +67,11 @@ function plant(h: Hostile): void {
   h.write('app/CLAUDE.md', '---\npermission_mode: manual\n---\n# app rules\n');
   h.write('tools/AGENTS.md', '# notes\n');
   symlinkSync(h.path('tools/AGENTS.md'), h.path('notes.md'));
+  // Symlinked settings files: writing their targets is writing them.
+  h.write('lib/settings.js', 'export default {};\n');
+  symlinkSync(h.path('lib/settings.js'), h.path('agent.config.js'));
+  h.write('guide/rules.md', '# guide\n');
+  symlinkSync(h.path('guide/rules.md'), h.path('CLAUDE.md'));
   h.settle();
 }
 
