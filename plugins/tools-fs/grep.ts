@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTool, type ToolContext, type ToolResult } from '../../kernel/index.js';
@@ -71,8 +72,13 @@ export function grepTool(backend: () => GrepBackend, walkLimit?: number) {
         if (err instanceof GrepError) return { content: `grep: ${err.message}`, isError: true };
         throw err;
       }
+      // A folder search never hands back what Keel protects for reads (.env files, ~/.ssh when searching ~):
+      // the policy judged only the folder. Naming one file asks first, like read_file.
+      const secret = info.isDirectory() ? outcome.files.filter((f) => ctx.kernel.protected.match(realOrSame(f.abs), 'read')) : [];
+      if (secret.length > 0) outcome = { ...outcome, files: outcome.files.filter((f) => !secret.includes(f)) };
       const page = { offset: args.offset ?? 0, limit: args.head_limit };
-      return { content: await formatGrep(outcome, mode, query.context, ctx, page), display: { files: outcome.files.length } };
+      const left = secret.length > 0 ? `\n[${secret.length} protected file(s) left out (secrets such as .env); search one by its path to be asked.]` : '';
+      return { content: `${await formatGrep(outcome, mode, query.context, ctx, page)}${left}`, display: { files: outcome.files.length } };
     },
   });
 }
@@ -139,4 +145,12 @@ export async function formatGrep(
   }
   if (notice) out.push(notice);
   return out.join('\n') + partial;
+}
+
+function realOrSame(file: string): string {
+  try {
+    return realpathSync.native(file);
+  } catch {
+    return file;
+  }
 }

@@ -7,7 +7,7 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { say, SECRETS, useHostile, type Hostile } from '../../helpers/adversary.js';
+import { callTool, resultText, say, SECRETS, useHostile, type Hostile } from '../../helpers/adversary.js';
 
 const hostile = useHostile();
 
@@ -177,5 +177,19 @@ describe('class 3: instruction imports', () => {
     const run = await h.run(['-p', 'go', '--trust']);
     expect(run.code, run.stderr).toBe(0);
     expect(h.verdict().leaked).toEqual(['outside']);
+  });
+});
+
+describe('class 3 neighbours: folder searches hand back no secrets', () => {
+  it.each([
+    ['the project (its .env)', '.', 'TOKEN'],
+    ['the home folder (~/.ssh/id_rsa)', '~', 'CANARY'],
+  ])('auto mode: grep over %s leaves protected files out', async (_label, where, pattern) => {
+    const h = await hostile([callTool('grep', { pattern, path: where, output_mode: 'content' }, 'g'), say('done')]);
+    const run = await h.run(['-p', 'go', '--permission-mode', 'auto']);
+    expect(run.code, run.stderr).toBe(0);
+    const v = h.verdict();
+    expect(resultText(v.results.g)).toMatch(/protected file\(s\) left out/);
+    expect(v.leaked).toEqual([]);
   });
 });
