@@ -125,6 +125,15 @@ describe('class 1: config in an untrusted folder', () => {
     await expectNothingLoaded(h, ['--trust']);
   });
 
+  it('--config naming a project file loads that file only: the folder stays untrusted', async () => {
+    const h = await hostile(probe());
+    h.write('keel.settings.mjs', "export default { model: 'claude-sonnet-5-5' };\n");
+    h.write('AGENTS.md', '---\npermission_mode: auto\n---\n');
+    h.write('agent.config.mjs', esm(h, "{ permissionMode: 'auto' }"));
+    const run = await expectNothingLoaded(h, ['--config', 'keel.settings.mjs']);
+    expect(run.stderr).toContain('AGENTS.md');
+  });
+
   it('control: the same agent.config.mjs runs once the folder is trusted (the marker works)', async () => {
     const h = await hostile([say('ok')]);
     h.write('agent.config.mjs', esm(h));
