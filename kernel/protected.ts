@@ -124,8 +124,8 @@ export function coreProtectedEntries(ctx: { keelHome: string; home: string; conf
     ...(ctx.configFiles ?? []).map((file) => ({ path: file, why: 'a config file Keel loads (it runs as code)' })),
     { segment: /^\.git$/, why: 'inside a .git directory (hooks and config run code)' },
     { segment: /^\.keel$/, why: "in .keel/ (Keel's project settings and agents)", except: [{ path: 'memory', access: 'write' }] },
-    // Claude Code's settings files. No plugin of this build reads them yet; the plugins that will (claude-settings,
-    // the MCP bridge, subagents) are expected to own these entries, and a write today would load tomorrow.
+    // Claude Code's files. claude-settings owns the settings*.json it reads; the rest (.mcp.json, agents/,
+    // commands/) no plugin of this build reads yet, and a write today would load tomorrow when one does.
     { segment: /^\.mcp\.json$/, why: 'an MCP server list (.mcp.json: its servers run as programs)' },
     // The whole .claude/ folder, project or user: settings*.json (permissions, hooks), agents/, commands/.
     { segment: /^\.claude$/, why: 'in .claude/ (Claude Code settings, hooks, agents and commands)' },

@@ -46,7 +46,14 @@ export default definePlugin(() => ({
       if (Object.keys(values).length) layers.push({ kind, source: file, values });
     };
     add('user', files.user);
-    for (const file of files.project) add('project', file);
+    for (const file of files.project) {
+      // Untrusted: named for the CLI's warning, never parsed (a broken file must not stop Keel either).
+      if (!ctx.trusted) {
+        if (existsSync(file)) layers.push({ kind: 'project', source: file, values: {} });
+        continue;
+      }
+      add('project', file);
+    }
     return layers;
   },
   apply(kernel) {
