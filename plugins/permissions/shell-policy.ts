@@ -245,9 +245,9 @@ function writeTargets(step: Step): WriteTarget[] {
   return out;
 }
 
-/** Tokens of inline code that look like paths (`'.git/hooks/x'`, `~/.bashrc`, `/etc/passwd`). */
+/** Tokens of inline code that look like paths or file names (`'.git/hooks/x'`, `~/.bashrc`, `agent.config.ts`). */
 function codePaths(code: string): string[] {
-  return unique(code.split(/[\s'"`(),;+[\]{}<>|&=:]+/).filter((t) => t.length > 1 && (t.includes('/') || t.startsWith('.') || t.startsWith('~'))));
+  return unique(code.split(/[\s'"`(),;+[\]{}<>|&=:]+/).filter((t) => t.length > 1 && /[/.~]/.test(t) && !/^\.+$/.test(t)));
 }
 
 function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, start: string, ctx: PolicyContext): Findings {
