@@ -118,9 +118,21 @@ const RAW_PATTERNS: Array<[RegExp, string]> = [
 /** Returns why `command` is blocked outright, or undefined. */
 export function catastrophic(command: string, analysis: ShellAnalysis, ctx: GuardContext): string | undefined {
   if (analysis.ok) {
+    // Every folder a `cd` may have led to so far (subshells do not carry it over; keeping all is the safe side).
+    const cwds = new Set([ctx.cwd]);
     for (const cmd of analysis.commands) {
-      const why = checkCommand(cmd, ctx);
-      if (why) return why;
+      for (const cwd of cwds) {
+        const why = checkCommand(cmd, { ...ctx, cwd });
+        if (why) return why;
+      }
+      const name = programName(cmd.words[0]?.text);
+      const target = cmd.words[1];
+      if ((name === 'cd' || name === 'pushd') && target) {
+        for (const cwd of [...cwds]) {
+          const folder = normalise(target, { ...ctx, cwd });
+          if (folder) cwds.add(folder);
+        }
+      }
     }
   }
   for (const [pattern, why] of RAW_PATTERNS) if (pattern.test(command)) return why;

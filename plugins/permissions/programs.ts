@@ -71,6 +71,8 @@ export function invocations(words: WordInfo[], depth = 0): Invocation[] {
     const name = programName(rest[0]?.text);
     if (name === undefined) return out;
     if (name === 'find') {
+      // `find … -delete` removes what it finds: a deny of `rm` holds for it too.
+      if (rest.some((w) => w.text === '-delete')) out.push({ words: [{ text: 'rm', path: 'rm', glob: false }, ...findStarts(rest)], via: 'find -delete' });
       for (const inner of findCommands(rest)) {
         for (const nested of invocations(inner.words, depth + 1)) out.push({ ...nested, via: nested.via || inner.via, cwdUnknown: inner.cwdUnknown || nested.cwdUnknown });
       }
@@ -116,6 +118,16 @@ function unwrapOnce(name: string, spec: WrapperSpec, words: WordInfo[]): { words
   if (name === 'flock' && words[i]?.text !== undefined && ['-c', '--command'].includes(words[i].text ?? '')) return undefined;
   if (i >= words.length) return undefined;
   return { words: words.slice(i), ...(chdir ? { chdir } : {}) };
+}
+
+/** The folders `find` searches: the words before its first test or action (`.` when none). */
+export function findStarts(words: WordInfo[]): WordInfo[] {
+  const starts: WordInfo[] = [];
+  for (const w of words.slice(1)) {
+    if (w.text !== null && (w.text.startsWith('-') || w.text === '(' || w.text === '!')) break;
+    starts.push(w);
+  }
+  return starts.length > 0 ? starts : [{ text: '.', path: '.', glob: false }];
 }
 
 /** The commands `find -exec/-execdir/-ok/-okdir … ;` runs; `{}` (the found path) is unknown. */

@@ -346,7 +346,9 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
     }
     for (const snippet of code) {
       for (const token of codePaths(snippet)) {
-        const candidates = unique([...places(token, false, step, ctx), ...(token.startsWith('.') ? [resolveIn(token, ctx.home, ctx)] : [])]);
+        // `os.environ['HOME'] + '/.bashrc'` leaves `/.bashrc`: tokens are tried under the home folder too.
+        const underHome = token.startsWith('.') ? [resolveIn(token, ctx.home, ctx)] : token.startsWith('/') ? [resolveIn(`.${token}`, ctx.home, ctx)] : [];
+        const candidates = unique([...places(token, false, step, ctx), ...underHome]);
         for (const place of candidates) {
           const denied = [...readDenies, ...writeDenies].find((r) => pathPatternMatches(r.specifier!, place, ctx));
           if (denied) return { ...found, deny: `the code run by "${text}" names ${place}, which the rule "${denied.text}" denies` };
