@@ -126,7 +126,7 @@ export function catastrophic(command: string, analysis: ShellAnalysis, ctx: Guar
         if (why) return why;
       }
       const name = programName(cmd.words[0]?.text);
-      const target = cmd.words[1];
+      const target = name === 'cd' && cmd.words.length === 1 ? { text: '~', path: ctx.home, glob: false } : cmd.words[1];
       if ((name === 'cd' || name === 'pushd') && target) {
         for (const cwd of [...cwds]) {
           const folder = normalise(target, { ...ctx, cwd });

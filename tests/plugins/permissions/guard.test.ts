@@ -55,6 +55,7 @@ const BLOCKED = [
   'mv / /tmp',
   'shred /dev/sda',
   'cd / && rm -rf ./*',
+  'cd && rm -rf ./*',
 ];
 
 describe('catastrophic spellings', () => {
