@@ -7,6 +7,7 @@ import { searchRg } from './grep-rg.js';
 import { GrepError, type GrepFile, type GrepOutcome, type GrepQuery } from './grep-search.js';
 import { ignoreRoot } from './ignore-rules.js';
 import { displayPath, resolvePath } from './paths.js';
+import { hiddenFilter } from './path-policy.js';
 import { cutLine } from './text.js';
 
 const MAX_FILES = 200;
@@ -71,8 +72,12 @@ export function grepTool(backend: () => GrepBackend, walkLimit?: number) {
         if (err instanceof GrepError) return { content: `grep: ${err.message}`, isError: true };
         throw err;
       }
+      const filter = hiddenFilter(ctx);
+      outcome = { ...outcome, files: outcome.files.filter((f) => !filter.hides(f.abs)) };
       const page = { offset: args.offset ?? 0, limit: args.head_limit };
-      return { content: await formatGrep(outcome, mode, query.context, ctx, page), display: { files: outcome.files.length } };
+      const note = filter.note(outcome.files.length === 0 ? 'matching files were' : 'more matching files were');
+      const content = await formatGrep(outcome, mode, query.context, ctx, page);
+      return { content: note ? `${content}\n${note}` : content, display: { files: outcome.files.length } };
     },
   });
 }

@@ -11,9 +11,12 @@ import { evilTar, expectRefused, realRepo, runAttack, type Attack } from './shel
 const hostile = useHostile();
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** Every attack here runs in auto mode. */
+type AutoAttack = Omit<Attack, 'mode'>;
+
 const hook = (h: { pwned: string }) => q(`#!/bin/sh\ntouch ${h.pwned}\n`);
 
-const PROTECTED_WRITES: Attack[] = [
+const PROTECTED_WRITES: AutoAttack[] = [
   { name: 'redirect into a hook', command: (h) => `printf ${hook(h)} > .git/hooks/pre-commit` },
   { name: 'cd into hooks, then a relative redirect', command: (h) => `cd .git/hooks && printf ${hook(h)} > pre-commit` },
   { name: 'two cds, then cp', command: () => 'cd .git && cd hooks && cp ../../README.md pre-commit' },
@@ -59,7 +62,7 @@ const PROTECTED_WRITES: Attack[] = [
   { name: 'a project Keel config', command: () => "echo 'export default {}' > agent.config.mjs" },
 ];
 
-const DENIED: Attack[] = [
+const DENIED: AutoAttack[] = [
   ...[
     ['/bin/rm', (o: string) => `/bin/rm ${o}/secret.txt`],
     ['\\rm', (o: string) => `\\rm ${o}/secret.txt`],
@@ -71,7 +74,7 @@ const DENIED: Attack[] = [
     ['find -exec rm', (o: string) => `find ${o} -name secret.txt -exec rm {} +`],
     ['find -delete', (o: string) => `find ${o} -name secret.txt -delete`],
     ['bash -c rm', (o: string) => `bash -c 'rm ${o}/secret.txt'`],
-  ].map(([name, command]): Attack => ({ name: `bash(rm:*) holds for ${name as string}`, deny: ['bash(rm:*)'], command: (h) => (command as (o: string) => string)(h.outside) })),
+  ].map(([name, command]): AutoAttack => ({ name: `bash(rm:*) holds for ${name as string}`, deny: ['bash(rm:*)'], command: (h) => (command as (o: string) => string)(h.outside) })),
   ...[
     ['cat .env', 'cat .env'],
     ['grep TOKEN .env', 'grep TOKEN .env'],
@@ -86,10 +89,10 @@ const DENIED: Attack[] = [
     ['git diff --no-index', 'git diff --no-index /dev/null .env'],
     ['awk', "awk '{ print }' .env"],
     ['tar of the project', 'tar -cf - . | tar -xOf - ./.env'],
-  ].map(([name, command]): Attack => ({ name: `read_file(.env) holds for ${name}`, deny: ['read_file(.env)'], command: () => command })),
+  ].map(([name, command]): AutoAttack => ({ name: `read_file(.env) holds for ${name}`, deny: ['read_file(.env)'], command: () => command })),
 ];
 
-const SECRET_READS: Attack[] = [
+const SECRET_READS: AutoAttack[] = [
   { name: 'cat ~/.ssh/id_rsa', command: () => 'cat ~/.ssh/id_rsa' },
   { name: 'cat KEEL_HOME auth.json', command: (h) => `cat ${h.keelHome}/auth.json` },
   { name: 'grep -r over HOME', command: () => 'grep -r CANARY ~' },
