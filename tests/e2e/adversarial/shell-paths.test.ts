@@ -5,7 +5,7 @@
  * file holds for every command that would read it.
  */
 import { describe, expect, it } from 'vitest';
-import { useHostile } from '../../helpers/adversary.js';
+import { callTool, resultText, say, useHostile } from '../../helpers/adversary.js';
 import { evilTar, expectRefused, realRepo, runAttack, type Attack } from './shell-attack.js';
 
 const hostile = useHostile();
@@ -132,6 +132,25 @@ describe('ordinary work in auto mode is not asked', () => {
       const outcome = await runAttack(hostile, attack);
       expect(outcome.isError, outcome.text).toBe(false);
       expect(outcome.verdict).toMatchObject({ changed: [], ran: false, leaked: [] });
+    });
+  }
+});
+
+describe('class 5: a deny on reading .env holds for the grep, glob and ls tools', () => {
+  for (const [tool, input] of [
+    ['grep', { pattern: 'CANARY', output_mode: 'content' }],
+    ['grep', { pattern: 'TOKEN', path: '.', output_mode: 'content', glob: '.env' }],
+    ['glob', { pattern: '**/.env*' }],
+  ] as Array<[string, Record<string, unknown>]>) {
+    it(`${tool} ${JSON.stringify(input)}`, async () => {
+      const h = await hostile([callTool(tool, input, 'search'), say('done')]);
+      h.write('keel-rules.json', JSON.stringify({ permissions: { allow: [], ask: [], deny: ['read_file(.env)'] } }));
+      const run = await h.run(['-p', 'go', '--permission-mode', 'auto', '--config', 'keel-rules.json']);
+      expect(run.code).toBe(0);
+      const v = h.verdict();
+      expect(v.leaked).toEqual([]);
+      expect(resultText(v.results.search)).toMatch(/left out: the permission rules/);
+      expect(resultText(v.results.search)).not.toMatch(/^\.env\b/m);
     });
   }
 });
