@@ -83,7 +83,8 @@ function interpreter(codeFlags: string[], spec: ArgSpec): Handler {
       if (c.text !== null) fx.code.push(c.text);
       else fx.code.push('');
     }
-    if (code.length === 0 && (parsed.operands.length === 0 || parsed.operands[0].text === '-')) fx.stdinCode = true;
+    const module = has(parsed, '-m') && name !== 'node';
+    if (code.length === 0 && !module && (parsed.operands.length === 0 || parsed.operands[0].text === '-')) fx.stdinCode = true;
   };
 }
 
@@ -185,7 +186,7 @@ function gitEffects(args: WordInfo[], fx: Effects): void {
       if (parsed.operands[0]?.text === 'add' && parsed.operands[1]) fx.writes.push({ word: parsed.operands[1], recursive: true });
       break;
     case 'init':
-      fx.writes.push({ word: parsed.operands[0] ?? word('.git'), recursive: true });
+      if (opt('--template') || opt('--separate-git-dir')) fx.runs.push(`git init ${opt('--template') ? '--template' : '--separate-git-dir'} copies hooks or config from elsewhere`);
       break;
     case 'hook':
       fx.runs.push('git hook runs hooks');
