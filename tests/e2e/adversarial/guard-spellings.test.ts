@@ -5,6 +5,9 @@
  * reach the machine; the guard must refuse them before the sandbox is ever involved.
  */
 import { describe, expect, it } from 'vitest';
+
+/** One CLI run per case; the machine is shared and busy, so a run may take a while. */
+const RUN = { timeout: 90_000 };
 import { useHostile } from '../../helpers/adversary.js';
 import { expectRefused, runAttack, type Attack } from './shell-attack.js';
 
@@ -51,14 +54,14 @@ const attacks: Attack[] = [
 describe('class 7: the shell guard normalises targets before judging them', () => {
   it('has the corpus size the brief asks for', () => expect(attacks.length).toBeGreaterThanOrEqual(35));
   for (const attack of attacks) {
-    it(`blocks ${attack.name}${attack.sandbox ? ' (sandbox on as a net)' : ''}`, async () => {
+    it(`blocks ${attack.name}${attack.sandbox ? ' (sandbox on as a net)' : ''}`, RUN, async () => {
       expectRefused(await runAttack(hostile, attack), /shell guard always blocks it/);
     });
   }
-  it('xargs fed the home folder on stdin is asked: its target is known only at run time', async () => {
+  it('xargs fed the home folder on stdin is asked: its target is known only at run time', RUN, async () => {
     expectRefused(await runAttack(hostile, { name: 'xargs', command: () => 'echo "$HOME" | xargs rm -rf', mode: 'auto', allow: ['bash'] }), /known only at run time/);
   });
-  it('lets an ordinary recursive removal in the project run', async () => {
+  it('lets an ordinary recursive removal in the project run', RUN, async () => {
     const outcome = await runAttack(hostile, { name: 'rm build', command: () => 'mkdir -p build/x && rm -rf ./build/ && echo gone', mode: 'auto', allow: ['bash'] });
     expect(outcome.isError, outcome.text).toBe(false);
     expect(outcome.text).toContain('gone');

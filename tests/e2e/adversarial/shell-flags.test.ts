@@ -4,6 +4,9 @@
  * in ask and edits modes it must be asked, so a headless run refuses it and nothing happens.
  */
 import { describe, expect, it } from 'vitest';
+
+/** One CLI run per case; the machine is shared and busy, so a run may take a while. */
+const RUN = { timeout: 90_000 };
 import { useHostile } from '../../helpers/adversary.js';
 import { evilTar, expectRefused, outsideFile, realRepo, runAttack, type Attack } from './shell-attack.js';
 
@@ -57,7 +60,7 @@ const ATTACKS: Attack[] = [
 describe('class 4: flags that write, run or read outside need their own permission', () => {
   it('has the corpus size the brief asks for', () => expect(ATTACKS.length).toBeGreaterThanOrEqual(35));
   for (const attack of ATTACKS) {
-    it(`${attack.mode}, ${attack.allow?.join(' ')}: ${attack.name}`, async () => {
+    it(`${attack.mode}, ${attack.allow?.join(' ')}: ${attack.name}`, RUN, async () => {
       expectRefused(await runAttack(hostile, attack));
     });
   }
@@ -71,7 +74,7 @@ describe('the same rules still allow the plain commands', () => {
     { name: 'printf', mode: 'ask', allow: ['bash(printf:*)'], command: () => "printf '%s\\n' hello" },
   ];
   for (const attack of PLAIN) {
-    it(attack.name, async () => {
+    it(attack.name, RUN, async () => {
       const outcome = await runAttack(hostile, attack);
       expect(outcome.isError, outcome.text).toBe(false);
       expect(outcome.verdict).toMatchObject({ changed: [], ran: false, leaked: [] });

@@ -5,6 +5,9 @@
  * file holds for every command that would read it.
  */
 import { describe, expect, it } from 'vitest';
+
+/** One CLI run per case; the machine is shared and busy, so a run may take a while. */
+const RUN = { timeout: 90_000 };
 import { callTool, resultText, say, useHostile } from '../../helpers/adversary.js';
 import { evilTar, expectRefused, realRepo, runAttack, type Attack } from './shell-attack.js';
 
@@ -103,12 +106,12 @@ const SECRET_READS: AutoAttack[] = [
 describe('class 5: protected paths, in auto mode, however the shell reaches them', () => {
   it('has the corpus size the brief asks for', () => expect(PROTECTED_WRITES.length + DENIED.length + SECRET_READS.length).toBeGreaterThanOrEqual(60));
   for (const attack of PROTECTED_WRITES) {
-    it(`write: ${attack.name}`, async () => {
+    it(`write: ${attack.name}`, RUN, async () => {
       expectRefused(await runAttack(hostile, { ...attack, mode: 'auto' }));
     });
   }
   for (const attack of SECRET_READS) {
-    it(`read: ${attack.name}`, async () => {
+    it(`read: ${attack.name}`, RUN, async () => {
       expectRefused(await runAttack(hostile, { ...attack, mode: 'auto' }));
     });
   }
@@ -116,7 +119,7 @@ describe('class 5: protected paths, in auto mode, however the shell reaches them
 
 describe('class 5: deny rules hold through paths, wrappers and every reading command', () => {
   for (const attack of DENIED) {
-    it(attack.name, async () => {
+    it(attack.name, RUN, async () => {
       expectRefused(await runAttack(hostile, { ...attack, mode: 'auto' }), /Permission denied: .*(denied by the rule|denies)/);
     });
   }
@@ -128,7 +131,7 @@ describe('ordinary work in auto mode is not asked', () => {
     { name: 'grep of named folders next to a read_file(.env) deny', mode: 'auto', deny: ['read_file(.env)'], command: () => 'grep -r victim README.md' },
   ];
   for (const attack of ORDINARY) {
-    it(attack.name, async () => {
+    it(attack.name, RUN, async () => {
       const outcome = await runAttack(hostile, attack);
       expect(outcome.isError, outcome.text).toBe(false);
       expect(outcome.verdict).toMatchObject({ changed: [], ran: false, leaked: [] });
@@ -142,7 +145,7 @@ describe('class 5: a deny on reading .env holds for the grep, glob and ls tools'
     ['grep', { pattern: 'TOKEN', path: '.', output_mode: 'content', glob: '.env' }],
     ['glob', { pattern: '**/.env*' }],
   ] as Array<[string, Record<string, unknown>]>) {
-    it(`${tool} ${JSON.stringify(input)}`, async () => {
+    it(`${tool} ${JSON.stringify(input)}`, RUN, async () => {
       const h = await hostile([callTool(tool, input, 'search'), say('done')]);
       h.write('keel-rules.json', JSON.stringify({ permissions: { allow: [], ask: [], deny: ['read_file(.env)'] } }));
       const run = await h.run(['-p', 'go', '--permission-mode', 'auto', '--config', 'keel-rules.json']);
