@@ -121,7 +121,7 @@ function unwrapOnce(name: string, spec: WrapperSpec, words: WordInfo[]): { words
 }
 
 /** The folders `find` searches: the words before its first test or action (`.` when none). */
-export function findStarts(words: WordInfo[]): WordInfo[] {
+function findStarts(words: WordInfo[]): WordInfo[] {
   const starts: WordInfo[] = [];
   for (const w of words.slice(1)) {
     if (w.text !== null && (w.text.startsWith('-') || w.text === '(' || w.text === '!')) break;
@@ -146,13 +146,6 @@ function findCommands(words: WordInfo[]): Array<{ words: WordInfo[]; via: string
     i = j;
   }
   return out;
-}
-
-/** The command after its wrappers (`sudo`, `env FOO=1`, `timeout 5`, …): the program that finally runs. */
-export function unwrapCommand(argv: ShellWord[]): ShellWord[] {
-  const words: WordInfo[] = argv.map((text) => ({ text, path: text, glob: false }));
-  const chain = invocations(words).filter((inv) => !inv.via.startsWith('find'));
-  return chain[chain.length - 1].words.map((w) => w.text);
 }
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox', 'fish']);

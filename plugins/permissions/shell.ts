@@ -5,8 +5,6 @@
 import type { ShNode, ShParser } from 'mvdan-sh';
 import { innerScript, invocations } from './programs.js';
 
-export { unwrapCommand } from './programs.js';
-
 /** One word of a command: its literal value, or null when the shell decides it at run time. */
 export type ShellWord = string | null;
 
