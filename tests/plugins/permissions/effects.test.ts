@@ -142,7 +142,18 @@ const PROTECTED_WRITES = [
   'xargs rm < list.txt',
   'bash -c "echo x > .git/hooks/pre-commit"',
   'echo x | tee .git/hooks/pre-commit',
-];
+  'cd - && echo x > config',
+  'find . -execdir cp /etc/hostname pre-commit ;',
+  "bash <<'EOF'\necho x > .git/config\nEOF",
+  "trap 'echo x > .git/config' EXIT",
+  'env -S "cp /etc/hostname .git/config"',
+  'watch -n 1 "cp /etc/hostname .git/config"',
+  'gunzip ~/.bashrc.gz',
+  'git archive -o .git/hooks/pre-commit HEAD',
+  'split -l 1 src/a.txt .git/hooks/x',
+  'cp -r src/. .git/hooks',
+  'rsync -a src/ ~/',
+]
 
 describe('writes to protected paths are asked in auto mode, however the command names them', () => {
   for (const command of PROTECTED_WRITES) {
