@@ -10,6 +10,12 @@ export interface WriteTarget {
   intoFolder?: boolean;
   /** Everything below the target may change (`rm -r`, `chmod -R`, `tar -x -C`, `cp -r`). */
   recursive?: boolean;
+  /**
+   * The write is the program's own job, on a path its text names as an operand (`touch f`, `cp a b`, `rm x`),
+   * so a rule allowing the text may vouch for it; writes that flags or scripts add (`--output=`, `sed -i`,
+   * `sort -o`) never are.
+   */
+  operand?: boolean;
 }
 
 export interface Effects {
@@ -38,4 +44,4 @@ export const word = (text: string): WordInfo => ({ text, path: text, glob: false
 
 export type Handler = (args: WordInfo[], fx: Effects, name: string) => void;
 
-export const writeAll = (list: WordInfo[], fx: Effects, recursive = false) => list.forEach((w) => fx.writes.push({ word: w, recursive }));
+export const writeAll = (list: WordInfo[], fx: Effects, recursive = false, operand = false) => list.forEach((w) => fx.writes.push({ word: w, recursive, operand }));

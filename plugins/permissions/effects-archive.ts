@@ -15,9 +15,9 @@ export function tarEffects(args: WordInfo[], fx: Effects): void {
   const dir = values(parsed, '-C', '--directory')[0] ?? word('.');
   const archive = values(parsed, '-f', '--file');
   if (has(parsed, '-x', '--extract', '--get')) {
-    fx.writes.push({ word: dir, recursive: true });
+    fx.writes.push({ word: dir, recursive: true, operand: true });
   } else if (has(parsed, '-c', '--create', '-r', '--append', '-u', '--update', '-A', '--catenate', '--concatenate', '--delete')) {
-    for (const a of archive) if (a.text !== '-') fx.writes.push({ word: a });
+    for (const a of archive) if (a.text !== '-') fx.writes.push({ word: a, operand: true });
     fx.recursiveReads.push(...parsed.operands.map((o) => (dir.text === '.' ? o : { ...o, path: o.path && dir.path && !o.path.startsWith('/') ? `${dir.path}/${o.path}` : o.path })));
   }
   if (has(parsed, '--index-file')) writeAll(values(parsed, '--index-file'), fx);
@@ -27,7 +27,7 @@ export function compressor(args: WordInfo[], fx: Effects): void {
   const parsed = parseArgs(args, { short: 'S', long: ['--suffix'] });
   if (has(parsed, '-c', '--stdout', '-l', '--list', '-t', '--test')) return;
   for (const w of parsed.operands) {
-    fx.writes.push({ word: w });
-    if (w.text !== null && /\.[a-z0-9]+$/i.test(w.text)) fx.writes.push({ word: { ...w, text: w.text.replace(/\.[a-z0-9]+$/i, ''), path: w.path?.replace(/\.[a-z0-9]+$/i, '') ?? null } });
+    fx.writes.push({ word: w, operand: true });
+    if (w.text !== null && /\.[a-z0-9]+$/i.test(w.text)) fx.writes.push({ word: { ...w, text: w.text.replace(/\.[a-z0-9]+$/i, ''), path: w.path?.replace(/\.[a-z0-9]+$/i, '') ?? null }, operand: true });
   }
 }

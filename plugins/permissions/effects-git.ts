@@ -95,10 +95,10 @@ export function gitEffects(args: WordInfo[], fx: Effects): void {
         const o = rest.findIndex((w) => w.text === '-o');
         if (o !== -1) fx.writes.push({ word: rest[o + 1] ?? UNKNOWN });
       }
-      if (sub === 'clone' && parsed.operands[1]) fx.writes.push({ word: parsed.operands[1], recursive: true });
+      if (sub === 'clone' && parsed.operands[1]) fx.writes.push({ word: parsed.operands[1], recursive: true, operand: true });
       break;
     case 'worktree':
-      if (parsed.operands[0]?.text === 'add' && parsed.operands[1]) fx.writes.push({ word: parsed.operands[1], recursive: true });
+      if (parsed.operands[0]?.text === 'add' && parsed.operands[1]) fx.writes.push({ word: parsed.operands[1], recursive: true, operand: true });
       break;
     case 'init':
       if (opt('--template') || opt('--separate-git-dir')) fx.runs.push(`git init ${opt('--template') ? '--template' : '--separate-git-dir'} copies hooks or config from elsewhere`);

@@ -44,7 +44,7 @@ export function wgetEffects(args: WordInfo[], fx: Effects): void {
   const prefix = values(parsed, '-P', '--directory-prefix')[0];
   if (named.length === 0) {
     if (has(parsed, '-r', '--recursive', '-m', '--mirror', '-p', '--page-requisites', '-x', '--force-directories')) fx.writes.push({ word: prefix ?? word('.'), recursive: true });
-    else for (const u of parsed.operands) fx.writes.push({ word: remoteName(u, prefix) });
+    else for (const u of parsed.operands) fx.writes.push({ word: remoteName(u, prefix), operand: !prefix });
   }
   for (const w of values(parsed, '-i', '--input-file', '--post-file', '--body-file', '--load-cookies')) fx.reads.push(w);
   if (has(parsed, '-e', '--execute', '--config', '--use-askpass')) fx.runs.push('wget is given commands or a program to run');

@@ -20,15 +20,15 @@ function copyLike(spec: ArgSpec, opts: { moves?: boolean; recursiveFlags?: strin
   return (args, fx) => {
     const parsed = parseArgs(args, spec);
     const recursive = (opts.recursiveFlags ?? []).some((f) => has(parsed, f));
-    if (opts.dirsOnly && has(parsed, opts.dirsOnly)) return writeAll(parsed.operands, fx);
+    if (opts.dirsOnly && has(parsed, opts.dirsOnly)) return writeAll(parsed.operands, fx, false, true);
     const targetDir = values(parsed, '-t', '--target-directory')[0];
     const sources = targetDir ? parsed.operands : parsed.operands.slice(0, -1);
     const dest = targetDir ?? parsed.operands[parsed.operands.length - 1];
     if (!dest) return;
     const noTargetDir = has(parsed, '-T', '--no-target-directory');
-    fx.writes.push({ word: dest, sources: noTargetDir ? undefined : sources, intoFolder: Boolean(targetDir) || (!noTargetDir && sources.length > 1), recursive });
+    fx.writes.push({ word: dest, sources: noTargetDir ? undefined : sources, intoFolder: Boolean(targetDir) || (!noTargetDir && sources.length > 1), recursive, operand: true });
     if (recursive) fx.recursiveReads.push(...sources);
-    if (opts.moves) writeAll(sources, fx, true);
+    if (opts.moves) writeAll(sources, fx, true, true);
   };
 }
 
@@ -38,7 +38,7 @@ function writesOperands(spec: ArgSpec, skip = 0, recursiveFlags: string[] = []):
     const parsed = parseArgs(args, spec);
     const recursive = recursiveFlags.some((f) => has(parsed, f));
     const refSkip = has(parsed, '--reference') ? 0 : skip;
-    writeAll(parsed.operands.slice(refSkip), fx, recursive);
+    writeAll(parsed.operands.slice(refSkip), fx, recursive, true);
   };
 }
 
@@ -128,7 +128,7 @@ function assignsNames(name: string, args: WordInfo[], fx: Effects): void {
 }
 
 const TABLE: Record<string, Handler> = {
-  tee: (args, fx) => writeAll(parseArgs(args).operands, fx),
+  tee: (args, fx) => writeAll(parseArgs(args).operands, fx, false, true),
   cp: copyLike({ short: 'tS', long: ['--target-directory', '--suffix', '--backup', '--sparse', '--reflink', '--preserve', '--no-preserve'] }, { recursiveFlags: ['-r', '-R', '-a', '--recursive', '--archive'] }),
   mv: copyLike({ short: 'tS', long: ['--target-directory', '--suffix', '--backup'] }, { moves: true }),
   install: copyLike({ short: 'tSmogC', long: ['--target-directory', '--suffix', '--mode', '--owner', '--group', '--backup', '--strip-program'] }, { dirsOnly: '-d' }),
@@ -140,7 +140,7 @@ const TABLE: Record<string, Handler> = {
     writeAll(values(parsed, '--log-file', '--write-batch', '--only-write-batch', '--backup-dir'), fx, true);
     const local = parsed.operands.filter((w) => w.text === null || !/^[^/]*:/.test(w.text));
     const dest = parsed.operands[parsed.operands.length - 1];
-    if (dest && local.includes(dest)) fx.writes.push({ word: dest, recursive: true });
+    if (dest && local.includes(dest)) fx.writes.push({ word: dest, recursive: true, operand: true });
     fx.recursiveReads.push(...local.filter((w) => w !== dest));
     if (has(parsed, '--remove-source-files')) writeAll(local.filter((w) => w !== dest), fx, true);
   },
@@ -148,13 +148,13 @@ const TABLE: Record<string, Handler> = {
     const parsed = parseArgs(args, { short: 'cFiJlPSoDX', long: [] });
     if (has(parsed, '-S', '-o', '-F', '-J')) fx.runs.push('scp is given a program or configuration to run');
     const dest = parsed.operands[parsed.operands.length - 1];
-    if (dest && (dest.text === null || !/^[^/]*:/.test(dest.text))) fx.writes.push({ word: dest, recursive: true, sources: parsed.operands.slice(0, -1) });
+    if (dest && (dest.text === null || !/^[^/]*:/.test(dest.text))) fx.writes.push({ word: dest, recursive: true, sources: parsed.operands.slice(0, -1), operand: true });
     fx.recursiveReads.push(...parsed.operands.slice(0, -1).filter((w) => w.text === null || !/^[^/]*:/.test(w.text)));
   },
   dd: (args, fx) => {
     for (const a of args) {
       if (a.text === null) fx.writes.push({ word: UNKNOWN });
-      else if (a.text.startsWith('of=')) fx.writes.push({ word: slice(a, 3) });
+      else if (a.text.startsWith('of=')) fx.writes.push({ word: slice(a, 3), operand: true });
       else if (a.text.startsWith('if=')) fx.reads.push(slice(a, 3));
     }
   },
@@ -166,7 +166,7 @@ const TABLE: Record<string, Handler> = {
   unlink: writesOperands({}),
   shred: writesOperands({ short: 'nsx', long: ['--iterations', '--size', '--random-source'] }),
   mkfifo: writesOperands({ short: 'mZ', long: ['--mode'] }),
-  mknod: (args, fx) => writeAll(parseArgs(args, { short: 'mZ' }).operands.slice(0, 1), fx),
+  mknod: (args, fx) => writeAll(parseArgs(args, { short: 'mZ' }).operands.slice(0, 1), fx, false, true),
   chmod: writesOperands({ long: ['--reference'] }, 1, ['-R', '--recursive']),
   chown: writesOperands({ long: ['--reference', '--from'] }, 1, ['-R', '--recursive']),
   chgrp: writesOperands({ long: ['--reference'] }, 1, ['-R', '--recursive']),
@@ -180,7 +180,7 @@ const TABLE: Record<string, Handler> = {
   },
   uniq: (args, fx) => {
     const parsed = parseArgs(args, { short: 'fsw', long: ['--skip-fields', '--skip-chars', '--check-chars', '--group', '--all-repeated'] });
-    if (parsed.operands[1]) fx.writes.push({ word: parsed.operands[1] });
+    if (parsed.operands[1]) fx.writes.push({ word: parsed.operands[1], operand: true });
   },
   split: (args, fx) => {
     const parsed = parseArgs(args, { short: 'abClnt', long: ['--suffix-length', '--bytes', '--line-bytes', '--lines', '--number', '--separator', '--additional-suffix', '--filter'] });
@@ -201,27 +201,27 @@ const TABLE: Record<string, Handler> = {
   unzip: (args, fx) => {
     const parsed = parseArgs(args, { short: 'dxP', long: [] });
     if (has(parsed, '-l', '-t', '-v', '-Z', '-p', '-c')) return;
-    fx.writes.push({ word: values(parsed, '-d')[0] ?? word('.'), recursive: true });
+    fx.writes.push({ word: values(parsed, '-d')[0] ?? word('.'), recursive: true, operand: true });
   },
   zip: (args, fx) => {
     const parsed = parseArgs(args, { short: 'bnPtxiTU', long: ['--unzip-command', '--temp-path', '--password', '--exclude', '--include'] });
     if (has(parsed, '-TT', '--unzip-command')) fx.runs.push('zip -TT runs a program');
     const args0 = args.find((w) => w.text === '-TT');
     if (args0) fx.runs.push('zip -TT runs a program');
-    if (parsed.operands[0]) fx.writes.push({ word: parsed.operands[0] });
+    if (parsed.operands[0]) fx.writes.push({ word: parsed.operands[0], operand: true });
     if (has(parsed, '-r', '--recurse-paths', '-R')) fx.recursiveReads.push(...parsed.operands.slice(1));
   },
   '7z': (args, fx) => {
     const mode = args[0]?.text;
     if (mode === 'x' || mode === 'e') {
       const out = args.find((w) => w.text?.startsWith('-o'));
-      fx.writes.push({ word: out ? slice(out, 2) : word('.'), recursive: true });
+      fx.writes.push({ word: out ? slice(out, 2) : word('.'), recursive: true, operand: true });
     } else if (mode === 'a' || mode === 'u' || mode === 'd') fx.writes.push({ word: args.slice(1).find((w) => w.text === null || !w.text.startsWith('-')) ?? UNKNOWN });
   },
   cpio: (args, fx) => {
     const parsed = parseArgs(args, { short: 'DEFIOHMRs', long: ['--directory', '--file', '--format', '--rsh-command'] });
     if (has(parsed, '--rsh-command')) fx.runs.push('cpio --rsh-command runs a program');
-    if (has(parsed, '-i', '--extract', '-p', '--pass-through')) fx.writes.push({ word: values(parsed, '-D', '--directory')[0] ?? parsed.operands[0] ?? word('.'), recursive: true });
+    if (has(parsed, '-i', '--extract', '-p', '--pass-through')) fx.writes.push({ word: values(parsed, '-D', '--directory')[0] ?? parsed.operands[0] ?? word('.'), recursive: true, operand: true });
     writeAll(values(parsed, '-O'), fx);
   },
   gzip: compressor,

@@ -323,7 +323,7 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
 
     // Writes.
     for (const target of writeTargets(step)) {
-      note('beyondText', `"${text}" writes files`);
+      if (!target.operand) note('beyondText', `"${text}" writes files through its flags, script or redirections`);
       const places = writePlaces(target, step, ctx);
       if (places === undefined) {
         note('ask', `"${text}" writes to a path known only at run time, so Keel cannot tell whether it is protected`);

@@ -60,13 +60,14 @@ const BEYOND_TEXT: Array<[string, string]> = [
   ['bash(xargs:*)', 'xargs touch'],
   ['bash(curl:*)', 'curl -o out.txt http://127.0.0.1/'],
   ['bash(wget:*)', 'wget -O out.txt http://127.0.0.1/'],
-  ['bash(tee:*)', 'tee out.txt'],
-  ['bash(cp:*)', 'cp src/a.txt b.txt'],
+  ['bash(tee:*)', 'tee ../outside-fx/out.txt'],
+  ['bash(cp:*)', 'cp src/a.txt ../outside-fx/'],
   ['bash(cat:*)', 'cat /etc/hostname'],
   ['bash(cat:*)', 'cat ../outside-fx/secret.txt'],
   ['bash(npm test)', 'cd .. && npm test'],
-  ['bash(uniq:*)', 'uniq src/a.txt out.txt'],
-  ['bash(dd:*)', 'dd if=src/a.txt of=out.txt'],
+  ['bash(uniq:*)', 'uniq src/a.txt ../outside-fx/out.txt'],
+  ['bash(dd:*)', 'dd if=src/a.txt of=/tmp/out.txt'],
+  ['bash(touch:*)', 'touch ../outside-fx/x'],
 ];
 
 describe('an allow rule never vouches for what flags turn a command into', () => {
@@ -85,6 +86,10 @@ describe('an allow rule never vouches for what flags turn a command into', () =>
     ['bash(npm test)', 'npm test'],
     ['bash(git:*)', 'git -C src status'],
     ['bash(awk:*)', "awk '{ print $1 }' src/a.txt"],
+    ['bash(touch ok.txt)', 'touch ok.txt'],
+    ['bash(cp:*)', 'cp src/a.txt b.txt'],
+    ['bash(tee:*)', 'tee out.txt'],
+    ['bash(rm:*)', 'rm -f src/a.txt.bak'],
   ] as Array<[string, string]>) {
     it(`${rule} still allows ${JSON.stringify(command)}`, async () => {
       expect((await decide('ask', command, [rule]))?.behavior).toBe('allow');
