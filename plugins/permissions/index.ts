@@ -2,6 +2,7 @@ import os from 'node:os';
 import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
 import { changesFrontMatter } from './front-matter.js';
 import { hardLinks, resolveReal } from './paths.js';
+import { pathPolicy } from './path-policy.js';
 import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
@@ -46,6 +47,8 @@ export default definePlugin(() => ({
       protected: kernel.protected,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
     });
+
+    kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
 
     // A bare deny removes the tool from the request: the model never sees it.
     kernel.hooks.selectTools.tapPromise('permissions', async (tools) =>

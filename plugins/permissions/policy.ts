@@ -1,14 +1,14 @@
 /**
- * The decision for one validated tool call. Order: shell guard → deny rules → always-asked paths → ask rules →
- * allow rules → writes outside the project → session allowances → the mode × level matrix.
+ * The decision for one validated tool call. Order: deny rules → always-asked paths → ask rules → allow rules →
+ * paths outside the project → session allowances → the mode × level matrix. Bash calls are judged in
+ * shell-policy.ts (the shell guard first, then the same order on what the command really touches).
  */
 import path from 'node:path';
 import type { Decision, PermissionLevel, PermissionMode, ToolCall, ToolDefinition } from '../../kernel/index.js';
 import { changesFrontMatter } from './front-matter.js';
-import { catastrophic } from './guard.js';
 import { expandHome, hardLinks, isInside, isSavedOutput, protectedMatch, protectedReason, protectedTwin, resolveReal, type PathContext } from './paths.js';
-import { isBare, pathPatternMatches, shellPatternMatches, toolMatches, urlPatternMatches, type Rule } from './rules.js';
-import { analyzeShell, unwrapCommand, type SimpleCommand } from './shell.js';
+import { isBare, pathPatternMatches, toolMatches, urlPatternMatches, type Rule } from './rules.js';
+import { evaluateShell } from './shell-policy.js';
 
 /** What each mode does with each level when no rule decides. */
 export const MATRIX: Record<PermissionMode, Record<PermissionLevel, 'allow' | 'ask'>> = {
@@ -63,7 +63,7 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   const rules = ctx.rules.filter((rule) => toolMatches(rule, call.name));
   const bareDeny = rules.find((r) => r.kind === 'deny' && isBare(r));
   if (bareDeny) return { decision: deny(`${call.name} is denied by the rule "${bareDeny.text}"`), resolved: [] };
-  if (tool.name === 'bash') return { decision: await evaluateShell(call, tool, rules, ctx), resolved: [] };
+  if (tool.name === 'bash') return evaluateShell(call, rules, ctx, MATRIX[ctx.mode].execute);
 
   const resolved = resolvePaths(touchedPaths(tool, call.input), ctx);
   const url = urlOf(call.input);
@@ -128,77 +128,4 @@ function urlOf(input: unknown): string | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
   const url = (input as Record<string, unknown>).url;
   return typeof url === 'string' ? url : undefined;
-}
-
-/** The words of a command as one string; a word computed at run time shows as `…`. */
-function commandText(argv: Array<string | null>): string {
-  return argv.map((w) => w ?? '…').join(' ');
-}
-
-const HARMLESS_TARGET = /^(\/dev\/null|\/dev\/stdout|\/dev\/stderr|-|\d+)$/;
-
-function writesTo(cmd: SimpleCommand): Array<string | null> {
-  return cmd.redirects.filter((r) => r.op.includes('>') && !(r.target !== null && HARMLESS_TARGET.test(r.target))).map((r) => r.target);
-}
-
-async function evaluateShell(call: ToolCall, tool: ToolDefinition, rules: Rule[], ctx: PolicyContext): Promise<Decision> {
-  const input = call.input as { command?: unknown };
-  const command = typeof input?.command === 'string' ? input.command : '';
-  const analysis = await analyzeShell(command);
-  const blocked = catastrophic(command, analysis);
-  if (blocked) return deny(`this command ${blocked}; the shell guard always blocks it`);
-
-  const denyRules = rules.filter((r) => r.kind === 'deny' && r.specifier !== undefined);
-  const matchesAny = (list: Rule[], cmd: SimpleCommand) =>
-    list.find((r) => [commandText(cmd.argv), commandText(unwrapCommand(cmd.argv))].some((text) => shellPatternMatches(r.specifier!, text)));
-  if (!analysis.ok) {
-    const raw = command.trim();
-    const denied = denyRules.find((r) => shellPatternMatches(r.specifier!, raw));
-    if (denied) return deny(`the command is denied by the rule "${denied.text}"`);
-    return ask(`the command could not be parsed (${analysis.error}), so it needs the user's approval`);
-  }
-  for (const cmd of analysis.commands) {
-    const denied = matchesAny(denyRules, cmd);
-    if (denied) return deny(`"${cmd.text}" is denied by the rule "${denied.text}"`);
-  }
-  if (denyRules.length > 0) {
-    const hidden = analysis.commands.find((cmd) => cmd.opaque === undefined && unwrapCommand(cmd.argv)[0] === null);
-    if (hidden) return ask(`"${hidden.text}" runs a command known only at run time, so the deny rules cannot vouch for it`);
-  }
-  for (const cmd of analysis.commands) {
-    for (const target of writesTo(cmd)) {
-      if (target === null) continue;
-      const [resolved] = resolvePaths([target], ctx);
-      const why = protectedReason(resolved, 'write', ctx);
-      if (why) return ask(`"${cmd.text}" writes to a protected path: ${why}`);
-    }
-  }
-  const askRule = rules.find((r) => r.kind === 'ask' && (isBare(r) || analysis.commands.some((cmd) => matchesAny([r], cmd))));
-  if (askRule) return ask(`the command matches the ask rule "${askRule.text}"`);
-
-  const bareAllow = rules.find((r) => r.kind === 'allow' && isBare(r));
-  if (bareAllow) return allow(`rule "${bareAllow.text}"`);
-  const allowRules = rules.filter((r) => r.kind === 'allow' && r.specifier !== undefined);
-  if (allowRules.length > 0 && analysis.commands.length > 0 && analysis.commands.every((cmd) => covered(cmd, allowRules, ctx))) {
-    return allow('every command is allowed by a rule');
-  }
-  if (ctx.sessionAllowed) return allow('allowed for this session');
-  if (MATRIX[ctx.mode].execute === 'allow') return allow();
-  const first = analysis.commands.find((cmd) => !covered(cmd, allowRules, ctx));
-  return ask(first && analysis.commands.length > 1 ? `"${first.text}" is not allowed by a rule (mode ${ctx.mode})` : `bash is an execute tool and the permission mode is ${ctx.mode}`);
-}
-
-/** A simple command an allow rule vouches for: fixed words, no assignments, no writes to files. */
-function covered(cmd: SimpleCommand, allowRules: Rule[], ctx: PolicyContext): boolean {
-  if (cmd.opaque !== undefined || cmd.assigns.length > 0) return false;
-  if (cmd.argv.length === 0 || cmd.argv.some((w) => w === null)) return false;
-  if (writesTo(cmd).length > 0) return false;
-  const words = cmd.argv as string[];
-  // `cd` into the project needs no rule: it changes nothing.
-  if (words[0] === 'cd' && words.length === 2 && !words[1].startsWith('-')) {
-    const [target] = resolvePaths([words[1]], ctx);
-    if (isInside(target, ctx.root)) return true;
-  }
-  const text = words.join(' ');
-  return allowRules.some((r) => shellPatternMatches(r.specifier!, text));
 }

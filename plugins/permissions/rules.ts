@@ -99,6 +99,24 @@ export function pathPatternMatches(specifier: string, resolved: string, ctx: Pat
   return matcher(resolved);
 }
 
+/**
+ * True when a path specifier could match something at or below the folder `dir` (a resolved path): its fixed
+ * part is inside `dir`, or it is a glob whose fixed part holds `dir`. Used for commands that read or write a
+ * whole folder (`grep -r`, `tar -c`, `rm -r`).
+ */
+export function pathPatternReachesInto(specifier: string, dir: string, ctx: PathRuleContext): boolean {
+  const expanded = expandHome(specifier, ctx.home);
+  const absolute = path.isAbsolute(expanded) ? expanded : path.join(ctx.root, expanded);
+  const scan = picomatch.scan(absolute);
+  const base = resolveReal(scan.isGlob ? scan.base || '/' : absolute);
+  return isWithin(base, dir) || (scan.isGlob && isWithin(dir, base));
+}
+
+function isWithin(child: string, root: string): boolean {
+  const rel = path.relative(root, child);
+  return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
+}
+
 /** `domain:example.com` covers the host and its subdomains; anything else is a glob on the URL. */
 export function urlPatternMatches(specifier: string, url: string): boolean {
   let host: string;

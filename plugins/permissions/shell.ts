@@ -3,15 +3,31 @@
  * `mvdan-sh`). The parser is loaded on the first bash call only: it costs about 150 ms to load.
  */
 import type { ShNode, ShParser } from 'mvdan-sh';
+import { innerScript, invocations } from './programs.js';
 
 /** One word of a command: its literal value, or null when the shell decides it at run time. */
 export type ShellWord = string | null;
+
+/** What is known about one word. */
+export interface WordInfo {
+  /** The literal value; null when anything in it expands at run time. */
+  text: ShellWord;
+  /**
+   * The value with `$HOME`/`${HOME}` and a leading `~` replaced by the home folder (when known): what a path
+   * word names. Null when other expansions remain.
+   */
+  path: ShellWord;
+  /** An unquoted `*`, `?` or `[`: the shell expands it against the file system. */
+  glob: boolean;
+}
 
 export interface Redirect {
   /** `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<<`, `<<<`, `<>`, `>&`, `<&`. */
   op: string;
   /** The literal target, or null when it is computed. */
   target: ShellWord;
+  /** The target as a path (`$HOME` expanded), or null. */
+  path: ShellWord;
 }
 
 export interface SimpleCommand {
@@ -19,6 +35,10 @@ export interface SimpleCommand {
   text: string;
   /** Literal words; `null` for a word with expansions, quotes resolved otherwise. */
   argv: ShellWord[];
+  /** The same words with what else is known about each. */
+  words: WordInfo[];
+  /** The text fed to the command by a here-document or here-string, when literal (null when it expands). */
+  stdin?: ShellWord;
   /** Names assigned before the command (`FOO=1 cmd`), or by a bare assignment. */
   assigns: string[];
   redirects: Redirect[];
@@ -30,6 +50,11 @@ export interface SimpleCommand {
 }
 
 export type ShellAnalysis = { ok: true; commands: SimpleCommand[] } | { ok: false; error: string };
+
+export interface AnalyzeOptions {
+  /** The home folder `$HOME` and `~` stand for in path words. */
+  home?: string;
+}
 
 interface ShSyntax {
   NewParser(...options: unknown[]): ShParser;
@@ -61,7 +86,7 @@ const OPAQUE: Record<string, string> = {
 };
 
 /** Parses `command` as bash. Never throws: a parse failure is `{ ok: false }`. */
-export async function analyzeShell(command: string, depth = 0): Promise<ShellAnalysis> {
+export async function analyzeShell(command: string, options: AnalyzeOptions = {}, depth = 0): Promise<ShellAnalysis> {
   let syntax: ShSyntax;
   try {
     syntax = await loadSyntax();
@@ -80,8 +105,8 @@ export async function analyzeShell(command: string, depth = 0): Promise<ShellAna
     return { ok: false, error: message };
   }
   const commands: Array<SimpleCommand & { start: number; end: number }> = [];
-  const scoped: Array<{ start: number; end: number; redirects: Redirect[] }> = [];
-  const word = (node: ShNode): ShellWord => literalWord(syntax, node);
+  const scoped: Array<{ start: number; end: number; redirects: Redirect[]; stdin: ShellWord | undefined }> = [];
+  const word = (node: ShNode): WordInfo => wordInfo(syntax, node, options.home);
   syntax.Walk(file, (node) => {
     if (!node) return false;
     const type = syntax.NodeType(node);
@@ -90,124 +115,131 @@ export async function analyzeShell(command: string, depth = 0): Promise<ShellAna
     if (type === 'CallExpr') {
       const args = (node.Args as ShNode[] | null) ?? [];
       const assigns = ((node.Assigns as ShNode[] | null) ?? []).map((a) => String((a.Name as { Value?: string } | null)?.Value ?? '?'));
+      const words = args.map(word);
       commands.push({
         start,
         end,
         text: source(node),
-        argv: args.map(word),
+        argv: words.map((w) => w.text),
+        words,
         assigns,
         redirects: [],
         ...(args.length === 0 ? { opaque: 'a bare variable assignment' } : {}),
       });
     } else if (type in OPAQUE) {
-      commands.push({ start, end, text: source(node), argv: [], assigns: [], redirects: [], opaque: OPAQUE[type] });
+      commands.push({ start, end, text: source(node), argv: [], words: [], assigns: [], redirects: [], opaque: OPAQUE[type] });
     } else if (type === 'Stmt') {
       const redirs = (node.Redirs as ShNode[] | null) ?? [];
       const cmd = node.Cmd as ShNode | null;
       if (redirs.length > 0) {
         const redirects = redirs.map((r) => redirect(r, source, word));
-        if (cmd) scoped.push({ start: cmd.Pos().Offset(), end: cmd.End().Offset(), redirects });
-        else commands.push({ start, end, text: source(node), argv: [], assigns: [], redirects, opaque: 'a redirection without a command' });
+        const stdin = redirs.map((r) => hereText(r, word)).find((t) => t !== undefined);
+        if (cmd) scoped.push({ start: cmd.Pos().Offset(), end: cmd.End().Offset(), redirects, stdin });
+        else commands.push({ start, end, text: source(node), argv: [], words: [], assigns: [], redirects, opaque: 'a redirection without a command' });
       }
     }
     return true;
   });
   // A statement's redirects apply to its command; on a compound command (`{ a; b; } > f`) to every command inside.
   for (const scope of scoped) {
-    for (const cmd of commands) if (cmd.start >= scope.start && cmd.end <= scope.end) cmd.redirects.push(...scope.redirects);
+    for (const cmd of commands) {
+      if (cmd.start < scope.start || cmd.end > scope.end) continue;
+      cmd.redirects.push(...scope.redirects);
+      if (scope.stdin !== undefined && cmd.stdin === undefined) cmd.stdin = scope.stdin;
+    }
   }
   const flat: SimpleCommand[] = commands.map(({ start: _s, end: _e, ...cmd }) => cmd);
-  // `bash -c '…'`, `sh -c '…'` and `eval …` run a string as a script: its commands are judged too.
+  // `bash -c '…'`, `eval …`, `find -exec sh -c '…'`, `env -S '…'`, `watch '…'`, `trap '…'` and a shell fed a
+  // literal here-document run a string as a script: its commands are judged too.
   for (const cmd of [...flat]) {
-    const script = innerScript(cmd.argv);
-    if (script === undefined) continue;
-    if (depth >= 3) return { ok: false, error: 'shell scripts nested too deeply' };
-    const inner = await analyzeShell(script, depth + 1);
-    if (!inner.ok) return { ok: false, error: `in the script run by "${cmd.text}": ${inner.error}` };
-    flat.push(...inner.commands);
+    for (const invocation of invocations(cmd.words)) {
+      const script = innerScript(invocation.words.map((w) => w.text), cmd.stdin);
+      if (script === undefined) continue;
+      if (depth >= 3) return { ok: false, error: 'shell scripts nested too deeply' };
+      const inner = await analyzeShell(script, options, depth + 1);
+      if (!inner.ok) return { ok: false, error: `in the script run by "${cmd.text}": ${inner.error}` };
+      flat.push(...inner.commands);
+    }
   }
   return { ok: true, commands: flat };
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
-
-/** The script a command runs as a string (`bash -c S`, `eval S…`), when it is literal. */
-function innerScript(argv: ShellWord[]): string | undefined {
-  const real = unwrapCommand(argv);
-  const head = real[0];
-  if (!head) return undefined;
-  const name = head.split('/').pop() ?? head;
-  if (name === 'eval' && real.slice(1).every((w) => w !== null)) return real.slice(1).join(' ');
-  if (SHELLS.has(name)) {
-    const flag = real.findIndex((w, i) => i > 0 && w !== null && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w));
-    const script = flag > 0 ? real[flag + 1] : undefined;
-    if (typeof script === 'string') return script;
-  }
+/** The literal text of a here-document or here-string redirect; null when it expands; undefined for others. */
+function hereText(node: ShNode, word: (n: ShNode) => WordInfo): ShellWord | undefined {
+  if (node.Hdoc) return word(node.Hdoc as ShNode).text;
+  const op = Number(node.Op);
+  // 63 is `<<<` in mvdan/sh's operator table.
+  if (op === 63 && node.Word) return word(node.Word as ShNode).text;
   return undefined;
 }
 
-function redirect(node: ShNode, source: (n: ShNode) => string, word: (n: ShNode) => ShellWord): Redirect {
+function redirect(node: ShNode, source: (n: ShNode) => string, word: (n: ShNode) => WordInfo): Redirect {
   const text = source(node);
   const op = /^(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&|<>|<<<|<<-|<<|<&|>|<)/.exec(text)?.[1] ?? text;
-  const target = node.Word ? word(node.Word as ShNode) : null;
-  return { op, target };
+  const info = node.Word ? word(node.Word as ShNode) : undefined;
+  // A glob in a redirect target is not expanded by a non-interactive bash, but the target is still unknown.
+  return { op, target: info?.glob ? null : info?.text ?? null, path: info?.glob ? null : info?.path ?? null };
 }
 
-/** The value of a word when it is fixed text; null when it expands (parameters, substitutions, braces). */
-function literalWord(syntax: ShSyntax, wordNode: ShNode): ShellWord {
+/**
+ * The value of a word when it is fixed text (null when it expands: parameters, substitutions, braces), and its
+ * value as a path, where `$HOME`, `${HOME}` and a leading unquoted `~` stand for `home`.
+ */
+function wordInfo(syntax: ShSyntax, wordNode: ShNode, home: string | undefined): WordInfo {
   const parts = (wordNode.Parts as ShNode[] | null) ?? [];
-  let out = '';
-  for (const part of parts) {
+  let text: ShellWord = '';
+  let asPath: ShellWord = '';
+  let glob = false;
+  const add = (value: string) => {
+    if (text !== null) text += value;
+    if (asPath !== null) asPath += value;
+  };
+  const homeParam = (node: ShNode) =>
+    home !== undefined && syntax.NodeType(node) === 'ParamExp' && (node.Param as { Value?: string } | null)?.Value === 'HOME' &&
+    !node.Exp && !node.Index && !node.Slice && !node.Repl && !node.Length && !node.Excl && !node.Names && !node.Width;
+  parts.forEach((part, index) => {
     const type = syntax.NodeType(part);
     if (type === 'Lit') {
-      const value = String(part.Value);
+      let value = String(part.Value);
       // Unquoted braces may expand (`{rm,-rf,/}`, `{1..3}`).
-      if (/\{[^}]*(,|\.\.)[^}]*\}/.test(value)) return null;
-      out += unescapeUnquoted(value);
-    } else if (type === 'SglQuoted') {
-      if (part.Dollar) {
-        const ansi = String(part.Value);
-        if (ansi.includes('\\')) return null;
-        out += ansi;
-      } else out += String(part.Value);
-    } else if (type === 'DblQuoted') {
-      if (part.Dollar) return null;
-      for (const inner of (part.Parts as ShNode[] | null) ?? []) {
-        if (syntax.NodeType(inner) !== 'Lit') return null;
-        out += String(inner.Value).replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+      if (/\{[^}]*(,|\.\.)[^}]*\}/.test(value)) {
+        text = asPath = null;
+        return;
       }
+      if (/(^|[^\\])[*?[]/.test(value)) glob = true;
+      value = unescapeUnquoted(value);
+      if (index === 0 && home !== undefined && (value === '~' || value.startsWith('~/'))) {
+        if (text !== null) text += value;
+        if (asPath !== null) asPath += home + value.slice(1);
+        return;
+      }
+      add(value);
+    } else if (type === 'SglQuoted') {
+      const value = String(part.Value);
+      if (part.Dollar && value.includes('\\')) text = asPath = null;
+      else add(value);
+    } else if (type === 'DblQuoted') {
+      if (part.Dollar) {
+        text = asPath = null;
+        return;
+      }
+      for (const inner of (part.Parts as ShNode[] | null) ?? []) {
+        if (syntax.NodeType(inner) === 'Lit') add(String(inner.Value).replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)));
+        else if (homeParam(inner)) {
+          text = null;
+          if (asPath !== null) asPath += home;
+        } else text = asPath = null;
+      }
+    } else if (homeParam(part)) {
+      text = null;
+      if (asPath !== null) asPath += home;
     } else {
-      return null;
+      text = asPath = null;
     }
-  }
-  return out;
+  });
+  return { text, path: asPath, glob };
 }
 
 function unescapeUnquoted(value: string): string {
   return value.replace(/\\(\n|.)/g, (_m, c: string) => (c === '\n' ? '' : c));
 }
-
-/** Wrappers that run their arguments as a command. */
-const WRAPPERS = new Set(['sudo', 'doas', 'command', 'builtin', 'exec', 'nohup', 'nice', 'time', 'env', 'xargs', 'busybox', 'stdbuf', 'ionice', 'chroot', 'setsid']);
-
-/** The command after wrappers such as `sudo`, `env FOO=1`, `timeout 5`. */
-export function unwrapCommand(argv: Array<string | null>): Array<string | null> {
-  let rest = argv;
-  for (let guard = 0; guard < 8 && rest.length > 0; guard++) {
-    const head = rest[0];
-    if (head === null) return rest;
-    const name = head.split('/').pop() ?? head;
-    if (name === 'timeout') {
-      rest = rest.slice(1);
-      while (rest.length > 0 && rest[0] !== null && rest[0].startsWith('-')) rest = rest.slice(1);
-      rest = rest.slice(1);
-      continue;
-    }
-    if (!WRAPPERS.has(name)) return rest;
-    rest = rest.slice(1);
-    // Options, option values such as `nice -n 5`, and `env`'s assignments.
-    while (rest.length > 0 && rest[0] !== null && (rest[0].startsWith('-') || /^\d+$/.test(rest[0]) || (name === 'env' && rest[0].includes('=')))) rest = rest.slice(1);
-  }
-  return rest;
-}
-

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { defineTool, type ToolResult } from '../../kernel/index.js';
 import { IgnoreRules, ignoreRoot } from './ignore-rules.js';
 import { displayPath, resolvePath } from './paths.js';
+import { hiddenFilter } from './path-policy.js';
 import { walkBudget, walkFiles } from './walk.js';
 
 const MAX_RESULTS = 200;
@@ -38,7 +39,8 @@ export function globTool(maxEntries?: number) {
       const rules = new IgnoreRules(ignoreRoot(base, ctx.session.projectRoot));
       const matched: string[] = [];
       const budget = walkBudget(maxEntries);
-      for await (const file of walkFiles(base, rules, ctx.signal, budget)) if (match(file.rel)) matched.push(file.abs);
+      const filter = hiddenFilter(ctx);
+      for await (const file of walkFiles(base, rules, ctx.signal, budget)) if (match(file.rel) && !filter.hides(file.abs)) matched.push(file.abs);
       const found: Array<{ abs: string; mtime: number }> = [];
       // Modification times for the newest-first order, a batch of stats in flight at a time.
       for (let i = 0; i < matched.length; i += STAT_BATCH) {
@@ -49,10 +51,12 @@ export function globTool(maxEntries?: number) {
       const capped = budget.capped
         ? `[The search stopped after visiting ${budget.maxEntries} entries, so files may be missing; narrow the path or the pattern.]`
         : '';
-      if (found.length === 0) return { content: [`No files match ${args.pattern} in ${displayPath(base, ctx.cwd)}.`, capped].filter(Boolean).join('\n') };
+      const hidden = filter.note('matching files were');
+      if (found.length === 0) return { content: [`No files match ${args.pattern} in ${displayPath(base, ctx.cwd)}.`, hidden, capped].filter(Boolean).join('\n') };
       found.sort((a, b) => b.mtime - a.mtime || a.abs.localeCompare(b.abs));
       const lines = found.slice(0, MAX_RESULTS).map((f) => displayPath(f.abs, ctx.cwd));
       if (found.length > MAX_RESULTS) lines.push(`[${found.length - MAX_RESULTS} more files not shown; narrow the pattern or the path.]`);
+      if (hidden) lines.push(hidden);
       if (capped) lines.push(capped);
       return { content: lines.join('\n'), display: { count: found.length, capped: budget.capped } };
     },

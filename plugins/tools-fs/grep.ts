@@ -8,6 +8,7 @@ import { searchRg } from './grep-rg.js';
 import { GrepError, type GrepFile, type GrepOutcome, type GrepQuery } from './grep-search.js';
 import { ignoreRoot } from './ignore-rules.js';
 import { displayPath, resolvePath } from './paths.js';
+import { hiddenFilter } from './path-policy.js';
 import { cutLine } from './text.js';
 
 const MAX_FILES = 200;
@@ -72,13 +73,12 @@ export function grepTool(backend: () => GrepBackend, walkLimit?: number) {
         if (err instanceof GrepError) return { content: `grep: ${err.message}`, isError: true };
         throw err;
       }
-      // A folder search never hands back what Keel protects for reads (.env files, ~/.ssh when searching ~):
-      // the policy judged only the folder. Naming one file asks first, like read_file.
-      const secret = info.isDirectory() ? outcome.files.filter((f) => ctx.kernel.protected.match(realOrSame(f.abs), 'read')) : [];
-      if (secret.length > 0) outcome = { ...outcome, files: outcome.files.filter((f) => !secret.includes(f)) };
+      const filter = hiddenFilter(ctx);
+      outcome = { ...outcome, files: outcome.files.filter((f) => !filter.hides(f.abs)) };
       const page = { offset: args.offset ?? 0, limit: args.head_limit };
-      const left = secret.length > 0 ? `\n[${secret.length} protected file(s) left out (secrets such as .env); search one by its path to be asked.]` : '';
-      return { content: `${await formatGrep(outcome, mode, query.context, ctx, page)}${left}`, display: { files: outcome.files.length } };
+      const note = filter.note(outcome.files.length === 0 ? 'matching files were' : 'more matching files were');
+      const content = await formatGrep(outcome, mode, query.context, ctx, page);
+      return { content: note ? `${content}\n${note}` : content, display: { files: outcome.files.length } };
     },
   });
 }

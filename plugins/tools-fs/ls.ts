@@ -5,6 +5,7 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from '../../kernel/index.js';
 import { displayPath, formatSize, resolvePath } from './paths.js';
+import { hiddenFilter } from './path-policy.js';
 import { MAX_WALK_ENTRIES } from './walk.js';
 
 const MAX_ENTRIES = 500;
@@ -67,7 +68,9 @@ export function lsTool(maxEntries = MAX_WALK_ENTRIES) {
     async execute(args, ctx): Promise<ToolResult> {
       const dir = resolvePath(args.path ?? '.', ctx.cwd);
       const shown = displayPath(dir, ctx.cwd);
-      const skip = args.ignore?.length ? picomatch(args.ignore, { dot: true }) : () => false;
+      const ignored = args.ignore?.length ? picomatch(args.ignore, { dot: true }) : () => false;
+      const filter = hiddenFilter(ctx);
+      const skip = (name: string) => ignored(name) || filter.hides(path.join(dir, name));
       let found: Scan;
       try {
         found = await scan(dir, skip, maxEntries, ctx.signal);
@@ -84,7 +87,10 @@ export function lsTool(maxEntries = MAX_WALK_ENTRIES) {
         else if (entry.isSymbolicLink()) lines.push(`${entry.name} -> ${await readlink(abs).catch(() => '?')}`);
         else lines.push(`${entry.name}  ${formatSize((await lstat(abs).catch(() => undefined))?.size ?? 0)}`);
       }
-      const counts = `${found.dirs} folders, ${found.files} files${found.hidden ? ` (${found.hidden} left out by ignore)` : ''}`;
+      const ignoredCount = found.hidden - filter.count();
+      const counts = `${found.dirs} folders, ${found.files} files${ignoredCount ? ` (${ignoredCount} left out by ignore)` : ''}`;
+      const policyNote = filter.note('entries were');
+      if (policyNote) lines.push(policyNote);
       if (found.capped) {
         return {
           content: [

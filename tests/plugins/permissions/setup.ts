@@ -26,7 +26,8 @@ export const bashTool = defineTool({
   name: 'bash',
   description: 'shell',
   permission: 'execute',
-  input: z.object({ command: z.string() }),
+  input: z.object({ command: z.string(), workdir: z.string().optional() }),
+  paths: (i) => (i.workdir ? [i.workdir] : []),
   execute: async () => ({ content: 'ran' }),
 });
 export const fetchTool = defineTool({

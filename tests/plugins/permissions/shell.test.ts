@@ -27,7 +27,7 @@ describe('analyzeShell', () => {
     if (!result.ok) return;
     const npm = result.commands.find((c) => c.argv[0] === 'npm')!;
     expect(npm.assigns).toEqual(['FOO']);
-    expect(npm.redirects).toEqual([{ op: '>', target: 'out' }, { op: '>&', target: '1' }]);
+    expect(npm.redirects).toEqual([{ op: '>', target: 'out', path: 'out' }, { op: '>&', target: '1', path: '1' }]);
     expect(result.commands.filter((c) => c.opaque).map((c) => c.opaque)).toEqual(
       expect.arrayContaining(['a bare variable assignment', 'a function definition', 'a declare/export/local clause', 'a [[ ]] test']),
     );
