@@ -1,9 +1,11 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, type SandboxService, type Session } from '../../kernel/index.js';
+import { definePlugin, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
 import { bwrapArgs, findOnPath, probe } from './bwrap.js';
+import { compare, revert } from './revert.js';
+import { MAX_DIRS, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
 
 export interface SandboxConfig {
@@ -39,6 +41,8 @@ export interface SandboxOptions {
 
 interface SessionSandbox {
   tmpDir: string;
+  /** The walk hit MAX_DIRS and the model was told so once. */
+  toldIncomplete?: boolean;
 }
 
 const KEY = 'sandbox';
@@ -52,6 +56,8 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     let availability: { bwrap?: string; problem?: string } | undefined;
     let warned = false;
     let proxy: Promise<string> | undefined;
+    /** The starting points of the sandboxed commands running now. */
+    const live: Array<Map<string, Guarded>> = [];
     // Temp dirs this kernel made, removed at exit; the exit listener is added with the first one, so kernels
     // that never sandbox a command add none.
     const cleanup: string[] = [];
@@ -98,7 +104,18 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         }
         const own = sessionSandbox(session, removeLater);
         const root = real(session.projectRoot);
-        const allowWrite = (config.allowWrite ?? []).map((p) => real(path.resolve(root, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p)));
+        const surface = kernel.protected;
+        // allowWrite never opens a protected path, and a project inside one (KEEL_HOME, /etc) stays read-only.
+        const allowWrite = (config.allowWrite ?? [])
+          .map((p) => real(path.resolve(root, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p)))
+          .filter((p) => !surface.match(p, 'write'));
+        const projectWritable = !surface.match(root, 'write');
+        const roots = [...(projectWritable ? [root] : []), ...allowWrite];
+        const found = survey(surface, root, roots);
+        // Commands that overlap compare against the state before the first of them, so none takes another's
+        // unfinished change for the starting point.
+        const before = live[0] ?? found.records;
+        live.push(before);
         const allowed = config.network?.allowedDomains ?? [];
         const env: Record<string, string> = { TMPDIR: own.tmpDir, KEEL_SANDBOX: '1' };
         const sockets: string[] = [];
@@ -110,8 +127,43 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: '', no_proxy: '' });
           run = [process.execPath, '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
         }
-        const args = bwrapArgs({ projectRoot: root, tmpDir: own.tmpDir, cwd, allowWrite, env, sockets });
-        return { file: bwrap, args: [...args, '--', ...run] };
+        const { hidden, readable } = secrets(surface.list());
+        const { args } = bwrapArgs({
+          projectRoot: root,
+          projectWritable,
+          tmpDir: own.tmpDir,
+          cwd,
+          allowWrite,
+          env,
+          sockets,
+          readOnly: found.readOnly,
+          pinned: found.pinned,
+          writable: found.writable,
+          hidden,
+          readable,
+        });
+        let finished: Promise<string | undefined> | undefined;
+        const finish = async (): Promise<string | undefined> => {
+          live.splice(live.indexOf(before), 1);
+          const after = survey(surface, root, roots);
+          const changes = compare(before, after.records);
+          const notes: string[] = [];
+          if (changes.length > 0) {
+            const { lines, failed } = revert(changes, before, roots);
+            kernel.log('warn', `sandbox: reverted ${lines.length} change(s) to protected paths${failed.length ? `; could not revert ${failed.join('; ')}` : ''}`, 'sandbox');
+            notes.push(
+              'The Keel sandbox undid what this command did to protected paths (they configure Keel, git or the shell; only the user changes them, outside the sandbox):',
+              ...lines.map((l) => `- ${l}`),
+              ...failed.map((f) => `- NOT restored: ${f}`),
+            );
+          }
+          if (!(found.complete && after.complete) && !own.toldIncomplete) {
+            own.toldIncomplete = true;
+            notes.push(`The Keel sandbox checks protected paths in the first ${MAX_DIRS} folders of the project only; this project has more.`);
+          }
+          return notes.length ? notes.join('\n') : undefined;
+        };
+        return { file: bwrap, args: [...args, '--', ...run], finish: () => (finished ??= finish()) };
       },
     };
     kernel.services.provide('sandbox', service);
@@ -124,6 +176,23 @@ function real(p: string): string {
   } catch {
     return path.resolve(p);
   }
+}
+
+/**
+ * Read-protected path entries (`$KEEL_HOME`, `~/.ssh`) are hidden inside the sandbox (an empty read-only
+ * folder, or an empty file); the parts they leave readable (`$KEEL_HOME/tool-outputs`) are mounted back.
+ */
+function secrets(entries: readonly ProtectedEntry[]): { hidden: Array<{ path: string; dir: boolean }>; readable: string[] } {
+  const hidden: Array<{ path: string; dir: boolean }> = [];
+  const readable: string[] = [];
+  for (const entry of entries) {
+    if (!entry.read || entry.path === undefined || !existsSync(entry.path)) continue;
+    const dir = statSync(entry.path).isDirectory();
+    hidden.push({ path: entry.path, dir });
+    if (!dir) continue;
+    for (const e of entry.except ?? []) if (e.access !== 'write') readable.push(path.join(entry.path, e.path));
+  }
+  return { hidden, readable };
 }
 
 function sessionSandbox(session: Session, removeLater: (dir: string) => void): SessionSandbox {

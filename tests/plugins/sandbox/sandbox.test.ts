@@ -52,8 +52,8 @@ async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
   return { kernel, session, logs };
 }
 
-/** Wraps and runs a command the way the bash tool does; returns its exit code and output. */
-async function sh(kernel: Kernel, session: Session, command: string): Promise<{ code: number | null; out: string }> {
+/** Wraps and runs a command the way the bash tool does; returns its exit code, output and the sandbox's note. */
+async function sh(kernel: Kernel, session: Session, command: string): Promise<{ code: number | null; out: string; note?: string }> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' };
   const wrapped = await kernel.services.get('sandbox')!.wrap({ command, cwd: session.cwd, session, env });
   const [file, args] = wrapped ? [wrapped.file, wrapped.args] : ['bash', ['-c', command]];
@@ -62,7 +62,8 @@ async function sh(kernel: Kernel, session: Session, command: string): Promise<{ 
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, out };
+  const note = await wrapped?.finish();
+  return { code, out, ...(note ? { note } : {}) };
 }
 
 describe('sandbox config', () => {
