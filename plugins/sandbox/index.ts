@@ -37,6 +37,8 @@ const sandboxSchema = z
 export interface SandboxOptions {
   /** The bubblewrap binary (default: `bwrap` on PATH). */
   bwrap?: string;
+  /** Project folders walked per check at most (default MAX_DIRS, 40 000). */
+  maxDirs?: number;
 }
 
 interface SessionSandbox {
@@ -53,6 +55,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
   kernel: '^1.0.0',
   config: { sandbox: sandboxSchema },
   apply(kernel) {
+    const maxDirs = opts.maxDirs ?? MAX_DIRS;
     let availability: { bwrap?: string; problem?: string } | undefined;
     let warned = false;
     let proxy: Promise<string> | undefined;
@@ -111,7 +114,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           .filter((p) => !surface.match(p, 'write'));
         const projectWritable = !surface.match(root, 'write');
         const roots = [...(projectWritable ? [root] : []), ...allowWrite];
-        const found = survey(surface, root, roots);
+        const found = survey(surface, root, roots, { maxDirs });
         // Commands that overlap compare against the state before the first of them, so none takes another's
         // unfinished change for the starting point.
         const before = live[0] ?? found.records;
@@ -145,7 +148,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         let finished: Promise<string | undefined> | undefined;
         const finish = async (): Promise<string | undefined> => {
           live.splice(live.indexOf(before), 1);
-          const after = survey(surface, root, roots);
+          const after = survey(surface, root, roots, { previous: found, maxDirs });
           const changes = compare(before, after.records);
           const notes: string[] = [];
           if (changes.length > 0) {
@@ -159,7 +162,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           }
           if (!(found.complete && after.complete) && !own.toldIncomplete) {
             own.toldIncomplete = true;
-            notes.push(`The Keel sandbox checks protected paths in the first ${MAX_DIRS} folders of the project only; this project has more.`);
+            notes.push(`The Keel sandbox checks protected paths in the first ${maxDirs} folders of the project only; this project has more.`);
           }
           return notes.length ? notes.join('\n') : undefined;
         };

@@ -35,7 +35,23 @@ export interface Survey {
   dirs: number;
   /** False when a bound was hit and the walk stopped early. */
   complete: boolean;
+  /** Every project folder walked (in walk order, parents first), with the protected names found in it. */
+  index: Map<string, FolderState>;
+  /** When the walk started (ms since the epoch). */
+  startedAt: number;
 }
+
+interface FolderState {
+  ino: number;
+  mtimeMs: number;
+  hits: string[];
+}
+
+/**
+ * A folder changed since an earlier walk unless its inode and mtime are the same and that mtime is older than
+ * the walk by more than this: file times come from a coarse clock, so a change right after a read could keep it.
+ */
+const MTIME_MARGIN_MS = 1000;
 
 /** Folders never walked: dependency trees and caches, which Keel never loads settings from. */
 export const SKIPPED = new Set([
@@ -87,10 +103,12 @@ function list(dir: string): string[] {
 
 /**
  * Walks `project` (skipping SKIPPED folders) and looks at the protected path entries inside `roots` (the
- * project and the extra writable folders), recording each protected path it finds.
+ * project and the extra writable folders), recording each protected path it finds. With `previous` (the walk
+ * before a command), folders that did not change are not read again.
  */
-export function survey(surface: ProtectedPaths, project: string, roots: string[]): Survey {
-  const out: Survey = { records: new Map(), readOnly: [], pinned: [], writable: [], dirs: 0, complete: true };
+export function survey(surface: ProtectedPaths, project: string, roots: string[], opts: { previous?: Survey; maxDirs?: number } = {}): Survey {
+  const { previous, maxDirs = MAX_DIRS } = opts;
+  const out: Survey = { records: new Map(), readOnly: [], pinned: [], writable: [], dirs: 0, complete: true, index: new Map(), startedAt: Date.now() };
   let copied = 0;
   const segments = surface.list().filter((e) => e.segment);
   const pathEntries = surface.list().filter((e) => e.path !== undefined && roots.some((r) => isInside(e.path!, r)));
@@ -163,27 +181,66 @@ export function survey(surface: ProtectedPaths, project: string, roots: string[]
     visit(gitDir, '', 0);
   };
 
-  const queue = [project];
-  while (queue.length > 0) {
-    const dir = queue.pop()!;
-    if (out.dirs >= MAX_DIRS) {
-      out.complete = false;
-      break;
+  const isHit = (name: string, child: string) => name === '.git' || segments.some((e) => e.segment!.test(name)) || pathEntries.some((e) => isInside(child, e.path!));
+  const onHit = (name: string, child: string, isDir: boolean, queue: string[]) => {
+    if (name === '.git') guardGit(child);
+    else if (surface.match(child, 'write')) guardRoot(child);
+    else if (isDir) queue.push(child);
+  };
+  /** Reads `dir` and everything below it, except folders `skip` says are handled elsewhere. */
+  const walk = (start: string, skip?: Map<string, FolderState>) => {
+    const queue = [start];
+    while (queue.length > 0) {
+      const dir = queue.pop()!;
+      if (out.dirs >= maxDirs) {
+        out.complete = false;
+        return;
+      }
+      out.dirs++;
+      const st = lstat(dir);
+      let names: Array<{ name: string; isDirectory(): boolean }>;
+      try {
+        names = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      const state: FolderState = { ino: st?.ino ?? 0, mtimeMs: st?.mtimeMs ?? 0, hits: [] };
+      out.index.set(dir, state);
+      for (const dirent of names) {
+        const child = path.join(dir, dirent.name);
+        if (isHit(dirent.name, child)) {
+          state.hits.push(dirent.name);
+          onHit(dirent.name, child, dirent.isDirectory(), queue);
+        } else if (dirent.isDirectory() && !SKIPPED.has(dirent.name) && !skip?.has(child)) queue.push(child);
+      }
     }
-    out.dirs++;
-    let names: Array<{ name: string; isDirectory(): boolean }>;
-    try {
-      names = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const dirent of names) {
-      const child = path.join(dir, dirent.name);
-      if (dirent.name === '.git') guardGit(child);
-      else if (segments.some((e) => e.segment!.test(dirent.name)) || pathEntries.some((e) => isInside(child, e.path!))) {
-        if (surface.match(child, 'write')) guardRoot(child);
-        else if (dirent.isDirectory()) queue.push(child);
-      } else if (dirent.isDirectory() && !SKIPPED.has(dirent.name)) queue.push(child);
+  };
+
+  if (!previous) walk(project);
+  else {
+    // Again after a command: folders whose inode and mtime did not change have the same names, so only their
+    // protected names are looked at again; changed and new folders are read. A folder counts only when its
+    // parent was confirmed a real folder in this pass, so nothing is reached through a planted symlink.
+    out.complete = previous.complete;
+    const confirmed = new Set<string>();
+    for (const [dir, was] of previous.index) {
+      if (dir !== project && !confirmed.has(path.dirname(dir))) continue;
+      const st = lstat(dir);
+      if (!st?.isDirectory()) continue;
+      confirmed.add(dir);
+      const same = st.ino === was.ino && st.mtimeMs === was.mtimeMs && st.mtimeMs < previous.startedAt - MTIME_MARGIN_MS;
+      if (!same) {
+        walk(dir, previous.index);
+        continue;
+      }
+      out.index.set(dir, was);
+      out.dirs++;
+      const queue: string[] = [];
+      for (const name of was.hits) {
+        const child = path.join(dir, name);
+        onHit(name, child, Boolean(lstat(child)?.isDirectory()), queue);
+      }
+      for (const sub of queue) if (!previous.index.has(sub)) walk(sub, previous.index);
     }
   }
   // Entries named by path (the shell profiles when `~` is writable) wherever they are, walked or not.

@@ -34,7 +34,7 @@ afterAll(() => {
   rmSync(tmpRoot, { recursive: true, force: true });
 });
 
-async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
+async function setup(config: SandboxConfig, opts: { bwrap?: string; maxDirs?: number; keelHome?: string } = {}) {
   ws = makeWorkspace({ git: true });
   mkdirSync(ws.path('.git/hooks'), { recursive: true });
   writeFileSync(ws.path('.git/config'), '[core]\n');
@@ -47,7 +47,7 @@ async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
         if (e.type === 'log' && e.level !== 'debug') logs.push(`${e.level}: ${e.message}`);
       }),
   };
-  const kernel = testKernel([sandbox(opts), listener], { sandbox: config });
+  const kernel = testKernel([sandbox(opts), listener], { sandbox: config, ...(opts.keelHome ? { keelHome: opts.keelHome } : {}) });
   const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
   return { kernel, session, logs };
 }
@@ -182,5 +182,60 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     expect(readFileSync(ws.path('sub/here.txt'), 'utf8')).toBe('1\n');
     const r2 = await bash.execute({ command: 'pwd' }, ctx('2'));
     expect(String(r2.content)).toContain(path.join(ws.dir, 'sub'));
+  });
+
+  it('puts back what a command did to protected paths and says so; ordinary commands get no note', async () => {
+    const { kernel, session, logs } = await setup({ enabled: true });
+    const plain = await sh(kernel, session, 'echo hi > plain.txt');
+    expect(plain.note).toBeUndefined();
+    const r = await sh(kernel, session, 'mkdir -p lib && echo x > lib/agent.config.mjs && echo y > .git/commondir');
+    expect(r.code).toBe(0);
+    expect(r.note).toContain(`${ws.path('lib/agent.config.mjs')}: created by the command, removed`);
+    expect(r.note).toContain(`${ws.path('.git/commondir')}: created by the command, removed`);
+    expect(existsSync(ws.path('lib/agent.config.mjs'))).toBe(false);
+    expect(logs).toEqual([expect.stringMatching(/^warn: sandbox: reverted 2 change/)]);
+  });
+
+  it('capabilities are dropped: the read-only mounts cannot be unmounted', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const r = await sh(kernel, session, 'grep CapEff /proc/self/status; umount .git/hooks; echo x > .git/hooks/pre-commit');
+    expect(r.out).toMatch(/CapEff:\s+0+\n/);
+    expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
+  });
+
+  it('KEEL_HOME is hidden but its tool-outputs stay readable', async () => {
+    const home = makeWorkspace();
+    try {
+      home.write('auth.json', 'SECRET-KEY');
+      home.write('tool-outputs/s1/out.txt', 'long output');
+      const { kernel, session } = await setup({ enabled: true }, { keelHome: home.dir });
+      const r = await sh(kernel, session, `cat ${home.dir}/auth.json; ls ${home.dir}; cat ${home.dir}/tool-outputs/s1/out.txt; touch ${home.dir}/tool-outputs/x`);
+      expect(r.out).not.toContain('SECRET-KEY');
+      expect(r.out).toContain('long output');
+      expect(existsSync(path.join(home.dir, 'tool-outputs/x'))).toBe(false);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('allowWrite cannot open a protected path, and a project inside one is mounted read-only', async () => {
+    const { kernel, session } = await setup({ enabled: true, allowWrite: ['.git/hooks'] });
+    expect((await sh(kernel, session, 'echo x > .git/hooks/pre-commit')).out).toMatch(/Read-only file system/);
+    ws = makeWorkspace();
+    mkdirSync(ws.path('.keel/tools'), { recursive: true });
+    const kernel2 = testKernel([sandbox()], { sandbox: { enabled: true } });
+    const inner = ws.path('.keel/tools');
+    const session2 = await testSession(kernel2, { cwd: inner, projectRoot: inner });
+    const r = await sh(kernel2, session2, 'echo x > made.txt');
+    expect(r.out).toMatch(/Read-only file system/);
+    expect(existsSync(path.join(inner, 'made.txt'))).toBe(false);
+  });
+
+  it('a project bigger than maxDirs is checked as far as the bound, and the model is told once per session', async () => {
+    const { kernel, session } = await setup({ enabled: true }, { maxDirs: 3 });
+    for (const d of ['a', 'b', 'c', 'd']) mkdirSync(ws.path(d));
+    const first = await sh(kernel, session, 'true');
+    expect(first.note).toBe('The Keel sandbox checks protected paths in the first 3 folders of the project only; this project has more.');
+    expect((await sh(kernel, session, 'true')).note).toBeUndefined();
   });
 });
