@@ -238,4 +238,21 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     expect(first.note).toBe('The Keel sandbox checks protected paths in the first 3 folders of the project only; this project has more.');
     expect((await sh(kernel, session, 'true')).note).toBeUndefined();
   });
+
+  it('overlapping commands compare against the state before the first: one cannot restore what another created', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const service = kernel.services.get('sandbox')!;
+    const first = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
+    // While the first runs, something creates a config; the second command starts and ends around it.
+    ws.write('agent.config.mjs', 'export default {};\n');
+    const second = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
+    expect(await second.finish()).toContain(`${ws.path('agent.config.mjs')}: created by the command, removed`);
+    expect(await first.finish()).toBeUndefined();
+    expect(existsSync(ws.path('agent.config.mjs'))).toBe(false);
+    // finish is idempotent, and with nothing live the next command starts from the disk again.
+    expect(await first.finish()).toBeUndefined();
+    ws.write('agent.config.mjs', 'export default {};\n');
+    const third = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
+    expect(await third.finish()).toBeUndefined();
+  });
 });
