@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { definePlugin, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
 import { bwrapArgs, findOnPath, probe } from './bwrap.js';
 import { compare, revert } from './revert.js';
-import { MAX_DIRS, survey, type Guarded } from './survey.js';
+import { survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
 
 export interface SandboxConfig {
@@ -37,14 +37,10 @@ const sandboxSchema = z
 export interface SandboxOptions {
   /** The bubblewrap binary (default: `bwrap` on PATH). */
   bwrap?: string;
-  /** Project folders walked per check at most (default MAX_DIRS, 40 000). */
-  maxDirs?: number;
 }
 
 interface SessionSandbox {
   tmpDir: string;
-  /** The walk hit MAX_DIRS and the model was told so once. */
-  toldIncomplete?: boolean;
 }
 
 const KEY = 'sandbox';
@@ -55,7 +51,6 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
   kernel: '^1.0.0',
   config: { sandbox: sandboxSchema },
   apply(kernel) {
-    const maxDirs = opts.maxDirs ?? MAX_DIRS;
     let availability: { bwrap?: string; problem?: string } | undefined;
     let warned = false;
     let proxy: Promise<string> | undefined;
@@ -114,7 +109,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           .filter((p) => !surface.match(p, 'write'));
         const projectWritable = !surface.match(root, 'write');
         const roots = [...(projectWritable ? [root] : []), ...allowWrite];
-        const found = survey(surface, root, roots, { maxDirs });
+        const found = survey(surface, root, roots);
         // Commands that overlap compare against the state before the first of them, so none takes another's
         // unfinished change for the starting point.
         const before = live[0] ?? found.records;
@@ -148,7 +143,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         let finished: Promise<string | undefined> | undefined;
         const finish = async (): Promise<string | undefined> => {
           live.splice(live.indexOf(before), 1);
-          const after = survey(surface, root, roots, { previous: found, maxDirs });
+          const after = survey(surface, root, roots, found);
           const changes = compare(before, after.records);
           const notes: string[] = [];
           if (changes.length > 0) {
@@ -159,10 +154,6 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
               ...lines.map((l) => `- ${l}`),
               ...failed.map((f) => `- NOT restored: ${f}`),
             );
-          }
-          if (!(found.complete && after.complete) && !own.toldIncomplete) {
-            own.toldIncomplete = true;
-            notes.push(`The Keel sandbox checks protected paths in the first ${maxDirs} folders of the project only; this project has more.`);
           }
           return notes.length ? notes.join('\n') : undefined;
         };

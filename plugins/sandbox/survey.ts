@@ -33,8 +33,6 @@ export interface Survey {
   writable: string[];
   /** Folders read. */
   dirs: number;
-  /** False when a bound was hit and the walk stopped early. */
-  complete: boolean;
   /** Every project folder walked (in walk order, parents first), with the protected names found in it. */
   index: Map<string, FolderState>;
   /** When the walk started (ms since the epoch). */
@@ -59,8 +57,6 @@ export const SKIPPED = new Set([
   '.pytest_cache', '.ruff_cache', '.gradle', '.next', '.nuxt', '.turbo', '.cache', '.parcel-cache',
 ]);
 
-/** Folders read per walk at most; a bigger project is walked this far and the result says it is incomplete. */
-export const MAX_DIRS = 40_000;
 /** Bytes of protected files copied per walk at most (each one at most MAX_FILE). */
 const MAX_COPY = 64 * 1024 * 1024;
 const MAX_FILE = 8 * 1024 * 1024;
@@ -102,13 +98,12 @@ function list(dir: string): string[] {
 }
 
 /**
- * Walks `project` (skipping SKIPPED folders) and looks at the protected path entries inside `roots` (the
+ * Walks the whole of `project` (skipping SKIPPED folders; no bound, so no count of new folders can hide a name) and looks at the protected path entries inside `roots` (the
  * project and the extra writable folders), recording each protected path it finds. With `previous` (the walk
  * before a command), folders that did not change are not read again.
  */
-export function survey(surface: ProtectedPaths, project: string, roots: string[], opts: { previous?: Survey; maxDirs?: number } = {}): Survey {
-  const { previous, maxDirs = MAX_DIRS } = opts;
-  const out: Survey = { records: new Map(), readOnly: [], pinned: [], writable: [], dirs: 0, complete: true, index: new Map(), startedAt: Date.now() };
+export function survey(surface: ProtectedPaths, project: string, roots: string[], previous?: Survey): Survey {
+  const out: Survey = { records: new Map(), readOnly: [], pinned: [], writable: [], dirs: 0, index: new Map(), startedAt: Date.now() };
   let copied = 0;
   const segments = surface.list().filter((e) => e.segment);
   const pathEntries = surface.list().filter((e) => e.path !== undefined && roots.some((r) => isInside(e.path!, r)));
@@ -192,10 +187,6 @@ export function survey(surface: ProtectedPaths, project: string, roots: string[]
     const queue = [start];
     while (queue.length > 0) {
       const dir = queue.pop()!;
-      if (out.dirs >= maxDirs) {
-        out.complete = false;
-        return;
-      }
       out.dirs++;
       const st = lstat(dir);
       let names: Array<{ name: string; isDirectory(): boolean }>;
@@ -221,7 +212,6 @@ export function survey(surface: ProtectedPaths, project: string, roots: string[]
     // Again after a command: folders whose inode and mtime did not change have the same names, so only their
     // protected names are looked at again; changed and new folders are read. A folder counts only when its
     // parent was confirmed a real folder in this pass, so nothing is reached through a planted symlink.
-    out.complete = previous.complete;
     const confirmed = new Set<string>();
     for (const [dir, was] of previous.index) {
       if (dir !== project && !confirmed.has(path.dirname(dir))) continue;

@@ -50,14 +50,17 @@ describe('survey', () => {
     expect(rel(s.pinned)).toEqual(['.git', 'packages', 'packages/app', 'packages/app/src']);
     expect(rel(s.writable)).toEqual(['.keel/memory']);
     expect(s.records.get(ws.path('agent.config.ts'))?.content?.toString()).toBe('export default {};\n');
-    expect(s.complete).toBe(true);
   });
 
-  it('stops at maxDirs and says the walk is incomplete', () => {
+  it('has no bound a command could hide behind: a name under 3 000 new folders is found', () => {
     const surface = world();
-    const s = survey(surface, ws.dir, [ws.dir], { maxDirs: 2 });
-    expect(s.complete).toBe(false);
-    expect(survey(surface, ws.dir, [ws.dir], { previous: s }).complete).toBe(false);
+    age(ws.dir);
+    const before = survey(surface, ws.dir, [ws.dir]);
+    for (let i = 0; i < 3000; i++) mkdirSync(ws.path(`many/d${i}`), { recursive: true });
+    ws.write('many/d2999/agent.config.ts', 'x');
+    ws.write('many/d0/agent.config.ts', 'x');
+    const after = survey(surface, ws.dir, [ws.dir], before);
+    expect(compare(before.records, after.records).map((c) => path.relative(ws.dir, c.path))).toEqual(['many/d0/agent.config.ts', 'many/d2999/agent.config.ts']);
   });
 
   it('the walk after a command re-reads changed folders only, and finds what the full walk finds', () => {
@@ -68,7 +71,7 @@ describe('survey', () => {
     ws.write('a/b/c/agent.config.mjs', 'x');
     ws.write('new/deep/agent.config.ts', 'x');
     ws.write('agent.config.ts', 'changed');
-    const after = survey(surface, ws.dir, [ws.dir], { previous: before });
+    const after = survey(surface, ws.dir, [ws.dir], before);
     const full = survey(surface, ws.dir, [ws.dir]);
     expect([...after.records.keys()].sort()).toEqual([...full.records.keys()].sort());
     expect(after.dirs).toBeLessThan(full.dirs + 1);
@@ -85,7 +88,7 @@ describe('survey', () => {
     const before = survey(surface, ws.dir, [ws.dir]);
     renameSync(ws.path('packages'), ws.path('moved'));
     symlinkSync(ws.path('moved'), ws.path('packages'));
-    const after = survey(surface, ws.dir, [ws.dir], { previous: before });
+    const after = survey(surface, ws.dir, [ws.dir], before);
     expect(after.records.has(ws.path('packages/app/src/agent.config.json'))).toBe(false);
     expect(after.records.has(ws.path('moved/app/src/agent.config.json'))).toBe(true);
   });
