@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, Kernel, Plugin, Session } from '../../../kernel/index.js';
 import { validateLayer } from '../../../kernel/config.js';
 import sandbox, { type SandboxConfig } from '../../../plugins/sandbox/index.js';
-import { findOnPath, probe } from '../../../plugins/sandbox/bwrap.js';
+import { bwrapArgs, findOnPath, MAX_GUARD_MOUNTS, probe } from '../../../plugins/sandbox/bwrap.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -246,5 +246,45 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     ws.write('agent.config.mjs', 'export default {};\n');
     const third = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
     expect(await third.finish()).toBeUndefined();
+  });
+
+  it('past MAX_GUARD_MOUNTS the shallowest paths are mounted and the check afterwards restores the rest', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    for (let i = 0; i < 150; i++) ws.write(`pkgs/p${i}/agent.config.json`, `{"n":${i}}\n`);
+    const r = await sh(kernel, session, 'for f in pkgs/*/agent.config.json; do echo pwned > $f 2>/dev/null; done; echo pwned > agent.config.json; echo x > .git/hooks/pre-commit');
+    expect(readFileSync(ws.path('pkgs/p0/agent.config.json'), 'utf8')).toBe('{"n":0}\n');
+    for (let i = 0; i < 150; i++) expect(readFileSync(ws.path(`pkgs/p${i}/agent.config.json`), 'utf8')).toBe(`{"n":${i}}\n`);
+    expect(existsSync(ws.path('agent.config.json'))).toBe(false);
+    expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
+    expect(r.note).toMatch(/changed by the command, restored/);
+  });
+});
+
+describe('bwrapArgs', () => {
+  const spec = { projectRoot: '/p', projectWritable: true, tmpDir: '/t', cwd: '/p', allowWrite: [], env: {}, sockets: [], writable: [], hidden: [], readable: [] };
+  it('mounts parents before children, drops every capability, and keeps the shallowest guard mounts past the cap', () => {
+    const readOnly = Array.from({ length: MAX_GUARD_MOUNTS + 10 }, (_, i) => `/p/a/b/c${i}/agent.config.ts`);
+    const { args, dropped } = bwrapArgs({ ...spec, readOnly: ['/p/agent.config.ts', ...readOnly], pinned: ['/p/a', '/p/.git'] });
+    expect(dropped).toBe(13);
+    expect(args.slice(0, 6)).toEqual(['--die-with-parent', '--new-session', '--unshare-all', '--as-pid-1', '--cap-drop', 'ALL']);
+    const at = (p: string) => args.indexOf(p);
+    expect(at('/p')).toBeLessThan(at('/p/a'));
+    expect(at('/p/agent.config.ts')).toBeGreaterThan(-1);
+    expect(at('/p/.git')).toBeGreaterThan(-1);
+  });
+
+  it('hides secrets: a folder as an empty tmpfs made read-only last, a file as /dev/null, readable parts bound back', () => {
+    const dir = makeWorkspace();
+    try {
+      dir.write('tool-outputs/x', 'x');
+      const { args } = bwrapArgs({ ...spec, readOnly: [], pinned: [], hidden: [{ path: dir.dir, dir: true }, { path: '/h/.netrc', dir: false }], readable: [path.join(dir.dir, 'tool-outputs')] });
+      const joined = args.join(' ');
+      expect(joined).toContain(`--tmpfs ${dir.dir}`);
+      expect(joined).toContain('--ro-bind /dev/null /h/.netrc');
+      expect(joined).toContain(`--ro-bind ${path.join(dir.dir, 'tool-outputs')} ${path.join(dir.dir, 'tool-outputs')}`);
+      expect(joined.indexOf(`--remount-ro ${dir.dir}`)).toBeGreaterThan(joined.indexOf(`${path.join(dir.dir, 'tool-outputs')}`));
+    } finally {
+      dir.cleanup();
+    }
   });
 });
