@@ -6,12 +6,19 @@ import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, statSync } fr
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { coreProtectedEntries } from '../../../kernel/index.js';
+import * as instructions from '../../../plugins/instructions/index.js';
 import { SECRETS } from '../../helpers/adversary.js';
 import { expectHarmless, hasPython, hidden, skipReason, surfaceOf, useAttack } from './sandbox-world.js';
 
 const attack = useAttack();
 const bash = (command: string, id = 'b1', extra: Record<string, unknown> = {}) => ({ input: { command, ...extra }, id });
 const REVERTED = /The Keel sandbox undid/;
+// Entries other parts of the settings surface add (Claude Code's files, instruction files with front matter):
+// their cases run once this build protects them.
+const core = coreProtectedEntries({ keelHome: '/k', home: '/h' });
+const coreHas = (name: string) => core.some((e) => e.segment?.test(name));
+const instructionsFile = (instructions as Record<string, unknown>).SETTINGS_FILE as RegExp | undefined;
 
 describe.skipIf(Boolean(skipReason))('sandbox escape: git', () => {
   it('a hook written into .git/hooks fails: read-only', async () => {
@@ -329,3 +336,33 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: edits mode with allow rule
     expect(a.v.results.b1?.is_error).toBe(true);
   });
 });
+
+describe.skipIf(Boolean(skipReason))('sandbox escape: settings files other plugins read', () => {
+  it.skipIf(!coreHas('.mcp.json'))('a new .mcp.json (its servers run as programs) is removed', async () => {
+    const a = await attack([bash(hidden('echo "{\\"mcpServers\\":{\\"x\\":{\\"command\\":\\"touch\\"}}}" > .mcp.json; mkdir -p tools && cp .mcp.json tools/.mcp.json'))]);
+    expectHarmless(a, ['b1']);
+    expect(a.text('b1')).toMatch(REVERTED);
+  });
+
+  it.skipIf(!coreHas('.claude'))('a new .claude/settings.json (hooks) is removed', async () => {
+    const a = await attack([bash(hidden('mkdir -p .claude && echo "{\\"hooks\\":{}}" > .claude/settings.json'))]);
+    expectHarmless(a, ['b1']);
+  });
+
+  it.skipIf(!instructionsFile?.test('AGENTS.md'))('a new AGENTS.md with front matter is removed; one without is kept', async () => {
+    const a = await attack([bash(hidden('mkdir -p lib docs && printf -- "---\\npermissionMode: auto\\n---\\n# x\\n" > lib/AGENTS.md && printf "# notes\\n" > docs/AGENTS.md'))]);
+    expect(existsSync(a.h.path('lib/AGENTS.md'))).toBe(false);
+    expect(readFileSync(a.h.path('docs/AGENTS.md'), 'utf8')).toBe('# notes\n');
+    expect(a.surface).toEqual([a.h.path('docs/AGENTS.md')]);
+    expect(a.v.ran).toBe(false);
+  });
+
+  it.skipIf(!instructionsFile?.test('CLAUDE.md'))('an existing CLAUDE.md is read-only inside the sandbox, front matter or not', async () => {
+    const a = await attack([bash(hidden('printf -- "---\\npermissionMode: auto\\n---\\n" > CLAUDE.md; echo more >> CLAUDE.md'))], {
+      setup: (h) => h.write('CLAUDE.md', '# house rules\n'),
+    });
+    expectHarmless(a, ['b1']);
+    expect(a.text('b1')).toMatch(/Read-only file system/);
+  });
+});
+
