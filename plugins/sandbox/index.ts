@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { definePlugin, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
 import { bwrapArgs, findOnPath, probe } from './bwrap.js';
 import { compare, revert } from './revert.js';
-import { survey, type Guarded } from './survey.js';
+import { recordOf, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
 
 export interface SandboxConfig {
@@ -161,6 +161,36 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
       },
     };
     kernel.services.provide('sandbox', service);
+
+    // Keel's own write tools may change a protected path (the user was asked) while a sandboxed command runs
+    // (one in the background): that is the new starting point, not something for the command's check to undo.
+    kernel.hooks.event.tap('sandbox', (event) => {
+      if (event.type !== 'tool_end' || live.length === 0 || event.result.isError) return;
+      const tool = kernel.tools.get(event.call.name);
+      if (!tool || tool.permission !== 'write' || !tool.paths) return;
+      let written: string[];
+      try {
+        written = tool.paths(event.call.input);
+      } catch {
+        return;
+      }
+      const base = kernel.config.cwd || process.cwd();
+      for (const p of written) {
+        const abs = real(path.resolve(base, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p));
+        for (const baseline of new Set(live)) accept(baseline, abs);
+      }
+    });
+    const accept = (baseline: Map<string, Guarded>, abs: string) => {
+      for (const key of [...baseline.keys()]) if (key === abs || key.startsWith(abs + path.sep)) baseline.delete(key);
+      const now = recordOf(kernel.protected, abs);
+      if (now) baseline.set(abs, now);
+      // Protected folders the tool made on the way (`.keel/agents/` for a new agent file).
+      for (let dir = path.dirname(abs); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        if (baseline.has(dir)) continue;
+        const made = recordOf(kernel.protected, dir);
+        if (made) baseline.set(dir, made);
+      }
+    };
   },
 }));
 

@@ -97,6 +97,27 @@ function list(dir: string): string[] {
   }
 }
 
+function describe(p: string, st: Stats, why: string, frontMatter: boolean | undefined, copy: boolean): Guarded {
+  const kind = st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  const rec: Guarded = { kind, mode: st.mode & 0o7777, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, why, frontMatter };
+  if (kind === 'link') rec.target = readlinkSync(p);
+  if (kind === 'file' && copy && st.size <= MAX_FILE) {
+    try {
+      rec.content = readFileSync(p);
+    } catch {
+      // unreadable: compared by size, time and inode only
+    }
+  }
+  return rec;
+}
+
+/** The record of the protected path `p` as it is now (nothing below it), or undefined when it is gone or not protected. */
+export function recordOf(surface: ProtectedPaths, p: string): Guarded | undefined {
+  const st = lstat(p);
+  const hit = st && surface.match(p, 'write');
+  return st && hit ? describe(p, st, hit.entry.why, hit.entry.frontMatter, true) : undefined;
+}
+
 /**
  * Walks the whole of `project` (skipping SKIPPED folders; no bound, so no count of new folders can hide a name) and looks at the protected path entries inside `roots` (the
  * project and the extra writable folders), recording each protected path it finds. With `previous` (the walk
@@ -109,17 +130,8 @@ export function survey(surface: ProtectedPaths, project: string, roots: string[]
   const pathEntries = surface.list().filter((e) => e.path !== undefined && roots.some((r) => isInside(e.path!, r)));
 
   const record = (p: string, st: Stats, why: string, frontMatter?: boolean) => {
-    const kind = st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
-    const rec: Guarded = { kind, mode: st.mode & 0o7777, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, why, frontMatter };
-    if (kind === 'link') rec.target = readlinkSync(p);
-    if (kind === 'file' && st.size <= MAX_FILE && copied + st.size <= MAX_COPY) {
-      try {
-        rec.content = readFileSync(p);
-        copied += rec.content.length;
-      } catch {
-        // unreadable: compared by size, time and inode only
-      }
-    }
+    const rec = describe(p, st, why, frontMatter, copied + st.size <= MAX_COPY);
+    copied += rec.content?.length ?? 0;
     out.records.set(p, rec);
   };
 

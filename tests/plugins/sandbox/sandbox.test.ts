@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, Kernel, Plugin, Session } from '../../../kernel/index.js';
 import { validateLayer } from '../../../kernel/config.js';
+import { defineTool } from '../../../kernel/index.js';
+import { z } from 'zod';
 import sandbox, { type SandboxConfig } from '../../../plugins/sandbox/index.js';
 import { bwrapArgs, findOnPath, MAX_GUARD_MOUNTS, probe } from '../../../plugins/sandbox/bwrap.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
@@ -257,6 +259,31 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     expect(existsSync(ws.path('agent.config.json'))).toBe(false);
     expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
     expect(r.note).toMatch(/changed by the command, restored/);
+  });
+});
+
+describe.skipIf(Boolean(skipReason))('sandbox and Keel\'s own writes', () => {
+  it('a protected file a write tool changed while a command ran is the new starting point, not undone', async () => {
+    ws = makeWorkspace({ git: true });
+    const writer: Plugin = {
+      name: 'fake-writer',
+      kernel: '^1.0.0',
+      apply: (k) =>
+        k.tools.register(
+          defineTool({ name: 'fake_write', description: 'writes', permission: 'write', input: z.object({ path: z.string() }), paths: (i) => [i.path], execute: async () => ({ content: 'ok' }) }),
+        ),
+    };
+    const kernel = testKernel([sandbox(), writer], { sandbox: { enabled: true }, cwd: ws.dir });
+    const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
+    const service = kernel.services.get('sandbox')!;
+    const running = (await service.wrap({ command: 'sleep 60', cwd: ws.dir, session, env: {} }))!;
+    ws.write('.keel/agents/reviewer.md', '# approved by the user\n');
+    kernel.emit({ type: 'tool_end', call: { id: 'w1', name: 'fake_write', input: { path: '.keel/agents/reviewer.md' } }, result: { content: 'ok' }, durationMs: 1 });
+    ws.write('.keel/agents/sneaky.md', '# not through a tool\n');
+    const note = await running.finish();
+    expect(readFileSync(ws.path('.keel/agents/reviewer.md'), 'utf8')).toBe('# approved by the user\n');
+    expect(note).toContain(`${ws.path('.keel/agents/sneaky.md')}: created by the command, removed`);
+    expect(note).not.toContain('reviewer.md');
   });
 });
 
