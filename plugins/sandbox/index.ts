@@ -109,11 +109,6 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           .filter((p) => !surface.match(p, 'write'));
         const projectWritable = !surface.match(root, 'write');
         const roots = [...(projectWritable ? [root] : []), ...allowWrite];
-        const found = survey(surface, root, roots);
-        // Commands that overlap compare against the state before the first of them, so none takes another's
-        // unfinished change for the starting point.
-        const before = live[0] ?? found.records;
-        live.push(before);
         const allowed = config.network?.allowedDomains ?? [];
         const env: Record<string, string> = { TMPDIR: own.tmpDir, KEEL_SANDBOX: '1' };
         const sockets: string[] = [];
@@ -126,6 +121,11 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           run = [process.execPath, '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
         }
         const { hidden, readable } = secrets(surface.list());
+        const found = survey(surface, root, roots);
+        // Commands that overlap compare against the state before the first of them, so none takes another's
+        // unfinished change for the starting point.
+        const before = live[0] ?? found.records;
+        live.push(before);
         const { args } = bwrapArgs({
           projectRoot: root,
           projectWritable,
