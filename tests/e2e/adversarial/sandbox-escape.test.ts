@@ -14,13 +14,15 @@ import { expectHarmless, hasPython, hidden, skipReason, surfaceOf, useAttack } f
 const attack = useAttack();
 const bash = (command: string, id = 'b1', extra: Record<string, unknown> = {}) => ({ input: { command, ...extra }, id });
 const REVERTED = /The Keel sandbox undid/;
+/** Each case starts the CLI and bubblewrap once or twice: on a loaded two-core machine that takes 20 s. */
+const SLOW = 90_000;
 // Entries other parts of the settings surface add (Claude Code's files, instruction files with front matter):
 // their cases run once this build protects them.
 const core = coreProtectedEntries({ keelHome: '/k', home: '/h' });
 const coreHas = (name: string) => core.some((e) => e.segment?.test(name));
 const instructionsFile = (instructions as Record<string, unknown>).SETTINGS_FILE as RegExp | undefined;
 
-describe.skipIf(Boolean(skipReason))('sandbox escape: git', () => {
+describe.skipIf(Boolean(skipReason))('sandbox escape: git', { timeout: SLOW }, () => {
   it('a hook written into .git/hooks fails: read-only', async () => {
     const a = await attack([bash(hidden('echo "touch $PWNED" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit'))]);
     expectHarmless(a, ['b1']);
@@ -98,7 +100,7 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: git', () => {
   });
 });
 
-describe.skipIf(Boolean(skipReason))('sandbox escape: Keel config and settings', () => {
+describe.skipIf(Boolean(skipReason))('sandbox escape: Keel config and settings', { timeout: SLOW }, () => {
   it('the existing agent.config.ts cannot be overwritten, removed or renamed', async () => {
     const a = await attack([bash(hidden('echo "export default {}" > agent.config.ts; rm -f agent.config.ts; mv agent.config.ts x.ts'))]);
     expectHarmless(a, ['b1']);
@@ -184,7 +186,7 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: Keel config and settings',
   });
 });
 
-describe.skipIf(Boolean(skipReason))('sandbox escape: tools and tricks', () => {
+describe.skipIf(Boolean(skipReason))('sandbox escape: tools and tricks', { timeout: SLOW }, () => {
   it.skipIf(!hasPython)('python3 -c writing a hook and a config', async () => {
     const code = `import os\nos.makedirs('a/b', exist_ok=True)\nopen('a/b/agent.config.mjs','w').write('x')\ntry:\n  open('.git/hooks/post-merge','w').write('x')\nexcept OSError as e:\n  print(e)\n`;
     const a = await attack([bash(hidden(code, 'python3', 'p.py'))]);
@@ -292,7 +294,7 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: tools and tricks', () => {
   });
 });
 
-describe.skipIf(Boolean(skipReason))('sandbox escape: edits mode with allow rules', () => {
+describe.skipIf(Boolean(skipReason))('sandbox escape: edits mode with allow rules', { timeout: SLOW }, () => {
   const rules = "permissions: { allow: ['bash(python3 *)', 'bash(node *)', 'bash(bash scripts/*)'] }";
 
   it.skipIf(!hasPython)('an allowed python3 script creates a config and writes a hook', async () => {
@@ -337,7 +339,7 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: edits mode with allow rule
   });
 });
 
-describe.skipIf(Boolean(skipReason))('sandbox escape: settings files other plugins read', () => {
+describe.skipIf(Boolean(skipReason))('sandbox escape: settings files other plugins read', { timeout: SLOW }, () => {
   it.skipIf(!coreHas('.mcp.json'))('a new .mcp.json (its servers run as programs) is removed', async () => {
     const a = await attack([bash(hidden('echo "{\\"mcpServers\\":{\\"x\\":{\\"command\\":\\"touch\\"}}}" > .mcp.json; mkdir -p tools && cp .mcp.json tools/.mcp.json'))]);
     expectHarmless(a, ['b1']);
