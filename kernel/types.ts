@@ -356,7 +356,17 @@ export interface QueryService {
 
 export interface SandboxService {
   /** The argv that runs `command` confined, or null to run it as is (sandbox disabled for this call). */
-  wrap(spec: { command: string; cwd: string; session: Session; env: Record<string, string> }): Promise<{ file: string; args: string[] } | null>;
+  wrap(spec: { command: string; cwd: string; session: Session; env: Record<string, string> }): Promise<SandboxedCommand | null>;
+}
+
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  /**
+   * Call once the command and everything it started have ended (also when it failed to start): undoes what it
+   * did to protected paths and returns a note for the tool result saying what was put back, if anything.
+   */
+  finish(): Promise<string | undefined>;
 }
 
 export interface Compactor {

@@ -1,6 +1,6 @@
 /** Finding bubblewrap, checking it can create namespaces here, and building its argument list. */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 
 export function findOnPath(name: string, envPath = process.env.PATH ?? ''): string | undefined {
@@ -19,7 +19,7 @@ export function findOnPath(name: string, envPath = process.env.PATH ?? ''): stri
 
 /** Runs `bwrap … true` once: a container without user namespaces fails here, not on the first real command. */
 export function probe(bwrap: string): string | undefined {
-  const result = spawnSync(bwrap, ['--die-with-parent', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], {
+  const result = spawnSync(bwrap, ['--die-with-parent', '--unshare-all', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], {
     encoding: 'utf8',
     timeout: 10_000,
   });
@@ -30,6 +30,8 @@ export function probe(bwrap: string): string | undefined {
 
 export interface BwrapSpec {
   projectRoot: string;
+  /** False when the project itself lies inside a protected path: then it is mounted read-only. */
+  projectWritable: boolean;
   /** The session's private temp dir: writable, and TMPDIR inside. */
   tmpDir: string;
   cwd: string;
@@ -37,42 +39,57 @@ export interface BwrapSpec {
   env: Record<string, string>;
   /** Extra directories to bind writable (the proxy socket's). */
   sockets: string[];
+  /** Protected paths to bind read-only, folders to pin, openings inside them (from `survey`). */
+  readOnly: string[];
+  pinned: string[];
+  writable: string[];
+  /** Read-protected paths (secrets, `$KEEL_HOME`) to hide, and the parts of them left readable. */
+  hidden: Array<{ path: string; dir: boolean }>;
+  readable: string[];
 }
-
-const exists = (p: string) => existsSync(p);
-const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 
 /**
- * The root read-only, a fresh /tmp, the project, the session temp dir and `allowWrite` writable, then
- * `.git/hooks`, `.git/config` and the project's `agent.config.*` read-only again; every namespace unshared
- * (no network at all: the proxy bridge is the only way out).
+ * Read-only binds and pins per command at most, shallowest first; deeper ones are left to the check afterwards.
+ * Each costs bubblewrap a few milliseconds, and more than linearly: 2 000 took 35 s to set up.
  */
-export function bwrapArgs(spec: BwrapSpec): string[] {
-  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-  const bind = (p: string) => args.push('--bind', p, p);
-  const roBind = (p: string) => args.push('--ro-bind', p, p);
-  bind(spec.projectRoot);
-  bind(spec.tmpDir);
-  for (const p of spec.allowWrite) if (exists(p)) bind(p);
-  for (const p of spec.sockets) bind(p);
-  const git = path.join(spec.projectRoot, '.git');
-  if (isDir(git)) {
-    const hooks = path.join(git, 'hooks');
-    // A missing hooks folder would let a command create one; make it exist so it can be mounted read-only.
-    if (!exists(hooks)) mkdirSync(hooks, { recursive: true });
-    roBind(hooks);
-    if (exists(path.join(git, 'config'))) roBind(path.join(git, 'config'));
-  }
-  for (const name of safeList(spec.projectRoot)) if (/^agent\.config\.(ts|mts|cts|js|mjs|cjs|json)$/.test(name)) roBind(path.join(spec.projectRoot, name));
+export const MAX_GUARD_MOUNTS = 128;
+
+const exists = (p: string) => existsSync(p);
+const depth = (p: string) => p.split(path.sep).filter(Boolean).length;
+
+/**
+ * The root read-only, a fresh /tmp, secrets hidden, the project, the session temp dir and `allowWrite`
+ * writable, then the protected paths in them read-only again and their folders pinned (bound onto themselves,
+ * so a rename fails with EBUSY); every namespace unshared and every capability dropped (no network at all: the
+ * proxy bridge is the only way out). Mounts are applied parents first, so a deeper one is never covered.
+ */
+export function bwrapArgs(spec: BwrapSpec): { args: string[]; dropped: number } {
+  const mounts: Array<{ at: string; args: string[] }> = [
+    { at: '/', args: ['--ro-bind', '/', '/'] },
+    { at: '/dev', args: ['--dev', '/dev'] },
+    { at: '/proc', args: ['--proc', '/proc'] },
+    { at: '/tmp', args: ['--tmpfs', '/tmp'] },
+  ];
+  const add = (flag: string, p: string) => mounts.push({ at: p, args: [flag, p, p] });
+  for (const hide of spec.hidden) mounts.push({ at: hide.path, args: hide.dir ? ['--tmpfs', hide.path] : ['--ro-bind', '/dev/null', hide.path] });
+  for (const p of spec.readable) if (exists(p)) add('--ro-bind', p);
+  add(spec.projectWritable ? '--bind' : '--ro-bind', spec.projectRoot);
+  add('--bind', spec.tmpDir);
+  for (const p of spec.allowWrite) if (exists(p)) add('--bind', p);
+  for (const p of spec.sockets) add('--bind', p);
+  const guard: Array<{ at: string; args: string[] }> = [];
+  for (const p of spec.pinned) guard.push({ at: p, args: ['--bind', p, p] });
+  for (const p of spec.readOnly) guard.push({ at: p, args: ['--ro-bind', p, p] });
+  for (const p of spec.writable) guard.push({ at: p, args: ['--bind', p, p] });
+  const kept = guard.length > MAX_GUARD_MOUNTS ? [...guard].sort((a, b) => depth(a.at) - depth(b.at)).slice(0, MAX_GUARD_MOUNTS) : guard;
+  const ordered = [...mounts, ...kept].map((m, i) => ({ ...m, i })).sort((a, b) => depth(a.at) - depth(b.at) || a.i - b.i);
+  // --as-pid-1: the command is the namespace's init, so when it exits the kernel kills everything it left
+  // running before bwrap returns; nothing writes after the tool has compared the protected paths.
+  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--as-pid-1', '--cap-drop', 'ALL'];
+  for (const m of ordered) args.push(...m.args);
+  // Last, once the readable parts are mounted inside them: the hiding tmpfs mounts become read-only.
+  for (const hide of spec.hidden) if (hide.dir) args.push('--remount-ro', hide.path);
   for (const [key, value] of Object.entries(spec.env)) args.push('--setenv', key, value);
   args.push('--chdir', spec.cwd);
-  return args;
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
+  return { args, dropped: guard.length - kept.length };
 }

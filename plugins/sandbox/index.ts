@@ -1,9 +1,11 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, type SandboxService, type Session } from '../../kernel/index.js';
+import { definePlugin, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
 import { bwrapArgs, findOnPath, probe } from './bwrap.js';
+import { compare, revert } from './revert.js';
+import { recordOf, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
 
 export interface SandboxConfig {
@@ -52,6 +54,8 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     let availability: { bwrap?: string; problem?: string } | undefined;
     let warned = false;
     let proxy: Promise<string> | undefined;
+    /** The starting points of the sandboxed commands running now. */
+    const live: Array<Map<string, Guarded>> = [];
     // Temp dirs this kernel made, removed at exit; the exit listener is added with the first one, so kernels
     // that never sandbox a command add none.
     const cleanup: string[] = [];
@@ -98,7 +102,13 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         }
         const own = sessionSandbox(session, removeLater);
         const root = real(session.projectRoot);
-        const allowWrite = (config.allowWrite ?? []).map((p) => real(path.resolve(root, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p)));
+        const surface = kernel.protected;
+        // allowWrite never opens a protected path, and a project inside one (KEEL_HOME, /etc) stays read-only.
+        const allowWrite = (config.allowWrite ?? [])
+          .map((p) => real(path.resolve(root, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p)))
+          .filter((p) => !surface.match(p, 'write'));
+        const projectWritable = !surface.match(root, 'write');
+        const roots = [...(projectWritable ? [root] : []), ...allowWrite];
         const allowed = config.network?.allowedDomains ?? [];
         const env: Record<string, string> = { TMPDIR: own.tmpDir, KEEL_SANDBOX: '1' };
         const sockets: string[] = [];
@@ -110,11 +120,77 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: '', no_proxy: '' });
           run = [process.execPath, '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
         }
-        const args = bwrapArgs({ projectRoot: root, tmpDir: own.tmpDir, cwd, allowWrite, env, sockets });
-        return { file: bwrap, args: [...args, '--', ...run] };
+        const { hidden, readable } = secrets(surface.list());
+        const found = survey(surface, root, roots);
+        // Commands that overlap compare against the state before the first of them, so none takes another's
+        // unfinished change for the starting point.
+        const before = live[0] ?? found.records;
+        live.push(before);
+        const { args } = bwrapArgs({
+          projectRoot: root,
+          projectWritable,
+          tmpDir: own.tmpDir,
+          cwd,
+          allowWrite,
+          env,
+          sockets,
+          readOnly: found.readOnly,
+          pinned: found.pinned,
+          writable: found.writable,
+          hidden,
+          readable,
+        });
+        let finished: Promise<string | undefined> | undefined;
+        const finish = async (): Promise<string | undefined> => {
+          live.splice(live.indexOf(before), 1);
+          const after = survey(surface, root, roots, found);
+          const changes = compare(before, after.records);
+          const notes: string[] = [];
+          if (changes.length > 0) {
+            const { lines, failed } = revert(changes, before, roots);
+            kernel.log('warn', `sandbox: reverted ${lines.length} change(s) to protected paths${failed.length ? `; could not revert ${failed.join('; ')}` : ''}`, 'sandbox');
+            notes.push(
+              'The Keel sandbox undid what this command did to protected paths (they configure Keel, git or the shell; only the user changes them, outside the sandbox):',
+              ...lines.map((l) => `- ${l}`),
+              ...failed.map((f) => `- NOT restored: ${f}`),
+            );
+          }
+          return notes.length ? notes.join('\n') : undefined;
+        };
+        return { file: bwrap, args: [...args, '--', ...run], finish: () => (finished ??= finish()) };
       },
     };
     kernel.services.provide('sandbox', service);
+
+    // Keel's own write tools may change a protected path (the user was asked) while a sandboxed command runs
+    // (one in the background): that is the new starting point, not something for the command's check to undo.
+    kernel.hooks.event.tap('sandbox', (event) => {
+      if (event.type !== 'tool_end' || live.length === 0 || event.result.isError) return;
+      const tool = kernel.tools.get(event.call.name);
+      if (!tool || tool.permission !== 'write' || !tool.paths) return;
+      let written: string[];
+      try {
+        written = tool.paths(event.call.input);
+      } catch {
+        return;
+      }
+      const base = kernel.config.cwd || process.cwd();
+      for (const p of written) {
+        const abs = real(path.resolve(base, p === '~' || p.startsWith('~/') ? path.join(os.homedir(), p.slice(1)) : p));
+        for (const baseline of new Set(live)) accept(baseline, abs);
+      }
+    });
+    const accept = (baseline: Map<string, Guarded>, abs: string) => {
+      for (const key of [...baseline.keys()]) if (key === abs || key.startsWith(abs + path.sep)) baseline.delete(key);
+      const now = recordOf(kernel.protected, abs);
+      if (now) baseline.set(abs, now);
+      // Protected folders the tool made on the way (`.keel/agents/` for a new agent file).
+      for (let dir = path.dirname(abs); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        if (baseline.has(dir)) continue;
+        const made = recordOf(kernel.protected, dir);
+        if (made) baseline.set(dir, made);
+      }
+    };
   },
 }));
 
@@ -124,6 +200,23 @@ function real(p: string): string {
   } catch {
     return path.resolve(p);
   }
+}
+
+/**
+ * Read-protected path entries (`$KEEL_HOME`, `~/.ssh`) are hidden inside the sandbox (an empty read-only
+ * folder, or an empty file); the parts they leave readable (`$KEEL_HOME/tool-outputs`) are mounted back.
+ */
+function secrets(entries: readonly ProtectedEntry[]): { hidden: Array<{ path: string; dir: boolean }>; readable: string[] } {
+  const hidden: Array<{ path: string; dir: boolean }> = [];
+  const readable: string[] = [];
+  for (const entry of entries) {
+    if (!entry.read || entry.path === undefined || !existsSync(entry.path)) continue;
+    const dir = statSync(entry.path).isDirectory();
+    hidden.push({ path: entry.path, dir });
+    if (!dir) continue;
+    for (const e of entry.except ?? []) if (e.access !== 'write') readable.push(path.join(entry.path, e.path));
+  }
+  return { hidden, readable };
 }
 
 function sessionSandbox(session: Session, removeLater: (dir: string) => void): SessionSandbox {

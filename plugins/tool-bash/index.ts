@@ -87,16 +87,24 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   Object.assign(env, { GIT_PAGER: 'cat', PAGER: 'cat', GIT_EDITOR: 'true', GIT_TERMINAL_PROMPT: '0' });
   const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
   const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT;
-  const outcome: RunOutcome = await runProcess({
-    file: wrapped ? wrapped.file : 'bash',
-    args: wrapped ? wrapped.args : ['-c', script],
-    cwd,
-    env,
-    timeoutMs,
-    signal: ctx.signal,
-    outputLimit,
-    onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
-  });
+  let sandboxNote: string | undefined;
+  let outcome: RunOutcome;
+  try {
+    outcome = await runProcess({
+      file: wrapped ? wrapped.file : 'bash',
+      args: wrapped ? wrapped.args : ['-c', script],
+      cwd,
+      env,
+      timeoutMs,
+      signal: ctx.signal,
+      outputLimit,
+      onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
+    });
+  } finally {
+    // The sandbox puts back protected paths the command touched; its note goes last, where the model reads it.
+    const reverted = await wrapped?.finish();
+    if (reverted) sandboxNote = reverted;
+  }
 
   const finalCwd = outcome.fd3.trim().split('\n').pop() ?? '';
   if (!args.workdir && finalCwd && path.isAbsolute(finalCwd) && finalCwd !== state.cwd) {
@@ -107,6 +115,7 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
     notes.push(outside ? `The shell's working directory is now ${finalCwd}, outside the project root ${root}.` : `The shell's working directory is now ${finalCwd}.`);
   }
 
+  if (sandboxNote) notes.push(sandboxNote);
   const body = outcome.output.trimEnd() || '(no output)';
   const display = { exitCode: outcome.exitCode, cwd: state.cwd, timedOut: outcome.timedOut, truncated: outcome.truncated };
   const after = notes.length ? `\n${notes.join('\n')}` : '';
@@ -115,5 +124,5 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   }
   if (outcome.aborted) return { content: `${body}\n\nCommand interrupted by the user; it and its child processes were killed.${after}`, isError: true, display };
   const status = outcome.exitCode === 0 ? [] : [outcome.signal ? `Killed by ${outcome.signal}.` : `Exit code: ${outcome.exitCode}`];
-  return { content: [body, ...status, ...notes].join('\n'), display };
+  return { content: [body, ...status, ...notes].join('\n'), display, ...(sandboxNote ? { isError: true } : {}) };
 }

@@ -55,6 +55,18 @@ export function descendants(pid: number): number[] {
   return found;
 }
 
+/** Waits (at most two seconds) until none of `pids` is alive any more (zombies count as gone). */
+async function gone(pids: number[]): Promise<void> {
+  const alive = (pid: number) => {
+    try {
+      return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  for (let waited = 0; waited < 2000 && pids.some(alive); waited += 20) await new Promise((r) => setTimeout(r, 20));
+}
+
 /**
  * Runs a process as the leader of its own process group, with stdin closed. On timeout or abort the whole
  * group is killed, so grandchildren die with it, and so do descendants that started a session of their own.
@@ -74,10 +86,12 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
     let settled = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
+    const killed: number[] = [];
     const killGroup = () => {
       if (child.pid === undefined) return;
       // Children that left the group (setsid) are found through /proc before the group dies and orphans them.
       const strays = descendants(child.pid);
+      killed.push(...strays);
       for (const target of [-child.pid, ...strays]) {
         try {
           process.kill(target, 'SIGKILL');
@@ -110,9 +124,11 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
     extra?.on('data', (chunk: Buffer) => (fd3 += chunk.toString()));
     extra?.on('error', () => undefined);
 
-    const finish = () => {
+    const finish = async () => {
       if (settled) return;
       settled = true;
+      // A killed process may still be finishing a write; whoever looks at the disk next must see the end state.
+      await gone(killed);
       clearTimeout(timer);
       spec.signal.removeEventListener('abort', onAbort);
       for (const splitter of splitters) splitter.end();
@@ -137,11 +153,11 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Normally 'close' follows at once; a backgrounded grandchild may keep the pipes open for good.
-      setTimeout(finish, DRAIN_MS).unref();
+      setTimeout(() => void finish(), DRAIN_MS).unref();
     });
     child.on('close', (code, signal) => {
       exit ??= { code, signal };
-      finish();
+      void finish();
     });
   });
 }

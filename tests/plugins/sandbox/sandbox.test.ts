@@ -7,8 +7,10 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, Kernel, Plugin, Session } from '../../../kernel/index.js';
 import { validateLayer } from '../../../kernel/config.js';
+import { defineTool } from '../../../kernel/index.js';
+import { z } from 'zod';
 import sandbox, { type SandboxConfig } from '../../../plugins/sandbox/index.js';
-import { findOnPath, probe } from '../../../plugins/sandbox/bwrap.js';
+import { bwrapArgs, findOnPath, MAX_GUARD_MOUNTS, probe } from '../../../plugins/sandbox/bwrap.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -34,7 +36,7 @@ afterAll(() => {
   rmSync(tmpRoot, { recursive: true, force: true });
 });
 
-async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
+async function setup(config: SandboxConfig, opts: { bwrap?: string; keelHome?: string } = {}) {
   ws = makeWorkspace({ git: true });
   mkdirSync(ws.path('.git/hooks'), { recursive: true });
   writeFileSync(ws.path('.git/config'), '[core]\n');
@@ -47,13 +49,13 @@ async function setup(config: SandboxConfig, opts: { bwrap?: string } = {}) {
         if (e.type === 'log' && e.level !== 'debug') logs.push(`${e.level}: ${e.message}`);
       }),
   };
-  const kernel = testKernel([sandbox(opts), listener], { sandbox: config });
+  const kernel = testKernel([sandbox(opts), listener], { sandbox: config, ...(opts.keelHome ? { keelHome: opts.keelHome } : {}) });
   const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
   return { kernel, session, logs };
 }
 
-/** Wraps and runs a command the way the bash tool does; returns its exit code and output. */
-async function sh(kernel: Kernel, session: Session, command: string): Promise<{ code: number | null; out: string }> {
+/** Wraps and runs a command the way the bash tool does; returns its exit code, output and the sandbox's note. */
+async function sh(kernel: Kernel, session: Session, command: string): Promise<{ code: number | null; out: string; note?: string }> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' };
   const wrapped = await kernel.services.get('sandbox')!.wrap({ command, cwd: session.cwd, session, env });
   const [file, args] = wrapped ? [wrapped.file, wrapped.args] : ['bash', ['-c', command]];
@@ -62,7 +64,8 @@ async function sh(kernel: Kernel, session: Session, command: string): Promise<{ 
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, out };
+  const note = await wrapped?.finish();
+  return { code, out, ...(note ? { note } : {}) };
 }
 
 describe('sandbox config', () => {
@@ -181,5 +184,134 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     expect(readFileSync(ws.path('sub/here.txt'), 'utf8')).toBe('1\n');
     const r2 = await bash.execute({ command: 'pwd' }, ctx('2'));
     expect(String(r2.content)).toContain(path.join(ws.dir, 'sub'));
+  });
+
+  it('puts back what a command did to protected paths and says so; ordinary commands get no note', async () => {
+    const { kernel, session, logs } = await setup({ enabled: true });
+    const plain = await sh(kernel, session, 'echo hi > plain.txt');
+    expect(plain.note).toBeUndefined();
+    const r = await sh(kernel, session, 'mkdir -p lib && echo x > lib/agent.config.mjs && echo y > .git/commondir');
+    expect(r.code).toBe(0);
+    expect(r.note).toContain(`${ws.path('lib/agent.config.mjs')}: created by the command, removed`);
+    expect(r.note).toContain(`${ws.path('.git/commondir')}: created by the command, removed`);
+    expect(existsSync(ws.path('lib/agent.config.mjs'))).toBe(false);
+    expect(logs).toEqual([expect.stringMatching(/^warn: sandbox: reverted 2 change/)]);
+  });
+
+  it('capabilities are dropped: the read-only mounts cannot be unmounted', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const r = await sh(kernel, session, 'grep CapEff /proc/self/status; umount .git/hooks; echo x > .git/hooks/pre-commit');
+    expect(r.out).toMatch(/CapEff:\s+0+\n/);
+    expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
+  });
+
+  it('KEEL_HOME is hidden but its tool-outputs stay readable', async () => {
+    const home = makeWorkspace();
+    try {
+      home.write('auth.json', 'SECRET-KEY');
+      home.write('tool-outputs/s1/out.txt', 'long output');
+      const { kernel, session } = await setup({ enabled: true }, { keelHome: home.dir });
+      const r = await sh(kernel, session, `cat ${home.dir}/auth.json; ls ${home.dir}; cat ${home.dir}/tool-outputs/s1/out.txt; touch ${home.dir}/tool-outputs/x`);
+      expect(r.out).not.toContain('SECRET-KEY');
+      expect(r.out).toContain('long output');
+      expect(existsSync(path.join(home.dir, 'tool-outputs/x'))).toBe(false);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('allowWrite cannot open a protected path, and a project inside one is mounted read-only', async () => {
+    const { kernel, session } = await setup({ enabled: true, allowWrite: ['.git/hooks'] });
+    expect((await sh(kernel, session, 'echo x > .git/hooks/pre-commit')).out).toMatch(/Read-only file system/);
+    ws = makeWorkspace();
+    mkdirSync(ws.path('.keel/tools'), { recursive: true });
+    const kernel2 = testKernel([sandbox()], { sandbox: { enabled: true } });
+    const inner = ws.path('.keel/tools');
+    const session2 = await testSession(kernel2, { cwd: inner, projectRoot: inner });
+    const r = await sh(kernel2, session2, 'echo x > made.txt');
+    expect(r.out).toMatch(/Read-only file system/);
+    expect(existsSync(path.join(inner, 'made.txt'))).toBe(false);
+  });
+
+  it('overlapping commands compare against the state before the first: one cannot restore what another created', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    const service = kernel.services.get('sandbox')!;
+    const first = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
+    // While the first runs, something creates a config; the second command starts and ends around it.
+    ws.write('agent.config.mjs', 'export default {};\n');
+    const second = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
+    expect(await second.finish()).toContain(`${ws.path('agent.config.mjs')}: created by the command, removed`);
+    expect(await first.finish()).toBeUndefined();
+    expect(existsSync(ws.path('agent.config.mjs'))).toBe(false);
+    // finish is idempotent, and with nothing live the next command starts from the disk again.
+    expect(await first.finish()).toBeUndefined();
+    ws.write('agent.config.mjs', 'export default {};\n');
+    const third = (await service.wrap({ command: 'true', cwd: ws.dir, session, env: {} }))!;
+    expect(await third.finish()).toBeUndefined();
+  });
+
+  it('past MAX_GUARD_MOUNTS the shallowest paths are mounted and the check afterwards restores the rest', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    for (let i = 0; i < 150; i++) ws.write(`pkgs/p${i}/agent.config.json`, `{"n":${i}}\n`);
+    const r = await sh(kernel, session, 'for f in pkgs/*/agent.config.json; do echo pwned > $f 2>/dev/null; done; echo pwned > agent.config.json; echo x > .git/hooks/pre-commit');
+    expect(readFileSync(ws.path('pkgs/p0/agent.config.json'), 'utf8')).toBe('{"n":0}\n');
+    for (let i = 0; i < 150; i++) expect(readFileSync(ws.path(`pkgs/p${i}/agent.config.json`), 'utf8')).toBe(`{"n":${i}}\n`);
+    expect(existsSync(ws.path('agent.config.json'))).toBe(false);
+    expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
+    expect(r.note).toMatch(/changed by the command, restored/);
+  });
+});
+
+describe.skipIf(Boolean(skipReason))('sandbox and Keel\'s own writes', () => {
+  it('a protected file a write tool changed while a command ran is the new starting point, not undone', async () => {
+    ws = makeWorkspace({ git: true });
+    const writer: Plugin = {
+      name: 'fake-writer',
+      kernel: '^1.0.0',
+      apply: (k) =>
+        k.tools.register(
+          defineTool({ name: 'fake_write', description: 'writes', permission: 'write', input: z.object({ path: z.string() }), paths: (i) => [i.path], execute: async () => ({ content: 'ok' }) }),
+        ),
+    };
+    const kernel = testKernel([sandbox(), writer], { sandbox: { enabled: true }, cwd: ws.dir });
+    const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
+    const service = kernel.services.get('sandbox')!;
+    const running = (await service.wrap({ command: 'sleep 60', cwd: ws.dir, session, env: {} }))!;
+    ws.write('.keel/agents/reviewer.md', '# approved by the user\n');
+    kernel.emit({ type: 'tool_end', call: { id: 'w1', name: 'fake_write', input: { path: '.keel/agents/reviewer.md' } }, result: { content: 'ok' }, durationMs: 1 });
+    ws.write('.keel/agents/sneaky.md', '# not through a tool\n');
+    const note = await running.finish();
+    expect(readFileSync(ws.path('.keel/agents/reviewer.md'), 'utf8')).toBe('# approved by the user\n');
+    expect(note).toContain(`${ws.path('.keel/agents/sneaky.md')}: created by the command, removed`);
+    expect(note).not.toContain('reviewer.md');
+  });
+});
+
+describe('bwrapArgs', () => {
+  const spec = { projectRoot: '/p', projectWritable: true, tmpDir: '/t', cwd: '/p', allowWrite: [], env: {}, sockets: [], writable: [], hidden: [], readable: [] };
+  it('mounts parents before children, drops every capability, and keeps the shallowest guard mounts past the cap', () => {
+    const readOnly = Array.from({ length: MAX_GUARD_MOUNTS + 10 }, (_, i) => `/p/a/b/c${i}/agent.config.ts`);
+    const { args, dropped } = bwrapArgs({ ...spec, readOnly: ['/p/agent.config.ts', ...readOnly], pinned: ['/p/a', '/p/.git'] });
+    expect(dropped).toBe(13);
+    expect(args.slice(0, 6)).toEqual(['--die-with-parent', '--new-session', '--unshare-all', '--as-pid-1', '--cap-drop', 'ALL']);
+    const at = (p: string) => args.indexOf(p);
+    expect(at('/p')).toBeLessThan(at('/p/a'));
+    expect(at('/p/agent.config.ts')).toBeGreaterThan(-1);
+    expect(at('/p/.git')).toBeGreaterThan(-1);
+  });
+
+  it('hides secrets: a folder as an empty tmpfs made read-only last, a file as /dev/null, readable parts bound back', () => {
+    const dir = makeWorkspace();
+    try {
+      dir.write('tool-outputs/x', 'x');
+      const { args } = bwrapArgs({ ...spec, readOnly: [], pinned: [], hidden: [{ path: dir.dir, dir: true }, { path: '/h/.netrc', dir: false }], readable: [path.join(dir.dir, 'tool-outputs')] });
+      const joined = args.join(' ');
+      expect(joined).toContain(`--tmpfs ${dir.dir}`);
+      expect(joined).toContain('--ro-bind /dev/null /h/.netrc');
+      expect(joined).toContain(`--ro-bind ${path.join(dir.dir, 'tool-outputs')} ${path.join(dir.dir, 'tool-outputs')}`);
+      expect(joined.indexOf(`--remount-ro ${dir.dir}`)).toBeGreaterThan(joined.indexOf(`${path.join(dir.dir, 'tool-outputs')}`));
+    } finally {
+      dir.cleanup();
+    }
   });
 });

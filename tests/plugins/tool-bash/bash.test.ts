@@ -169,8 +169,9 @@ describe('bash', () => {
     expect(textOf(result)).toBe('done');
   });
 
-  it('asks the sandbox service to wrap the command', async () => {
+  it('asks the sandbox service to wrap the command, and to finish it afterwards (even when it cannot start)', async () => {
     const specs: Array<{ command: string; cwd: string }> = [];
+    const finished: string[] = [];
     const sandbox: Plugin = {
       name: 'fake-sandbox',
       kernel: '^1.0.0',
@@ -179,7 +180,15 @@ describe('bash', () => {
           async wrap(spec) {
             specs.push(spec);
             if (spec.command.includes('unwrapped')) return null;
-            return { file: 'bash', args: ['-c', `echo confined; ${spec.command}`] };
+            const file = spec.command.includes('nowhere') ? '/nonexistent/bwrap' : 'bash';
+            return {
+              file,
+              args: ['-c', `echo confined; ${spec.command}`],
+              finish: async () => {
+                finished.push(spec.command.split('\n').pop()!);
+                return spec.command.includes('noted') ? 'The sandbox put back x.' : undefined;
+              },
+            };
           },
         });
       },
@@ -190,6 +199,11 @@ describe('bash', () => {
       expect(textOf(await boxed.run('bash', { command: 'echo unwrapped' }))).toBe('unwrapped');
       expect(specs[0].cwd).toBe(boxed.ws.dir);
       expect(specs[0].command).toContain('echo inside');
+      const noted = await boxed.run('bash', { command: 'echo noted' });
+      expect(noted).toMatchObject({ isError: true });
+      expect(textOf(noted)).toBe('confined\nnoted\nThe sandbox put back x.');
+      await expect(boxed.run('bash', { command: 'echo nowhere' })).rejects.toThrow();
+      expect(finished).toEqual(['echo inside', 'echo noted', 'echo nowhere']);
     } finally {
       boxed.cleanup();
     }
