@@ -16,7 +16,7 @@ import {
   type ConfigLayer,
   type ResolvedConfig,
 } from './config.js';
-import { errorMessage, KeelError, userMessage } from './errors.js';
+import { errorMessage, KeelError, userExitCode, userMessage } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
 import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
@@ -74,6 +74,7 @@ function buildProgram(): Command {
   program.command('describe').description("print each hook's taps in order for the configured preset");
   program.command('trust').description("trust this project folder: its agent.config.*, MCP servers and hooks may run");
   program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON');
+  program.command('help').description('show this help (the same as keel --help)');
   return program;
 }
 
@@ -83,6 +84,8 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
   program.configureOutput({
     writeOut: (s) => io.stdout.write(s),
     writeErr: (s) => io.stderr.write(s),
+    // One line, like every other failure: "keel: unknown option '--prnt' (did you mean --print?)".
+    outputError: (s, write) => write(`keel: ${flagError(s)}\n`),
   });
   let subcommand: string | undefined;
   for (const cmd of program.commands) {
@@ -97,7 +100,12 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     return reportError(err, io);
   }
+  if (subcommand === 'help') {
+    io.stdout.write(program.helpInformation());
+    return 0;
+  }
   const flags = program.opts() as Record<string, unknown>;
+  if (flags.resume === '') return reportError(new KeelError('--resume: the session id is empty (run keel sessions to list them)', { exitCode: 2 }), io);
   const options: CliOptions = {
     print: flags.print as boolean | undefined,
     outputFormat: flags.outputFormat as CliOptions['outputFormat'],
@@ -136,8 +144,19 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
   }
 }
 
+/** Commander's "error: …\n(Did you mean …?)" as one line without its own prefix. */
+export function flagError(text: string): string {
+  return text
+    .replace(/^error:\s*/, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(' ')
+    .replace('(Did you mean', '(did you mean');
+}
+
 function reportError(err: unknown, io: Io): number {
-  const exitCode = err instanceof KeelError ? err.exitCode : 1;
+  const exitCode = userExitCode(err);
   io.stderr.write(`keel: ${userMessage(err).split('\n')[0]}\n`);
   if (process.env.KEEL_DEBUG && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   return exitCode;
@@ -293,6 +312,9 @@ async function runCommand(kernel: Kernel, name: string, args: string, io: Io): P
   return 0;
 }
 
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+const HANDLED_SIGNALS = Object.keys(SIGNAL_NUMBERS) as NodeJS.Signals[];
+
 async function runMode(kernel: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   const stdinIsTTY = Boolean(io.stdin.isTTY);
   const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY });
@@ -318,17 +340,17 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
   }
   const controller = new AbortController();
   let interrupts = 0;
-  // The shell's convention: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+  // The shell's convention: 128 + the signal's number (130 for SIGINT, 129 for SIGHUP, 143 for SIGTERM).
   let signalExit = 130;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
-    signalExit = 128 + (signal === 'SIGTERM' ? 15 : 2);
+    signalExit = 128 + SIGNAL_NUMBERS[signal as keyof typeof SIGNAL_NUMBERS];
     controller.abort(new Error(`interrupted by ${signal}`));
     // A second Ctrl+C leaves at once, whatever is still running.
     if (interrupts > 1) process.exit(signalExit);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // A closed terminal or a dropped SSH connection (SIGHUP) ends the run like SIGTERM: tools stop, the lock is freed.
+  for (const signal of HANDLED_SIGNALS) process.on(signal, onSignal);
   const resume =
     options.resume !== undefined || options.continue
       ? { id: typeof options.resume === 'string' ? options.resume : undefined, latest: Boolean(options.continue), fork: Boolean(options.forkSession) }
@@ -346,8 +368,7 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     const code = await frontend.run(ctx);
     return controller.signal.aborted ? signalExit : code;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const signal of HANDLED_SIGNALS) process.off(signal, onSignal);
   }
 }
 
