@@ -10,6 +10,7 @@ import {
   findProjectConfig,
   findProjectRoot,
   findUserConfig,
+  inertKeys,
   keelHome,
   mergeLayers,
   validateLayer,
@@ -223,7 +224,9 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
     }
   }
   if (untrusted.length > 0) io?.stderr.write(untrustedWarning(projectRoot, untrusted));
-  const shapes = Object.assign({}, ...plugins.map((p) => p.config ?? {}));
+  const inert = inertKeys(layers, plugins.map((p) => p.name));
+  for (const warning of inert.warnings) io?.stderr.write(`keel: warning: ${warning}\n`);
+  const shapes = Object.assign({}, inert.shapes, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
   const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
