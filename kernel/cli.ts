@@ -223,12 +223,11 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
       else layers.splice(insertAt(layers, layer.kind), 0, layer);
     }
   }
-  if (untrusted.length > 0) io?.stderr.write(untrustedWarning(projectRoot, untrusted));
   const inert = inertKeys(layers, plugins.map((p) => p.name));
   for (const warning of inert.warnings) io?.stderr.write(`keel: warning: ${warning}\n`);
   const shapes = Object.assign({}, inert.shapes, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
-  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted };
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, untrustedFiles: untrusted };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;
@@ -341,6 +340,8 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     }
     throw new KeelError(`no frontend for ${mode} mode: the preset has no plugin that registers the "${FRONTEND_FOR[mode]}" mode`, { exitCode: 2 });
   }
+  // Only a run can miss the project's settings: `sessions`, `describe` and `trust` say nothing about trust.
+  if (kernel.config.untrustedFiles?.length) io.stderr.write(untrustedWarning(kernel.config.projectRoot, kernel.config.untrustedFiles));
   const controller = new AbortController();
   let interrupts = 0;
   // The shell's convention: 128 + the signal's number (130 for SIGINT, 129 for SIGHUP, 143 for SIGTERM).

@@ -40,6 +40,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   keelHome: string;
   /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
   trusted?: boolean;
+  /** The project files that were not loaded because the folder is not trusted. */
+  untrustedFiles?: string[];
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;
   /** Plugin-owned keys that no core field describes, by key. */
