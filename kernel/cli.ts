@@ -2,7 +2,7 @@
  * The edge: parse flags, resolve config, build the kernel from a preset, pick the mode, hand over to its
  * frontend. The only kernel file that loads presets (by name, lazily).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import {
@@ -17,6 +17,7 @@ import {
   type ConfigLayer,
   type ResolvedConfig,
 } from './config.js';
+import { ensureDir } from './ensure-dir.js';
 import { errorMessage, KeelError, userExitCode, userMessage } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
 import { loadConfigModule } from './load-module.js';
@@ -186,7 +187,7 @@ export function storedApiKey(home: string): string | undefined {
 }
 
 export function storeApiKey(home: string, apiKey: string): string {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  ensureDir(home);
   const file = path.join(home, 'auth.json');
   writeFileSync(file, `${JSON.stringify({ apiKey }, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);

@@ -20,6 +20,7 @@ export { askModel, auxiliaryTurn, responseText, type ModelAsk } from './ask-mode
 export { toApiTool, describeInputError } from './tool-schema.js';
 export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage, userExitCode } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';
+export { ensureDir } from './ensure-dir.js';
 export { createStore, type Store } from './store.js';
 export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './config.js';
 export type * from './types.js';

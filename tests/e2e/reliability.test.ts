@@ -1,13 +1,13 @@
 /**
  * Failures that must say what happened, and signals that must leave a clean session, through the built CLI.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectDir } from '../../plugins/session-store/paths.js';
 import { callTool, say } from '../helpers/anthropic-server.js';
-import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
+import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
 
 const prepare = useScriptedProjects();
@@ -55,6 +55,24 @@ describe('SIGHUP (terminal closed, SSH dropped)', () => {
     expect(run.code).toBe(129);
     expect(running()).toBe(false);
     expect(readdirSync(sessions).filter((name) => name.endsWith('.lock'))).toEqual([]);
+  });
+});
+
+/** bubblewrap can make a folder read-only for one process, even for root (chmod cannot). */
+const canBwrap = spawnSync('bwrap', ['--bind', '/', '/', '--dev', '/dev', 'true']).status === 0;
+
+describe('an unwritable KEEL_HOME', () => {
+  it.skipIf(!canBwrap)('names the read-only file system (EROFS) and the path instead of ENOENT', async () => {
+    const { env, ws } = await prepare([say('still answers')]);
+    const child = spawn('bwrap', ['--bind', '/', '/', '--dev', '/dev', '--ro-bind', ws.home, ws.home, '--chdir', ws.dir, process.execPath, KEEL_BIN, '-p', 'hi'], {
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const run = await collect(child);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('still answers\n');
+    expect(run.stderr).toContain(`cannot create ${projectDir(ws.home, ws.dir)}: ${ws.home} is on a read-only file system (EROFS)`);
+    expect(run.stderr).not.toContain('ENOENT');
   });
 });
 
