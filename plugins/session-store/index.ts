@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import {
   definePlugin,
+  emptyUsage,
   errorMessage,
   Stage,
   type AgentEvent,
@@ -183,6 +184,8 @@ async function openOrResume(
     last: undefined,
     base: { turns: 0, costUsd: 0 },
     turns: 0,
+    calls: 0,
+    usage: emptyUsage(),
     responseCost: 0,
     mainUsageCost: 0,
     smallUsageCost: 0,
@@ -212,6 +215,7 @@ async function openOrResume(
   for (const message of loaded.messages) session.messages.push(message);
   session.resumedFrom = sourceId;
   rec.base = loaded.stats;
+  session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
   if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
 
   if (resume.fork) {

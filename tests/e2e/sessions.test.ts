@@ -95,6 +95,28 @@ describe('keel sessions, --resume, --continue, --fork-session', () => {
     expect(run.stderr).toBe('keel: --resume: no session "nope" in this project (run keel sessions to list them)\n');
   });
 
+  it('/cost on a resumed session counts what earlier runs spent; on a fork it says what it inherited', async () => {
+    const { ws, env } = await prepare([say('priced answer', { usage: { input_tokens: 1_000_000, output_tokens: 0 } })]);
+    // $3 per million input tokens: the first run costs exactly $3.00, in one call.
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ pricing: { 'claude-test': { input: 3, output: 15 } }, model: 'claude-test' }));
+    const first = await runKeel(['-p', 'spend something', '--output-format', 'json'], { cwd: ws.dir, env });
+    const id = JSON.parse(first.stdout).session_id as string;
+    expect(JSON.parse(first.stdout).total_cost_usd).toBeCloseTo(3, 9);
+    const listed = await runKeel(['sessions'], { cwd: ws.dir, env });
+    expect(listed.stdout).toContain('$3.0000');
+
+    const resumed = await runKeel(['-p', '/cost', '--resume', id], { cwd: ws.dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('Total cost:    $3.00');
+    expect(resumed.stdout).toContain('1,000,000 input, 0 output, 0 cache read, 0 cache write (1 call)');
+    expect(resumed.stdout).toContain('Earlier runs:  $3.00 over 1 call before this session was resumed (included above)');
+
+    const forked = await runKeel(['-p', '/cost', '--resume', id, '--fork-session'], { cwd: ws.dir, env });
+    expect(forked.code, forked.stderr).toBe(0);
+    expect(forked.stdout).toContain('Total cost:    $3.00');
+    expect(forked.stdout).toContain(`Inherited:     $3.00 over 1 call from session ${id} (forked from it; included above)`);
+  });
+
   it('refuses an empty --resume id as a usage error', async () => {
     const { server, ws, env } = await prepare([say('never')]);
     const run = await runKeel(['-p', 'hi', '--resume', ''], { cwd: ws.dir, env });
