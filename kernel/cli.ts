@@ -331,7 +331,10 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     prompt = [prompt, piped.trim()].filter(Boolean).join('\n\n');
     if (!prompt) throw new KeelError('no prompt: pass one after -p or pipe it on stdin', { exitCode: 2 });
   }
-  if (mode !== 'interactive' && !kernel.config.apiKey && (kernel.config.provider ?? 'anthropic') === 'anthropic') {
+  // A registered slash command (`-p /help`, `-p /cost`) calls no model, so it needs no key.
+  const slash = /^\/([a-z][\w-]*)(\s|$)/.exec(prompt?.trim() ?? '');
+  const needsKey = !(slash && kernel.commands.has(slash[1]!));
+  if (needsKey && mode !== 'interactive' && !kernel.config.apiKey && (kernel.config.provider ?? 'anthropic') === 'anthropic') {
     throw new KeelError('no API key: set ANTHROPIC_API_KEY or run keel login');
   }
   const frontend = kernel.modes.get(FRONTEND_FOR[mode]);

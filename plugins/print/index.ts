@@ -1,6 +1,7 @@
 import {
   definePlugin,
   emptyUsage,
+  helpText,
   runAgent,
   userMessage,
   type AgentEvent,
@@ -17,6 +18,14 @@ export default definePlugin(() => ({
   name: 'print',
   kernel: '^1.0.0',
   apply(kernel) {
+    // An interactive frontend may offer its own /help; the headless one lists the registry as text.
+    if (!kernel.commands.get('help')) {
+      kernel.commands.register({
+        name: 'help',
+        description: 'list the slash commands and the main flags',
+        run: async (_args, ctx) => helpText(ctx.kernel.commands.list()),
+      });
+    }
     kernel.modes.register({
       name: 'print',
       async run(ctx) {

@@ -106,7 +106,8 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON",
       async run(args, ctx) {
         const summaries = await listSessions(dirOf(ctx.session.projectRoot));
-        return args.split(/\s+/).includes('--json') ? listJson(summaries) : formatList(summaries, ctx.session.projectRoot);
+        if (args.split(/\s+/).includes('--json')) return listJson(summaries);
+        return formatList(summaries, ctx.session.projectRoot, Boolean(ctx.kernel.modes.get('interactive')));
       },
     });
 

@@ -41,6 +41,8 @@ describe('keel sessions, --resume, --continue, --fork-session', () => {
     const list = await runKeel(['sessions'], { cwd: ws.dir, env });
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(new RegExp(`^${id}\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+1\\s+\\$\\d+\\.\\d{4}\\s+remember the word kestrel$`, 'm'));
+    // This build has no interactive frontend, so the hint is the headless form (which the next step runs).
+    expect(list.stdout.trimEnd().split('\n').pop()).toBe('Resume one with: keel -p "<your next request>" --resume <id>');
     const asJson = await runKeel(['sessions', '--json'], { cwd: ws.dir, env });
     expect(JSON.parse(asJson.stdout)).toEqual([expect.objectContaining({ id, turns: 1, first_prompt: 'remember the word kestrel' })]);
 
