@@ -223,6 +223,8 @@ export const PLUGIN_OWNED_KEYS: Record<string, string> = {
   sessions: 'session-store',
   sandbox: 'sandbox',
   autoCompact: 'compact-auto',
+  hooks: 'user-hooks',
+  env: 'claude-settings',
 };
 
 /**
