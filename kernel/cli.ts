@@ -2,7 +2,7 @@
  * The edge: parse flags, resolve config, build the kernel from a preset, pick the mode, hand over to its
  * frontend. The only kernel file that loads presets (by name, lazily).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import {
@@ -10,13 +10,15 @@ import {
   findProjectConfig,
   findProjectRoot,
   findUserConfig,
+  inertKeys,
   keelHome,
   mergeLayers,
   validateLayer,
   type ConfigLayer,
   type ResolvedConfig,
 } from './config.js';
-import { errorMessage, KeelError, userMessage } from './errors.js';
+import { ensureDir } from './ensure-dir.js';
+import { errorMessage, KeelError, userExitCode, userMessage } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
 import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
@@ -75,6 +77,7 @@ function buildProgram(): Command {
   program.command('describe').description("print each hook's taps in order for the configured preset");
   program.command('trust').description("trust this project folder: its agent.config.*, MCP servers and hooks may run");
   program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON');
+  program.command('help').description('show this help (the same as keel --help)');
   return program;
 }
 
@@ -84,6 +87,8 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
   program.configureOutput({
     writeOut: (s) => io.stdout.write(s),
     writeErr: (s) => io.stderr.write(s),
+    // One line, like every other failure: "keel: unknown option '--prnt' (did you mean --print?)".
+    outputError: (s, write) => write(`keel: ${flagError(s)}\n`),
   });
   let subcommand: string | undefined;
   for (const cmd of program.commands) {
@@ -98,7 +103,12 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     return reportError(err, io);
   }
+  if (subcommand === 'help') {
+    io.stdout.write(program.helpInformation());
+    return 0;
+  }
   const flags = program.opts() as Record<string, unknown>;
+  if (flags.resume === '') return reportError(new KeelError('--resume: the session id is empty (run keel sessions to list them)', { exitCode: 2 }), io);
   const options: CliOptions = {
     print: flags.print as boolean | undefined,
     outputFormat: flags.outputFormat as CliOptions['outputFormat'],
@@ -137,8 +147,19 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
   }
 }
 
+/** Commander's "error: …\n(Did you mean …?)" as one line without its own prefix. */
+export function flagError(text: string): string {
+  return text
+    .replace(/^error:\s*/, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(' ')
+    .replace('(Did you mean', '(did you mean');
+}
+
 function reportError(err: unknown, io: Io): number {
-  const exitCode = err instanceof KeelError ? err.exitCode : 1;
+  const exitCode = userExitCode(err);
   io.stderr.write(`keel: ${userMessage(err).split('\n')[0]}\n`);
   if (process.env.KEEL_DEBUG && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   return exitCode;
@@ -167,7 +188,7 @@ export function storedApiKey(home: string): string | undefined {
 }
 
 export function storeApiKey(home: string, apiKey: string): string {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  ensureDir(home);
   const file = path.join(home, 'auth.json');
   writeFileSync(file, `${JSON.stringify({ apiKey }, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
@@ -205,10 +226,11 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
       else layers.splice(insertAt(layers, layer.kind), 0, layer);
     }
   }
-  if (untrusted.length > 0) io?.stderr.write(untrustedWarning(projectRoot, untrusted));
-  const shapes = Object.assign({}, ...plugins.map((p) => p.config ?? {}));
+  const inert = inertKeys(layers, plugins.map((p) => p.name));
+  for (const warning of inert.warnings) io?.stderr.write(`keel: warning: ${warning}\n`);
+  const shapes = Object.assign({}, inert.shapes, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
-  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, untrustedFiles: untrusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;
@@ -295,6 +317,9 @@ async function runCommand(kernel: Kernel, name: string, args: string, io: Io): P
   return 0;
 }
 
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+const HANDLED_SIGNALS = Object.keys(SIGNAL_NUMBERS) as NodeJS.Signals[];
+
 async function runMode(kernel: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   const stdinIsTTY = Boolean(io.stdin.isTTY);
   const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY });
@@ -308,7 +333,10 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     prompt = [prompt, piped.trim()].filter(Boolean).join('\n\n');
     if (!prompt) throw new KeelError('no prompt: pass one after -p or pipe it on stdin', { exitCode: 2 });
   }
-  if (mode !== 'interactive' && !kernel.config.apiKey && (kernel.config.provider ?? 'anthropic') === 'anthropic') {
+  // A registered slash command (`-p /help`, `-p /cost`) calls no model, so it needs no key.
+  const slash = /^\/([a-z][\w-]*)(\s|$)/.exec(prompt?.trim() ?? '');
+  const needsKey = !(slash && kernel.commands.has(slash[1]!));
+  if (needsKey && mode !== 'interactive' && !kernel.config.apiKey && (kernel.config.provider ?? 'anthropic') === 'anthropic') {
     throw new KeelError('no API key: set ANTHROPIC_API_KEY or run keel login');
   }
   const frontend = kernel.modes.get(FRONTEND_FOR[mode]);
@@ -318,19 +346,21 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     }
     throw new KeelError(`no frontend for ${mode} mode: the preset has no plugin that registers the "${FRONTEND_FOR[mode]}" mode`, { exitCode: 2 });
   }
+  // Only a run can miss the project's settings: `sessions`, `describe` and `trust` say nothing about trust.
+  if (kernel.config.untrustedFiles?.length) io.stderr.write(untrustedWarning(kernel.config.projectRoot, kernel.config.untrustedFiles));
   const controller = new AbortController();
   let interrupts = 0;
-  // The shell's convention: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+  // The shell's convention: 128 + the signal's number (130 for SIGINT, 129 for SIGHUP, 143 for SIGTERM).
   let signalExit = 130;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
-    signalExit = 128 + (signal === 'SIGTERM' ? 15 : 2);
+    signalExit = 128 + SIGNAL_NUMBERS[signal as keyof typeof SIGNAL_NUMBERS];
     controller.abort(new Error(`interrupted by ${signal}`));
     // A second Ctrl+C leaves at once, whatever is still running.
     if (interrupts > 1) process.exit(signalExit);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // A closed terminal or a dropped SSH connection (SIGHUP) ends the run like SIGTERM: tools stop, the lock is freed.
+  for (const signal of HANDLED_SIGNALS) process.on(signal, onSignal);
   const resume =
     options.resume !== undefined || options.continue
       ? { id: typeof options.resume === 'string' ? options.resume : undefined, latest: Boolean(options.continue), fork: Boolean(options.forkSession) }
@@ -348,8 +378,7 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     const code = await frontend.run(ctx);
     return controller.signal.aborted ? signalExit : code;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const signal of HANDLED_SIGNALS) process.off(signal, onSignal);
   }
 }
 

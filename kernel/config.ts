@@ -5,9 +5,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import semver from 'semver';
 import { z, type ZodType } from 'zod';
 import { KeelError } from './errors.js';
-import { isPlugin, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
+import { isPlugin, KERNEL_VERSION, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
 import type { PermissionMode } from './types.js';
 
 export type LayerKind = 'defaults' | 'user' | 'project' | 'env' | 'flags';
@@ -44,6 +45,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
    * for writes by their real path, so neither an odd `--config` name nor a symlink's target escapes.
    */
   configFiles?: string[];
+  /** The project files that were not loaded because the folder is not trusted. */
+  untrustedFiles?: string[];
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;
   /** Plugin-owned keys that no core field describes, by key. */
@@ -125,15 +128,42 @@ export const DEFAULTS = {
   preset: 'default',
 };
 
-function configError(layer: ConfigLayer, key: string, message: string): KeelError {
-  const top = key.split('.')[0];
-  const where = layer.labels?.[top] ? `${layer.labels[top]}${key.slice(top.length)}` : `${layer.source}: ${key}`;
-  return new KeelError(`${where}: ${message}`, { code: 'config', exitCode: 2 });
+/**
+ * What is wrong with one entry of `plugins` (or a preset's plugins), or undefined when it is a plugin. Names,
+ * kernel ranges and missing fields are checked here, so the error names the config file and the entry.
+ */
+export function pluginProblem(value: unknown): string | undefined {
+  if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}, not a plugin: did you forget to call the plugin factory?`;
+  if (typeof value !== 'object' || value === null) return `expected a plugin object { name, kernel, apply }, got ${value === null ? 'null' : typeof value}`;
+  const p = value as Record<string, unknown>;
+  const missing = (['name', 'kernel', 'apply'] as const).filter((field) => p[field] === undefined);
+  if (missing.length) return `missing ${missing.map((f) => `"${f}"`).join(', ')} (a plugin is { name, kernel, apply }${missing.includes('kernel') ? `; kernel is a semver range such as "^${KERNEL_VERSION.split('.')[0]}.0.0"` : ''})`;
+  if (typeof p.name !== 'string') return `"name" must be a string`;
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(p.name)) return `name "${p.name}" must be kebab-case (lowercase letters, digits and "-")`;
+  if (typeof p.apply !== 'function') return `"apply" must be a function`;
+  if (typeof p.kernel !== 'string' || !semver.validRange(p.kernel)) return `kernel range ${JSON.stringify(p.kernel)} is not a valid semver range`;
+  if (!semver.satisfies(KERNEL_VERSION, p.kernel)) return `needs kernel ${p.kernel}, but this kernel is ${KERNEL_VERSION}`;
+  return undefined;
+}
+
+/** The keys read before the preset's plugins are known. */
+const ASSEMBLY_KEYS = new Set(['preset', 'plugins', 'disable']);
+
+function pluginProblems(list: unknown[], at: string): string[] {
+  const problems: string[] = [];
+  list.forEach((entry, index) => {
+    const problem = pluginProblem(entry);
+    if (!problem) return;
+    const name = typeof entry === 'object' && entry !== null && typeof (entry as { name?: unknown }).name === 'string' ? ` (${(entry as { name: string }).name})` : '';
+    problems.push(`${at}.${index}${name}: ${problem}`);
+  });
+  return problems;
 }
 
 /**
- * Validates one layer against the core keys plus the plugin-owned keys. Unknown keys are an error unless
- * `allowUnknown` (the first pass, before the plugins that own them are known).
+ * Validates one layer against the core keys plus the plugin-owned keys, and reports every problem at once (one
+ * line, `; `-separated). Unknown keys are an error unless `allowUnknown` (the first pass, before the plugins that
+ * own them are known).
  */
 export function validateLayer(
   layer: ConfigLayer,
@@ -144,20 +174,81 @@ export function validateLayer(
     throw new KeelError(`${layer.source}: the config must be an object (export default defineConfig({...}))`, { code: 'config', exitCode: 2 });
   }
   const shapes: Record<string, ZodType> = { ...coreConfigShape, ...pluginShapes };
+  const problems: string[] = [];
+  const unknown: string[] = [];
   for (const [key, value] of Object.entries(layer.values)) {
+    // The first pass checks only what assembling needs; the second reports every problem at once.
+    if (allowUnknown && !ASSEMBLY_KEYS.has(key)) continue;
     const schema = shapes[key];
     if (!schema) {
-      if (allowUnknown) continue;
-      throw configError(layer, key, `unknown key (known keys: ${Object.keys(shapes).sort().join(', ')})`);
+      if (!allowUnknown) unknown.push(key);
+      continue;
     }
     if (value === undefined) continue;
+    if (key === 'plugins' && Array.isArray(value)) {
+      problems.push(...pluginProblems(value, 'plugins'));
+      continue;
+    }
+    if (key === 'preset' && typeof value === 'object' && value !== null && Array.isArray((value as Preset).plugins)) {
+      problems.push(...pluginProblems((value as Preset).plugins, 'preset.plugins'));
+    }
     const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = [key, ...(issue?.path ?? []).map(String)].join('.');
-      throw configError(layer, where, issue?.message ?? 'invalid value');
+    if (parsed.success) continue;
+    for (const issue of parsed.error.issues) {
+      const path = [key, ...issue.path.map(String)].join('.');
+      if (!problems.some((p) => p.startsWith(`${path}: `) || p.startsWith(`${path} (`))) problems.push(`${path}: ${issue.message}`);
     }
   }
+  if (unknown.length) {
+    const known = `known keys: ${Object.keys(shapes).sort().join(', ')}`;
+    problems.push(...unknown.map((key) => `${key}: unknown key`));
+    problems[problems.length - 1] += ` (${known})`;
+  }
+  if (problems.length === 0) return;
+  // A flag or an environment variable is named by itself (`--max-turns: …`); a file prefixes its path once.
+  const label = (problem: string) => {
+    const top = problem.split(/[.: ]/)[0]!;
+    return layer.labels?.[top] ? `${layer.labels[top]}${problem.slice(top.length)}` : undefined;
+  };
+  const text = problems.map((problem) => label(problem) ?? problem).join('; ');
+  throw new KeelError(problems.every(label) ? text : `${layer.source}: ${text}`, { code: 'config', exitCode: 2 });
+}
+
+/**
+ * Config keys that a plugin reads, by that plugin's name. A key whose plugin is not loaded has no effect: Keel
+ * warns instead of ignoring it silently (or calling it unknown). Plugins outside this table own their keys
+ * through `Plugin.config` alone.
+ */
+export const PLUGIN_OWNED_KEYS: Record<string, string> = {
+  mcpServers: 'mcp-bridge',
+  permissions: 'permissions',
+  retry: 'query-retry',
+  openai: 'query-openai',
+  pricing: 'usage',
+  sessions: 'session-store',
+  sandbox: 'sandbox',
+  autoCompact: 'compact-auto',
+  hooks: 'user-hooks',
+  env: 'claude-settings',
+};
+
+/**
+ * Keys set in `layers` whose owning plugin is not among `loaded`: a warning for each, and a permissive shape so
+ * the final validation does not call them unknown.
+ */
+export function inertKeys(layers: ConfigLayer[], loaded: string[]): { warnings: string[]; shapes: Record<string, ZodType> } {
+  const warnings: string[] = [];
+  const shapes: Record<string, ZodType> = {};
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer.values)) {
+      const owner = PLUGIN_OWNED_KEYS[key];
+      if (!owner || value === undefined || loaded.includes(owner)) continue;
+      const name = layer.labels?.[key] ?? `${layer.source}: ${key}`;
+      warnings.push(`${name} has no effect: the plugin that uses it (${owner}) is not loaded; add it to \`plugins\` or pick a preset that has it`);
+      if (!(key in coreConfigShape)) shapes[key] = z.unknown();
+    }
+  }
+  return { warnings, shapes };
 }
 
 const MERGED_ARRAYS = new Set(['plugins', 'disable']);

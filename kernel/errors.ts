@@ -47,6 +47,15 @@ export function userMessage(err: unknown): string {
   return errorMessage(err);
 }
 
+/** The exit code of the error written for users (see `userMessage`), else 1. */
+export function userExitCode(err: unknown): number {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const candidate = e as { exitCode?: unknown; message?: unknown };
+    if (typeof candidate.exitCode === 'number' && typeof candidate.message === 'string') return candidate.exitCode;
+  }
+  return 1;
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

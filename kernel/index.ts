@@ -18,8 +18,10 @@ export { runAgent, addUsage, emptyUsage, defaultTools, type RunOptions } from '.
 export { startSession } from './session.js';
 export { askModel, auxiliaryTurn, responseText, type ModelAsk } from './ask-model.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
-export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage } from './errors.js';
+export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage, userExitCode } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';
+export { ensureDir } from './ensure-dir.js';
+export { helpText, MAIN_FLAGS } from './flags.js';
 export { createStore, type Store } from './store.js';
 export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './config.js';
 export type * from './types.js';

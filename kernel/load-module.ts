@@ -46,6 +46,29 @@ export async function loadConfigModule(file: string): Promise<Record<string, unk
     const config = typeof value === 'function' ? await (value as () => unknown)() : value;
     return (config ?? {}) as Record<string, unknown>;
   } catch (err) {
-    throw new KeelError(`${file}: failed to load: ${errorMessage(err).split('\n')[0]}`, { code: 'config', exitCode: 2, cause: err });
+    const where = errorPosition(file, err);
+    throw new KeelError(`${file}${where}: failed to load: ${errorMessage(err).split('\n')[0].trim()}`, { code: 'config', exitCode: 2, cause: err });
   }
+}
+
+/**
+ * ":line:column" of a syntax error (jiti puts "<file>:<line>:<column>", column from 0, on a later line of its
+ * message) or of the config's own frame in a runtime error's stack; "" when neither names the file.
+ */
+/** JSON.parse's "at position N" (Node 20) as [, line, column]. */
+function jsonPosition(file: string, message: string): [string, string, string] | undefined {
+  const at = /at position (\d+)/.exec(message);
+  if (!at || !file.endsWith('.json')) return undefined;
+  const before = readFileSync(file, 'utf8').slice(0, Number(at[1])).split('\n');
+  return ['', String(before.length), String(before[before.length - 1]!.length + 1)];
+}
+
+export function errorPosition(file: string, err: unknown): string {
+  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const parse = new RegExp(`${escaped}:(\\d+):(\\d+)`).exec(errorMessage(err));
+  if (parse) return `:${parse[1]}:${Number(parse[2]) + 1}`;
+  const json = /line (\d+) column (\d+)/.exec(errorMessage(err)) ?? jsonPosition(file, errorMessage(err));
+  if (json) return `:${json[1]}:${json[2]}`;
+  const frame = err instanceof Error && err.stack ? new RegExp(`${escaped}:(\\d+):(\\d+)`).exec(err.stack) : null;
+  return frame ? `:${frame[1]}:${frame[2]}` : '';
 }

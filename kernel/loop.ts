@@ -291,6 +291,8 @@ async function admit(run: RunState, turn: Turn, call: ToolCall): Promise<Admitte
   if (!parsed.success) return { call, result: errorBlock(call.id, describeInputError(tool.name, parsed.error as ZodError)) };
   const checked: ToolCall = { ...call, input: parsed.data };
   const verdict = await decide(run, turn, checked, tool);
+  // Interrupted while the permission check (or the user's answer) was pending: not a denial.
+  if (run.signal.aborted) return { call, result: errorBlock(call.id, 'Interrupted by the user before this tool ran.') };
   if (verdict.behavior !== 'allow') {
     run.denials.push({ tool_name: call.name, tool_use_id: call.id, tool_input: parsed.data });
     return { call, result: errorBlock(call.id, verdict.reason) };

@@ -3,8 +3,9 @@
  * is loaded before the user trusts the folder. Trusted folders are kept in `$KEEL_HOME/trusted-folders.json`
  * (`{ "folders": ["/abs/path", …] }`); trusting a folder trusts everything below it.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ensureDir } from './ensure-dir.js';
 import { KeelError } from './errors.js';
 
 export const TRUST_FILE = 'trusted-folders.json';
@@ -63,7 +64,7 @@ export function trustFolder(home: string, folder: string): string {
   const folders = trustedFolders(home);
   const file = trustFile(home);
   if (folders.includes(target)) return file;
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  ensureDir(home);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify({ folders: [...folders, target] }, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, file);

@@ -250,6 +250,18 @@ export interface Session extends SessionInit {
   startedAt: number;
   /** Set by the session store when it resumed an earlier session. */
   resumedFrom?: string;
+  /** What earlier runs spent, set by the session store on resume and fork; usage accounting starts from it. */
+  inherited?: InheritedUsage;
+}
+
+export interface InheritedUsage {
+  /** The session the totals come from (the same id on resume, the parent on fork). */
+  from: string;
+  forked: boolean;
+  costUsd: number;
+  /** Model calls; undefined when the file predates call counts. */
+  calls?: number;
+  usage?: TokenUsage;
 }
 
 /** One model call inside a run. */

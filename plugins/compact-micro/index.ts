@@ -53,10 +53,11 @@ async function shrinkText(kernel: Kernel, session: Session, call: ToolCall, text
     // Tool output may hold secrets: only the user may read it (folders 0700, files 0600, as everywhere in KEEL_HOME).
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     await writeFile(file, text, { mode: 0o600 });
-    where = `The full output (${cut.totalLines} lines) is saved at ${file}: read the omitted part with read_file, path "${file}", offset ${cut.fromLine} and a limit of a few hundred lines at a time.`;
+    // Exactly what the tool returned: a tool may have cut its own output before (bash says so in its text).
+    where = `This result as the tool returned it (${cut.totalLines} lines) is saved at ${file}: read the omitted part with read_file, path "${file}", offset ${cut.fromLine} and a limit of a few hundred lines at a time.`;
   } catch (err) {
     kernel.log('warn', `could not save the full output of ${call.name} to ${file}: ${errorMessage(err)}`, NAME);
-    where = 'The full output could not be saved; rerun the command with a narrower scope (grep, head, tail) to see the omitted part.';
+    where = 'This result could not be saved; rerun the command with a narrower scope (grep, head, tail) to see the omitted part.';
   }
   return `${cut.head}${marker(cut, where)}${cut.tail}`;
 }

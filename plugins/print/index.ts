@@ -1,6 +1,7 @@
 import {
   definePlugin,
   emptyUsage,
+  helpText,
   runAgent,
   userMessage,
   type AgentEvent,
@@ -17,6 +18,14 @@ export default definePlugin(() => ({
   name: 'print',
   kernel: '^1.0.0',
   apply(kernel) {
+    // An interactive frontend may offer its own /help; the headless one lists the registry as text.
+    if (!kernel.commands.get('help')) {
+      kernel.commands.register({
+        name: 'help',
+        description: 'list the slash commands and the main flags',
+        run: async (_args, ctx) => helpText(ctx.kernel.commands.list()),
+      });
+    }
     kernel.modes.register({
       name: 'print',
       async run(ctx) {
@@ -76,8 +85,8 @@ async function runSlash(kernel: Kernel, ctx: ModeContext, session: Session, slas
     output = printed.join('') + (typeof returned === 'string' && returned ? returned : '');
   } catch (err) {
     const message = `/${slash.command.name}: ${userMessage(err)}`;
-    if (ctx.options.outputFormat === 'text') ctx.io.stderr.write(`keel: ${message}\n`);
-    else write(resultMessage(kernel, session, slashResult(started, '', message)));
+    ctx.io.stderr.write(`keel: ${message}\n`);
+    if (ctx.options.outputFormat !== 'text') write(resultMessage(kernel, session, slashResult(started, '', message)));
     return 1;
   }
   if (ctx.options.outputFormat === 'text') {
@@ -110,7 +119,8 @@ function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunR
   else if (!result.isError) ctx.io.stdout.write(result.result.endsWith('\n') ? result.result : `${result.result}\n`);
   if (result.aborted) return 130;
   if (result.isError) {
-    if (format === 'text') ctx.io.stderr.write(`keel: ${result.error ?? result.subtype}\n`);
+    // Every failure is one line on stderr, whatever the format; json formats also carry it in the result.
+    ctx.io.stderr.write(`keel: ${result.error ?? result.subtype}\n`);
     return 1;
   }
   return 0;

@@ -1,11 +1,13 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
-import { errorMessage, isAbortError, type AgentEvent } from '../../kernel/index.js';
+import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
 import { ALIVE } from './transport.js';
 
 export interface AttemptContext {
   signal: AbortSignal;
   alive(): void;
+  /** Feeds the retry policy's progress deadline: called on every event (the SDK drops pings before us). */
+  progress?(): void;
   /** The retry policy's watched fetch; unused here: the transport calls `alive` on every chunk itself. */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
@@ -27,17 +29,29 @@ export async function streamAttempt(
   ctx: AttemptContext,
   opts: AttemptOptions,
 ): Promise<Anthropic.Message> {
-  // Every byte the transport receives feeds the idle watchdog (pings included), without a per-attempt client.
-  const stream = client.messages.stream(params, { signal: ctx.signal, fetchOptions: { [ALIVE]: ctx.alive } as object });
+  const head = new BodyHead();
+  // Every byte the transport receives feeds the idle watchdog (pings included), without a per-attempt client;
+  // the first bytes are kept to describe an answer that is not an event stream.
+  const alive = (chunk?: Uint8Array) => {
+    ctx.alive();
+    if (chunk) head.add(chunk);
+  };
+  const stream = client.messages.stream(params, { signal: ctx.signal, fetchOptions: { [ALIVE]: alive } as object });
   let connected = false;
   let shown = false;
   const toolIds = new Map<number, string>();
+  const toolJson = new Map<number, string>();
   stream.on('connect', () => {
     connected = true;
     ctx.alive();
   });
   stream.on('streamEvent', (event) => {
     ctx.alive();
+    ctx.progress?.();
+    if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolJson.set(event.index, '');
+    if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') {
+      toolJson.set(event.index, (toolJson.get(event.index) ?? '') + event.delta.partial_json);
+    }
     if (!opts.visible) return;
     if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
     if (event.type !== 'content_block_delta') return;
@@ -56,12 +70,71 @@ export async function streamAttempt(
   try {
     const message = await stream.finalMessage();
     if (!message.stop_reason) throw new Error('the stream ended before the message was complete');
+    // The SDK repairs a cut-off input JSON; a call whose input did not arrive whole must never run.
+    for (const [index, json] of toolJson) {
+      if (!wholeJson(json)) {
+        const block = message.content[index];
+        const name = block?.type === 'tool_use' ? `"${block.name}" (${block.id})` : `at index ${index}`;
+        throw new Error(`the input of tool call ${name} did not arrive whole (${json.length} bytes of unterminated JSON)`);
+      }
+    }
     return message;
-  } catch (err) {
+  } catch (caught) {
+    const unexpected = notAStream(stream.response, head);
+    const err = unexpected ?? caught;
     if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
+    if (unexpected) throw unexpected;
     if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
     throw err;
   }
+}
+
+function wholeJson(json: string): boolean {
+  if (json.trim() === '') return true;
+  try {
+    JSON.parse(json);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first bytes of a body kept to describe an answer that is not an event stream. */
+const HEAD_BYTES = 200;
+
+class BodyHead {
+  private chunks: Buffer[] = [];
+  private kept = 0;
+  total = 0;
+
+  add(chunk: Uint8Array): void {
+    this.total += chunk.byteLength;
+    if (this.kept >= HEAD_BYTES) return;
+    const part = Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.byteLength, HEAD_BYTES - this.kept));
+    this.chunks.push(Buffer.from(part));
+    this.kept += part.length;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/**
+ * A 2xx answer that is not an event stream (an HTML page from a proxy, a JSON body): the SDK would only say the
+ * request "ended without sending any chunks", so say what came back instead. Not retried: the same endpoint
+ * would answer the same way.
+ */
+function notAStream(response: Response | null | undefined, head: BodyHead): KeelError | undefined {
+  if (!response || !response.ok) return undefined;
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('text/event-stream')) return undefined;
+  const start = head.text().replace(/\s+/g, ' ').trim();
+  return new KeelError(
+    `the Anthropic API answered HTTP ${response.status} with ${type ? `content-type ${type}` : 'no content-type'} instead of an event stream; ` +
+      `the body begins: ${JSON.stringify(start)}${head.total > HEAD_BYTES ? ` (${head.total} bytes in all)` : ''}; check ANTHROPIC_BASE_URL / baseURL`,
+    { code: 'bad_response' },
+  );
 }
 
 /** Error types an `error` event can carry that a retry of the same request cannot fix. */

@@ -12,7 +12,8 @@ import zlib from 'node:zlib';
 /** `fetchOptions` key for the attempt's watchdog callback. */
 export const ALIVE = Symbol.for('keel.query-anthropic.alive');
 
-type Init = RequestInit & { [ALIVE]?: () => void };
+/** Called on the response headers (no argument) and on every chunk of the body (with it). */
+type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void };
 
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
@@ -90,8 +91,9 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
             }
           };
           source.on('data', (chunk: Buffer) => {
-            alive();
-            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+            alive(bytes);
+            controller.enqueue(bytes);
           });
           source.on('end', () => {
             release();

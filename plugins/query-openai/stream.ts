@@ -7,6 +7,8 @@ import { toStopReason } from './translate.js';
 export interface AttemptContext {
   signal: AbortSignal;
   alive(): void;
+  /** Feeds the retry policy's progress deadline (keep-alive comments never reach us). */
+  progress?(): void;
   /** The retry policy's watched fetch: every byte received (keep-alive comments included) feeds its idle watchdog. */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
@@ -51,6 +53,7 @@ export async function chatAttempt(client: OpenAI, params: ChatCompletionCreatePa
     const textIndex = 0;
     for await (const chunk of stream) {
       ctx.alive();
+      ctx.progress?.();
       id ??= chunk.id;
       if (chunk.model) model = chunk.model;
       if (chunk.usage) usage = toUsage(chunk.usage);

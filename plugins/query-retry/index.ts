@@ -35,6 +35,7 @@ const retryConfig = z
     maxRetryAfterMs: ms,
     firstByteTimeoutMs: z.number().int().positive(),
     idleTimeoutMs: z.number().int().positive(),
+    progressTimeoutMs: z.number().int().positive(),
   })
   .partial()
   .strict();

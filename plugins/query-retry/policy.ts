@@ -13,16 +13,23 @@ export interface RetrySettings {
   maxRetryAfterMs: number;
   /** Per attempt: the response headers must arrive within this time. */
   firstByteTimeoutMs: number;
-  /** Per attempt: after the headers, no stream event for this long aborts and retries. */
+  /** Per attempt: after the headers, no byte for this long aborts and retries. */
   idleTimeoutMs: number;
+  /**
+   * Per attempt: no content event for this long (keep-alive pings do not count) aborts the attempt, and the
+   * call fails without a retry: the server is alive but not answering.
+   */
+  progressTimeoutMs: number;
 }
 
 export const DEFAULT_RETRY: RetrySettings = {
   maxRetries: 3,
   baseDelayMs: 1000,
   maxRetryAfterMs: 60_000,
-  firstByteTimeoutMs: 120_000,
-  idleTimeoutMs: 90_000,
+  // Worst case for an endpoint that never answers: 4 attempts × 30 s + 1 + 2 + 4 s of backoff ≈ 2 min.
+  firstByteTimeoutMs: 30_000,
+  idleTimeoutMs: 60_000,
+  progressTimeoutMs: 120_000,
 };
 
 /** What one attempt gets from the policy. */
@@ -33,6 +40,8 @@ export interface RetryAttempt {
   signal: AbortSignal;
   /** Call on the response headers and on every stream event: it feeds the watchdogs. */
   alive(): void;
+  /** Call on every event that carries content (not keep-alive pings): it feeds the progress deadline. */
+  progress(): void;
   /**
    * A fetch to give the HTTP client for this attempt: it calls `alive()` on the headers and on every chunk of
    * the body, so keep-alive pings an SDK drops still count as life.
@@ -64,18 +73,22 @@ export function createRetryService(settings: RetrySettings, clock: Clock): Retry
     settings,
     async run(fn, opts = {}) {
       const label = opts.label ?? 'the model API';
+      const started = clock.now();
       let retries = 0;
       for (let number = 1; ; number++) {
         if (opts.signal?.aborted) throw abortError(opts.signal);
         const watch = watchdog(settings, clock, opts.signal);
         let verdict: Verdict;
         let failure: unknown;
+        let timeout: Timeout | undefined;
         try {
-          return await fn({ number, signal: watch.signal, alive: watch.alive, fetch: watchedFetch(watch.alive) });
+          return await fn({ number, signal: watch.signal, alive: watch.alive, progress: watch.progress, fetch: watchedFetch(watch.alive) });
         } catch (err) {
           if (opts.signal?.aborted) throw err;
-          failure = err;
-          verdict = watch.timedOut() ? { retry: true, cause: watch.timedOut()! } : classify(err, clock.now());
+          timeout = watch.timedOut();
+          // A watchdog's abort is not the user's: the failure carries a timeout, never the abort, as its cause.
+          failure = timeout ? timeoutError(label, timeout.why, number, clock.now() - started) : err;
+          verdict = timeout ? (timeout.final ? { retry: false } : { retry: true, cause: timeout.why }) : classify(err, clock.now());
         } finally {
           watch.dispose();
         }
@@ -87,6 +100,7 @@ export function createRetryService(settings: RetrySettings, clock: Clock): Retry
           );
         }
         if (retries >= settings.maxRetries) {
+          if (timeout) throw failure;
           throw new KeelError(`${label}: ${verdict.cause} (gave up after ${settings.maxRetries} ${settings.maxRetries === 1 ? 'retry' : 'retries'})`, {
             code: 'retries_exhausted',
             cause: failure,
@@ -101,41 +115,75 @@ export function createRetryService(settings: RetrySettings, clock: Clock): Retry
   };
 }
 
+/** Why a watchdog aborted an attempt; `final` when a retry would not help. */
+interface Timeout {
+  why: string;
+  final: boolean;
+}
+
 interface Watchdog {
   signal: AbortSignal;
   alive(): void;
+  progress(): void;
   /** Why the watchdog aborted the attempt, if it did. */
-  timedOut(): string | undefined;
+  timedOut(): Timeout | undefined;
   dispose(): void;
 }
 
-/** One attempt's abort controller: the user's signal, a first-byte timer, then an idle timer re-armed on every event. */
+/**
+ * One attempt's abort controller: the user's signal, a first-byte timer, then an idle timer re-armed on every
+ * byte, and a progress deadline re-armed only on content (a stream of pings alone runs it out).
+ */
 function watchdog(settings: RetrySettings, clock: Clock, user: AbortSignal | undefined): Watchdog {
   const controller = new AbortController();
-  let reason: string | undefined;
-  const fire = (why: string) => () => {
-    reason = why;
+  let reason: Timeout | undefined;
+  const fire = (why: string, final = false) => () => {
+    if (reason) return;
+    reason = { why, final };
     controller.abort(new Error(why));
   };
   const onUserAbort = () => controller.abort(user?.reason);
   user?.addEventListener('abort', onUserAbort, { once: true });
   let cancel = clock.timer(settings.firstByteTimeoutMs, fire(`no response within ${seconds(settings.firstByteTimeoutMs)}`));
+  const noProgress = fire(`no content for ${seconds(settings.progressTimeoutMs)} (the server sent only keep-alives)`, true);
+  // Armed on the headers: until then the first-byte timer is the one that counts.
+  let cancelProgress: (() => void) | undefined;
   return {
     signal: controller.signal,
     alive() {
       if (reason) return;
+      cancelProgress ??= clock.timer(settings.progressTimeoutMs, noProgress);
       cancel();
       cancel = clock.timer(settings.idleTimeoutMs, fire(`the stream stalled (no event for ${seconds(settings.idleTimeoutMs)})`));
+    },
+    progress() {
+      if (reason) return;
+      cancelProgress?.();
+      cancelProgress = clock.timer(settings.progressTimeoutMs, noProgress);
     },
     timedOut: () => reason,
     dispose() {
       cancel();
+      cancelProgress?.();
       user?.removeEventListener('abort', onUserAbort);
     },
   };
 }
 
+/** "Anthropic API timed out: no response within 30 s (4 attempts over 2 min 7 s)". */
+function timeoutError(label: string, why: string, attempts: number, elapsedMs: number): KeelError {
+  const tries = `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`;
+  const timeout = Object.assign(new Error(why), { name: 'TimeoutError', code: 'timeout' });
+  return new KeelError(`${label} timed out: ${why} (${tries} over ${duration(elapsedMs)})`, { code: 'timeout', cause: timeout });
+}
+
 function seconds(ms: number): string {
   const s = ms / 1000;
   return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
+function duration(ms: number): string {
+  const total = Math.round(ms / 1000);
+  const minutes = Math.floor(total / 60);
+  return minutes ? `${minutes} min ${total % 60} s` : `${total} s`;
 }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import {
   definePlugin,
+  emptyUsage,
   errorMessage,
   Stage,
   type AgentEvent,
@@ -105,7 +106,8 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON",
       async run(args, ctx) {
         const summaries = await listSessions(dirOf(ctx.session.projectRoot));
-        return args.split(/\s+/).includes('--json') ? listJson(summaries) : formatList(summaries, ctx.session.projectRoot);
+        if (args.split(/\s+/).includes('--json')) return listJson(summaries);
+        return formatList(summaries, ctx.session.projectRoot, Boolean(ctx.kernel.modes.get('interactive')));
       },
     });
 
@@ -183,6 +185,8 @@ async function openOrResume(
     last: undefined,
     base: { turns: 0, costUsd: 0 },
     turns: 0,
+    calls: 0,
+    usage: emptyUsage(),
     responseCost: 0,
     mainUsageCost: 0,
     smallUsageCost: 0,
@@ -212,6 +216,7 @@ async function openOrResume(
   for (const message of loaded.messages) session.messages.push(message);
   session.resumedFrom = sourceId;
   rec.base = loaded.stats;
+  session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
   if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
 
   if (resume.fork) {

@@ -38,7 +38,15 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
   return summaries;
 }
 
-export function formatList(summaries: SessionSummary[], projectRoot: string): string {
+/**
+ * How to resume, for the build that runs: `keel --resume <id>` opens the interactive UI, which only a build
+ * with an interactive frontend has; otherwise a headless run continues the session.
+ */
+export function resumeHint(interactive: boolean): string {
+  return interactive ? 'Resume one with: keel --resume <id>' : 'Resume one with: keel -p "<your next request>" --resume <id>';
+}
+
+export function formatList(summaries: SessionSummary[], projectRoot: string, interactive = false): string {
   if (summaries.length === 0) return `No sessions for ${projectRoot} yet.`;
   const rows = summaries.map((s) => [s.id, formatTime(s.lastActivity), String(s.turns), `$${s.costUsd.toFixed(4)}`, oneLine(s.firstPrompt ?? '(no prompt)', 60)]);
   const head = ['ID', 'LAST ACTIVITY', 'TURNS', 'COST', 'FIRST PROMPT'];
@@ -47,7 +55,7 @@ export function formatList(summaries: SessionSummary[], projectRoot: string): st
     cells
       .map((cell, i) => (i === cells.length - 1 ? cell : i === 2 || i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
       .join('  ');
-  return [line(head), ...rows.map(line), '', `Resume one with: keel --resume <id>`].join('\n');
+  return [line(head), ...rows.map(line), '', resumeHint(interactive)].join('\n');
 }
 
 export function listJson(summaries: SessionSummary[]): string {

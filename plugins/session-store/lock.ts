@@ -1,13 +1,19 @@
 /**
- * An advisory lock per session file (`<id>.lock` beside it, holding the owner's pid), so two keel processes
- * never append to one session at once. A lock whose process is gone (a `kill -9`, a power cut) is stale and
- * taken over. Locks are released when the writer closes and, as a last resort, when the process exits.
+ * An advisory lock per session file (`<id>.lock` beside it, holding the owner's pid, a token and the owner's
+ * start time), so two keel processes never append to one session at once. A lock whose process is gone (a
+ * `kill -9`, a power cut) is stale and taken over, and so is one whose pid now names another process (pid
+ * reuse): a different start time, or, for a lock without one, a process that is not keel. Locks are released when the writer closes and, as a last resort, when the process exits.
  */
 import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { KeelError } from '../../kernel/index.js';
 
-export class SessionLockedError extends Error {
-  override name = 'SessionLockedError';
+/** Shown to the user as its own one line (exit 1), without the plugin/hook wrapping. */
+export class SessionLockedError extends KeelError {
+  constructor(message: string) {
+    super(message, { code: 'session_locked' });
+    this.name = 'SessionLockedError';
+  }
 }
 
 export interface SessionLock {
@@ -20,20 +26,61 @@ export interface SessionLock {
  * process, not to a session, and one listener serves every kernel in it.
  */
 const held = new Map<string, string>();
+const OWN_START = processStart(process.pid);
 let exitHandler: (() => void) | undefined;
 
 export function lockFileOf(sessionFile: string): string {
   return sessionFile.replace(/\.jsonl$/, '.lock');
 }
 
+interface Owner {
+  pid: number;
+  token: string;
+  /** The owner's start time (clock ticks after boot, from /proc), when the lock recorded it. */
+  start?: string;
+}
+
 /** What a lock file says about its owner. */
-function readOwner(file: string): { pid: number; token: string } | undefined {
+function readOwner(file: string): Owner | undefined {
   try {
-    const [pid, token] = readFileSync(file, 'utf8').trim().split(/\s+/);
-    return Number.isInteger(Number(pid)) && Number(pid) > 0 ? { pid: Number(pid), token: token ?? '' } : { pid: 0, token: token ?? '' };
+    const [pid, token, start] = readFileSync(file, 'utf8').trim().split(/\s+/);
+    const owner: Owner = { pid: Number.isInteger(Number(pid)) && Number(pid) > 0 ? Number(pid) : 0, token: token ?? '' };
+    if (start) owner.start = start;
+    return owner;
   } catch {
     return undefined;
   }
+}
+
+/** A process's start time from `/proc/<pid>/stat` (field 22), or undefined where there is no /proc. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when the lock's owner still runs: its pid is alive and is the same process that wrote the lock (same
+ * start time), or — for a lock that recorded none — a keel process. Without /proc, a live pid is trusted.
+ */
+export function ownerRuns(owner: Owner, alive: (pid: number) => boolean = isAlive): boolean {
+  if (!alive(owner.pid)) return false;
+  const start = processStart(owner.pid);
+  if (start === undefined) return true;
+  if (owner.start) return owner.start === start;
+  return /keel/i.test(commandLine(owner.pid) ?? 'keel');
 }
 
 /** True when a process with this pid exists (EPERM: it exists but belongs to another user). */
@@ -58,7 +105,7 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
     try {
       const fd = openSync(file, 'wx', 0o600);
       try {
-        writeSync(fd, `${process.pid} ${token}\n`);
+        writeSync(fd, `${process.pid} ${token}${OWN_START ? ` ${OWN_START}` : ''}\n`);
       } finally {
         closeSync(fd);
       }
@@ -68,7 +115,7 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
     }
     const owner = readOwner(file);
     if (!owner) continue; // released between our open and our read: try again
-    if (owner.pid !== process.pid && alive(owner.pid)) {
+    if (owner.pid !== process.pid && ownerRuns(owner, alive)) {
       throw new SessionLockedError(
         `session ${id} is in use by another keel process (pid ${owner.pid}); wait for it to end, add --fork-session to continue in a copy, or delete ${file} if no keel runs it`,
       );
@@ -83,7 +130,7 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
       throw err;
     }
     const moved = readOwner(aside);
-    if (moved && moved.token !== owner.token && moved.pid !== process.pid && alive(moved.pid)) {
+    if (moved && moved.token !== owner.token && moved.pid !== process.pid && ownerRuns(moved, alive)) {
       // Another process replaced the stale lock between our read and our rename: that lock is live. Put it back.
       try {
         renameSync(aside, file);

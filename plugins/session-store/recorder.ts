@@ -3,7 +3,7 @@
  * disk. New messages are found by comparing `session.messages` with what was already written, so every
  * message reaches the file, even one appended without an event; a rewritten history becomes a boundary.
  */
-import type { MessageParam, QueryResponse, Session, TokenUsage } from '../../kernel/index.js';
+import { addUsage, emptyUsage, type MessageParam, type QueryResponse, type Session, type TokenUsage } from '../../kernel/index.js';
 import { FORMAT_VERSION, type HeaderRecord, type MessageRecord, type SideRef, type Stats } from './records.js';
 import { extractSideFiles, type SideWriter } from './side-files.js';
 import type { SessionWriter } from './writer.js';
@@ -21,6 +21,9 @@ export interface Recorder {
   responseCost: number;
   mainUsageCost: number;
   smallUsageCost: number;
+  /** Calls and tokens reported by `usage` events in this process. */
+  calls: number;
+  usage: TokenUsage;
   /** Once the provider reports main-model usage events, main cost comes from those alone (never counted twice). */
   costFromUsage: boolean;
   /** Set after a write failed: the session is no longer saved, and that was reported once. */
@@ -44,7 +47,12 @@ export function headerFor(session: Session, now: number, parent?: string): Heade
 }
 
 export function stats(rec: Recorder): Stats {
-  return { turns: rec.base.turns + rec.turns, costUsd: rec.base.costUsd + (rec.costFromUsage ? rec.mainUsageCost : rec.responseCost) + rec.smallUsageCost };
+  return {
+    turns: rec.base.turns + rec.turns,
+    costUsd: rec.base.costUsd + (rec.costFromUsage ? rec.mainUsageCost : rec.responseCost) + rec.smallUsageCost,
+    calls: (rec.base.calls ?? 0) + rec.calls,
+    usage: addUsage(rec.base.usage ?? emptyUsage(), rec.usage),
+  };
 }
 
 function ensureOpen(rec: Recorder): void {
@@ -115,6 +123,8 @@ export function countResponse(rec: Recorder, response: QueryResponse): void {
 }
 
 export function writeUsage(rec: Recorder, event: { usage: TokenUsage; costUsd: number; model: string; tier: 'main' | 'small' }): void {
+  rec.calls++;
+  rec.usage = addUsage(rec.usage, event.usage);
   if (event.tier === 'main') {
     rec.costFromUsage = true;
     rec.mainUsageCost += event.costUsd;

@@ -11,6 +11,9 @@ export interface Stats {
   /** Model turns (assistant messages) so far. */
   turns: number;
   costUsd: number;
+  /** Model calls of every tier with their token use (absent in files written before they were kept). */
+  calls?: number;
+  usage?: TokenUsage;
 }
 
 export interface HeaderRecord {

@@ -1,10 +1,15 @@
 /** Finds the session file a `--resume <id>` or `--continue` means, with one-line errors when there is none. */
 import { existsSync } from 'node:fs';
+import { KeelError } from '../../kernel/index.js';
 import { sessionFiles } from './list.js';
 import { SESSION_ID, sessionFile } from './paths.js';
 
-export class ResumeError extends Error {
-  override name = 'ResumeError';
+/** A `--resume`/`--continue` that names no session: a usage error, shown as its own one line (exit 2). */
+export class ResumeError extends KeelError {
+  constructor(message: string) {
+    super(message, { code: 'resume', exitCode: 2 });
+    this.name = 'ResumeError';
+  }
 }
 
 /** An exact id, or a unique prefix of one (as `keel sessions` shows them). */

@@ -3,9 +3,9 @@
  * A side file is named after its tool_use id and a hash of its content, so writing it twice is a no-op.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import type { ContentBlockParam, MessageParam } from '../../kernel/index.js';
+import { ensureDir, type ContentBlockParam, type MessageParam } from '../../kernel/index.js';
 import { SIDE_FILE, type SideRef } from './records.js';
 import type { Redactor } from './secrets.js';
 import { syncDir } from './writer.js';
@@ -40,7 +40,7 @@ export function extractSideFiles(message: MessageParam, side: SideWriter, m?: nu
 function writeSideFile(side: SideWriter, file: string, text: string): void {
   const target = path.join(side.dir, file);
   if (existsSync(target)) return;
-  mkdirSync(side.dir, { recursive: true, mode: 0o700 });
+  ensureDir(side.dir);
   // Written whole under a temporary name, then renamed: a crash never leaves a half side file behind a ref.
   const temp = `${target}.${process.pid}.tmp`;
   const fd = openSync(temp, 'w', 0o600);

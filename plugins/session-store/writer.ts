@@ -3,8 +3,9 @@
  * fdatasync on demand (group commit: in the background, one in flight at a time; closing waits for none and
  * syncs what is left itself), the folder synced after the file is created.
  */
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { ensureDir } from '../../kernel/index.js';
 import { acquireLock, type SessionLock } from './lock.js';
 import type { SessionRecord } from './records.js';
 import type { Redactor } from './secrets.js';
@@ -52,7 +53,7 @@ export class SessionWriter {
   open(): { created: boolean; cutBytes: number } {
     if (this.fd !== undefined) return { created: false, cutBytes: 0 };
     const dir = path.dirname(this.file);
-    const madeDir = mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const madeDir = ensureDir(dir);
     this.acquire();
     const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
     this.fd = fd;

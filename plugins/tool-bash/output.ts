@@ -5,15 +5,26 @@ const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g;
 
 export const stripAnsi = (text: string) => text.replace(ANSI, '');
 
-/** Keeps the first and the last `limit / 2` characters of a long output, counting what it drops in between. */
+/**
+ * Keeps the first and the last `limit / 2` characters of a long output, counting what it drops in between and
+ * how much the command printed in all (only the kept text exists anywhere: nothing else is saved).
+ */
 export class CappedOutput {
   private head = '';
   private tail = '';
   private dropped = 0;
+  private bytes = 0;
+  private lines = 0;
 
   constructor(private readonly limit: number) {}
 
+  /** Counts raw bytes as the command wrote them (before colour codes are stripped). */
+  count(bytes: number): void {
+    this.bytes += bytes;
+  }
+
   push(text: string): void {
+    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) this.lines++;
     const half = Math.floor(this.limit / 2);
     if (this.head.length < half) {
       const take = text.slice(0, half - this.head.length);
@@ -34,7 +45,8 @@ export class CappedOutput {
 
   text(): string {
     if (!this.dropped) return this.head + this.tail;
-    return `${this.head}\n\n[... output cut: ${this.dropped} characters left out here; redirect to a file and read parts of it, or filter with grep/head/tail ...]\n\n${this.tail}`;
+    const kept = `the command printed ${this.bytes} bytes (${this.lines} lines) in all; only the first ${this.head.length} and the last ${this.tail.length} characters are kept, and nothing else was saved`;
+    return `${this.head}\n\n[... output cut: ${this.dropped} characters left out here; ${kept}. Redirect to a file and read parts of it, or filter with grep/head/tail ...]\n\n${this.tail}`;
   }
 }
 

@@ -117,7 +117,10 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
         output.push(clean);
         spec.onOutput(clean, stream);
       });
-      child[stream]?.on('data', (chunk: Buffer) => splitter.write(chunk));
+      child[stream]?.on('data', (chunk: Buffer) => {
+        output.count(chunk.length);
+        splitter.write(chunk);
+      });
       return splitter;
     });
     const extra = child.stdio[3];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { addUsage, definePlugin, KeelError, type Kernel, type Session, type TokenUsage } from '../../kernel/index.js';
 import { costOf, findPrice, windowOf, type ModelPrice } from './pricing.js';
 import { costReport } from './report.js';
-import { contextTokensOf, emptyBook, record, type ModelTotals, type Tier, type UsageBook, type UsageTotals } from './totals.js';
+import { contextTokensOf, emptyBook, inheritedBook, record, type ModelTotals, type Tier, type UsageBook, type UsageTotals } from './totals.js';
 
 export type { ModelPrice } from './pricing.js';
 export type { ModelTotals, UsageBook, UsageTotals } from './totals.js';
@@ -97,6 +97,8 @@ export default definePlugin(() => ({
     kernel.services.provide('usage', service);
 
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+      // The session store (EARLY) has set what a resumed or forked session carries from its file.
+      if (session.inherited && !session.data.has(NAME)) session.data.set(NAME, inheritedBook(session.inherited));
       bookOf(session);
       kernel.state.set({ contextWindow: windowFor(session.model) });
     });

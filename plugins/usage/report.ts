@@ -13,9 +13,18 @@ export function costReport(book: UsageBook, context: { tokens: number; window: n
     `Total cost:    ${formatUsd(book.total.costUsd)}`,
     `Total usage:   ${n(usage.input_tokens)} input, ${n(usage.output_tokens)} output, ${n(usage.cache_read_input_tokens)} cache read, ${n(usage.cache_creation_input_tokens)} cache write (${book.total.calls} ${book.total.calls === 1 ? 'call' : 'calls'})`,
   ];
+  const inherited = book.inherited;
+  if (inherited) {
+    const calls = inherited.calls === undefined ? '' : ` over ${inherited.calls} ${inherited.calls === 1 ? 'call' : 'calls'}`;
+    lines.push(
+      inherited.forked
+        ? `Inherited:     ${formatUsd(inherited.costUsd)}${calls} from session ${inherited.from} (forked from it; included above)`
+        : `Earlier runs:  ${formatUsd(inherited.costUsd)}${calls} before this session was resumed (included above)`,
+    );
+  }
   const models = Object.entries(book.byModel);
   if (models.length > 0) {
-    lines.push('By model:');
+    lines.push(inherited ? 'By model (this run):' : 'By model:');
     for (const [model, totals] of models) {
       const u = totals.usage;
       lines.push(

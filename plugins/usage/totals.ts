@@ -1,5 +1,5 @@
 /** Running totals of token use and cost: per session (in `session.data`) and per process (in `kernel.state`). */
-import { addUsage, emptyUsage, type TokenUsage } from '../../kernel/index.js';
+import { addUsage, emptyUsage, type InheritedUsage, type TokenUsage } from '../../kernel/index.js';
 
 export type Tier = 'main' | 'small';
 
@@ -17,7 +17,10 @@ export interface ModelTotals extends UsageTotals {
 }
 
 export interface UsageBook {
+  /** Everything this session spent, earlier runs included. */
   total: UsageTotals;
+  /** What earlier runs (resume) or the parent session (fork) spent, already counted in `total`. */
+  inherited?: InheritedUsage;
   byModel: Record<string, ModelTotals>;
   byTier: Record<Tier, UsageTotals>;
 }
@@ -30,6 +33,11 @@ function add(totals: UsageTotals, usage: TokenUsage, costUsd: number): UsageTota
   return { usage: addUsage(totals.usage, usage), costUsd: totals.costUsd + costUsd, calls: totals.calls + 1 };
 }
 
+/** The book a resumed or forked session starts from: the totals its file carried. */
+export function inheritedBook(inherited: InheritedUsage): UsageBook {
+  return { ...emptyBook(), total: { usage: inherited.usage ?? emptyUsage(), costUsd: inherited.costUsd, calls: inherited.calls ?? 0 }, inherited };
+}
+
 /** A new book with one call added (books are replaced, never mutated, so state snapshots stay intact). */
 export function record(book: UsageBook, entry: { model: string; tier: Tier; usage: TokenUsage; costUsd: number; priced: boolean }): UsageBook {
   const prev = book.byModel[entry.model] ?? { ...emptyTotals(), tiers: [], priced: entry.priced };
@@ -39,6 +47,7 @@ export function record(book: UsageBook, entry: { model: string; tier: Tier; usag
     priced: prev.priced && entry.priced,
   };
   return {
+    ...book,
     total: add(book.total, entry.usage, entry.costUsd),
     byModel: { ...book.byModel, [entry.model]: model },
     byTier: { ...book.byTier, [entry.tier]: add(book.byTier[entry.tier], entry.usage, entry.costUsd) },

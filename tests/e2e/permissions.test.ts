@@ -38,6 +38,15 @@ describe('folder trust', () => {
     expect(lines[0]).toContain('--trust');
   });
 
+  it('sessions and describe in an untrusted folder skip nothing a run would need, so they do not warn', async () => {
+    const { env, ws } = await prepare([]);
+    markerConfig(ws);
+    for (const args of [['sessions'], ['describe'], ['sessions', '--json']]) {
+      const run = await runKeel(args, { cwd: ws.dir, env });
+      expect(run, args.join(' ')).toMatchObject({ code: 0, stderr: '' });
+    }
+  });
+
   it('--trust loads the project config for this run only', async () => {
     const { env, ws } = await prepare([say('ok'), say('again')]);
     const marker = markerConfig(ws);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAIN_FLAGS } from '../../kernel/index.js';
 import { plainMessages, say } from '../helpers/anthropic-server.js';
 import { ndjson, runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
@@ -14,6 +15,24 @@ describe('slash commands in headless runs', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/\$0/);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
+  it('/help lists every slash command with its description, and the main flags, without calling the model', async () => {
+    const { env, ws, server } = await prepare([]);
+    // A slash command calls no model, so it runs without an API key.
+    const run = await runKeel(['-p', '/help'], { cwd: ws.dir, env: { ...env, ANTHROPIC_API_KEY: undefined } });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout.split('\n')[0]).toBe('Slash commands:');
+    for (const name of ['compact', 'cost', 'help', 'memory', 'sessions']) expect(run.stdout).toMatch(new RegExp(`^  /${name}\\s{2,}\\S`, 'm'));
+    expect(run.stdout).toMatch(/^ {2}\/help\s+list the slash commands and the main flags$/m);
+    expect(run.stdout).toContain('Main flags (keel --help lists them all):');
+    const help = (await runKeel(['--help'], { cwd: ws.dir, env })).stdout;
+    for (const [flag] of MAIN_FLAGS) {
+      expect(run.stdout).toContain(`  ${flag}`);
+      // Every flag /help names is one keel --help documents.
+      expect(help).toContain(flag);
+    }
     expect(server.messageRequests()).toHaveLength(0);
   });
 

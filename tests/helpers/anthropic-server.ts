@@ -24,9 +24,12 @@ export interface ScriptedTurn {
   /**
    * reset: destroy the socket before headers. cut: end the stream after the first content block.
    * stall: send message_start then nothing. malformed: send an SSE event whose data is not JSON.
-   * hang: read the request and never answer (no headers).
+   * hang: read the request and never answer (no headers). partial-input: send only the first half of each
+   * tool call's input JSON, then end the message normally.
    */
-  fault?: 'reset' | 'cut' | 'stall' | 'malformed' | 'hang';
+  fault?: 'reset' | 'cut' | 'stall' | 'malformed' | 'hang' | 'partial-input';
+  /** Answer with exactly this status, headers and body (e.g. an HTML page from a proxy). */
+  raw?: { status: number; headers?: Record<string, string>; body: string };
   /** Milliseconds between SSE events (lets tests interrupt a stream in flight). */
   eventDelayMs?: number;
   /**
@@ -125,6 +128,11 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
       return;
     }
     if (step.fault === 'hang') return;
+    if (step.raw) {
+      res.writeHead(step.raw.status, step.raw.headers ?? {});
+      res.end(step.raw.body);
+      return;
+    }
     if (step.status && step.status >= 400) {
       res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
       res.end(JSON.stringify({ type: 'error', error: { type: step.errorType ?? errorTypeFor(step.status), message: step.errorMessage ?? `scripted ${step.status}` } }));
@@ -237,7 +245,8 @@ async function streamMessage(res: http.ServerResponse, message: BuiltMessage, st
       await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
       const json = JSON.stringify(block.input ?? {});
       const mid = Math.floor(json.length / 2);
-      for (const piece of [json.slice(0, mid), json.slice(mid)]) {
+      const pieces = step.fault === 'partial-input' ? [json.slice(0, mid)] : [json.slice(0, mid), json.slice(mid)];
+      for (const piece of pieces) {
         await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
       }
     } else if (block.type === 'thinking') {

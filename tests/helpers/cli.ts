@@ -2,8 +2,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertFreshBuild } from './fresh-build.js';
 
 export const KEEL_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/keel.js');
+
+// Every e2e file spawns the binary through this module: refuse to test an old build of edited sources.
+assertFreshBuild(path.resolve(path.dirname(KEEL_BIN), '..'));
 
 export interface KeelRun {
   code: number | null;

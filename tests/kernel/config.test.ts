@@ -130,7 +130,41 @@ describe('config errors name the file and the key', () => {
   it('a config that throws while loading', async () => {
     ws = makeWorkspace({ git: true });
     const file = ws.write('agent.config.ts', `throw new Error('boom at load');\nexport default {};`);
-    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toMatchObject({ message: `${file}: failed to load: boom at load`, exitCode: 2 });
+    const err = await assemble(flags(), env(), undefined, ws.dir).catch((e: unknown) => e);
+    expect(err).toMatchObject({ exitCode: 2 });
+    expect((err as Error).message).toMatch(new RegExp(`^${file.replace(/[.]/g, '\\.')}:1:\\d+: failed to load: boom at load$`));
+  });
+
+  it('a syntax error names the file, line and column', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.ts', `export default {\n  model: 'x'\n  maxTurns: 3,\n};\n`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toMatchObject({
+      message: `${file}:3:3: failed to load: ParseError: Unexpected token, expected ","`,
+      exitCode: 2,
+    });
+    const json = ws.write('agent.config.json', '{\n  "model": "x",\n  "maxTurns": 3,\n}\n');
+    const jsonErr = (await assemble(flags({ config: json }), env(), undefined, ws.dir).catch((e: unknown) => e)) as Error;
+    expect(jsonErr.message).toMatch(new RegExp(`^${json.replace(/[.]/g, '\\.')}:4:1: failed to load: `));
+  });
+
+  it('reports every bad key of a file at once, in one line', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.json', JSON.stringify({ modle: 'x', maxTurns: -1, permissionMode: 'yolo', colour: 'red' }));
+    const err = (await assemble(flags(), env(), undefined, ws.dir).catch((e: unknown) => e)) as Error & { exitCode: number };
+    expect(err.exitCode).toBe(2);
+    expect(err.message.split('\n')).toHaveLength(1);
+    expect(err.message).toMatch(new RegExp(`^${file.replace(/[.]/g, '\\.')}: maxTurns: .*; permissionMode: must be one of .*; modle: unknown key; colour: unknown key \\(known keys: `));
+  });
+
+  it.each([
+    [`{ name: 'Bad_Name', kernel: '^1.0.0', apply() {} }`, 'plugins.0 (Bad_Name): name "Bad_Name" must be kebab-case (lowercase letters, digits and "-")'],
+    [`{ name: 'future', kernel: '^9.0.0', apply() {} }`, 'plugins.0 (future): needs kernel ^9.0.0, but this kernel is 1.0.0'],
+    [`{ name: 'odd', kernel: 'not a range', apply() {} }`, 'plugins.0 (odd): kernel range "not a range" is not a valid semver range'],
+    [`{ name: 'no-kernel', apply() {} }`, 'plugins.0 (no-kernel): missing "kernel" (a plugin is { name, kernel, apply }; kernel is a semver range such as "^1.0.0")'],
+  ])('a bad plugin entry %s is a usage error naming the file and the entry', async (entry, message) => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.ts', `export default { plugins: [${entry}] };`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toMatchObject({ message: `${file}: ${message}`, exitCode: 2 });
   });
 
   it('a config that does not export an object', async () => {
@@ -168,7 +202,7 @@ describe('config errors name the file and the key', () => {
   it('a plugin entry that is a factory, not a plugin', async () => {
     ws = makeWorkspace({ git: true });
     const file = ws.write('agent.config.ts', `const factory = () => ({ name: 'x', kernel: '^1.0.0', apply() {} });\nexport default { plugins: [factory] };`);
-    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${file}: plugins.0: must be a plugin object`);
+    await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(`${file}: plugins.0: a function (factory), not a plugin: did you forget to call the plugin factory?`);
   });
 
   it('--config pointing nowhere', async () => {
@@ -188,5 +222,34 @@ describe('mode detection', () => {
     [base, 'interactive'],
   ])('%o → %s', (input, mode) => {
     expect(detectMode(input)).toBe(mode);
+  });
+});
+
+describe('keys owned by a plugin that is not loaded', () => {
+  const capture = () => {
+    let text = '';
+    const io = { stdin: process.stdin, stdout: { write: () => true }, stderr: { write: (s: string) => ((text += s), true) } };
+    return { io: io as unknown as Parameters<typeof assemble>[2], text: () => text };
+  };
+
+  it('warns that mcpServers has no effect and names the plugin that would use it', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.json', JSON.stringify({ mcpServers: { files: { command: 'mcp-files' } } }));
+    const out = capture();
+    await assemble(flags(), env(), out.io, ws.dir);
+    expect(out.text()).toBe(`keel: warning: ${file}: mcpServers has no effect: the plugin that uses it (mcp-bridge) is not loaded; add it to \`plugins\` or pick a preset that has it\n`);
+  });
+
+  it('warns (instead of calling it unknown) for a key whose plugin is disabled, and stays quiet when it is loaded', async () => {
+    ws = makeWorkspace({ git: true });
+    const file = ws.write('agent.config.json', JSON.stringify({ disable: ['query-retry'], retry: { maxRetries: 1 } }));
+    const out = capture();
+    const kernel = await assemble(flags(), env(), out.io, ws.dir);
+    expect(kernel.services.get('retry')).toBeUndefined();
+    expect(out.text()).toContain(`keel: warning: ${file}: retry has no effect: the plugin that uses it (query-retry) is not loaded`);
+    ws.write('agent.config.json', JSON.stringify({ retry: { maxRetries: 1 } }));
+    const quiet = capture();
+    await assemble(flags(), env(), quiet.io, ws.dir);
+    expect(quiet.text()).toBe('');
   });
 });

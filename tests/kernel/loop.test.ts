@@ -301,6 +301,40 @@ describe('abort', () => {
     ]);
   });
 
+  it('calls waiting on a permission question when the user interrupts get "Interrupted" results, not denials', async () => {
+    const controller = new AbortController();
+    const ran: string[] = [];
+    const asked: string[] = [];
+    const askFirst: Plugin = {
+      name: 'ask-first',
+      kernel: '^1.0.0',
+      apply(k) {
+        k.hooks.prePermission.tapPromise('ask-first', async (call) => (call.id === 'p1' ? { behavior: 'ask' } : { behavior: 'allow' }));
+        // The question is pending when the user interrupts; a frontend then answers nothing.
+        k.hooks.askUser.tapPromise('ask-first', async (question) => {
+          asked.push(question.kind === 'permission' ? question.call.id : '?');
+          setTimeout(() => controller.abort(), 5);
+          await new Promise((resolve) => controller.signal.addEventListener('abort', resolve));
+          return undefined;
+        });
+      },
+    };
+    const counted = defineTool({ ...echo, execute: async ({ text }) => (ran.push(text), { content: text }) });
+    const { kernel, session } = await setup(
+      [callTools({ name: 'echo', input: { text: 'one' }, id: 'p1' }, { name: 'echo', input: { text: 'two' }, id: 'p2' }, { name: 'echo', input: { text: 'three' }, id: 'p3' })],
+      [toolsPlugin([counted]), askFirst],
+    );
+    const result = await runAgent(kernel, session, 'go', { signal: controller.signal });
+    expect(result.aborted).toBe(true);
+    expect(asked).toEqual(['p1']);
+    expect(ran).toEqual([]);
+    expect(result.permissionDenials).toEqual([]);
+    const interrupted = 'Interrupted by the user before this tool ran.';
+    expect(session.messages[session.messages.length - 1]!.content).toEqual(
+      ['p1', 'p2', 'p3'].map((id) => ({ type: 'tool_result', tool_use_id: id, content: interrupted, is_error: true })),
+    );
+  });
+
   it('interrupts a running tool and still answers every tool_use', async () => {
     const controller = new AbortController();
     const slow = defineTool({

@@ -122,6 +122,19 @@ describe('compact-auto', () => {
     expect(rec.of('log').some((l) => l.message.includes('lacks the sections Key findings, Current state, Pending work, Important decisions'))).toBe(true);
   });
 
+  it('counts the five section names as words in prose (not headings) as a failure', async () => {
+    const prose = 'Completed tasks: none. Key findings: none. Current state: idle. Pending work: none. Important decisions: none.\n# Notes\nCurrent state is fine.';
+    const { kernel, session, rec } = await setup([], () => say(prose));
+    session.messages.push(
+      { role: 'user', content: 'first request' },
+      { role: 'assistant', content: [{ type: 'text', text: 'a' }] },
+      { role: 'user', content: 'second' },
+      { role: 'assistant', content: [{ type: 'text', text: 'b' }] },
+    );
+    expect(await kernel.services.get('compaction')!.compact(session, { trigger: 'auto' })).toBe(false);
+    expect(rec.of('log').some((l) => l.message.includes('lacks the sections Completed tasks, Key findings, Current state, Pending work, Important decisions'))).toBe(true);
+  });
+
   it('frees room on the overflow route: the loop compacts and retries the request', async () => {
     const { kernel, session, rec } = await setup(
       [

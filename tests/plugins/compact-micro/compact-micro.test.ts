@@ -64,6 +64,9 @@ describe('compact-micro plugin', () => {
     expect(content).toMatch(/\[Output truncated: 2600 lines omitted \(lines 201 to 2801/);
     const file = path.join(ws.home, 'tool-outputs', 'sess-1', 'call_1.txt');
     expect(content).toContain(file);
+    // It saves what the tool returned, and says exactly that (a tool may have cut its output already).
+    expect(content).toContain(`This result as the tool returned it (3000 lines) is saved at ${file}`);
+    expect(content).not.toContain('full output');
     expect(content).toContain('read_file');
     const full = readFileSync(file, 'utf8').split('\n');
     expect(full).toHaveLength(3000);

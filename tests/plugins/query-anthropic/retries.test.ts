@@ -130,13 +130,13 @@ describe('query-anthropic retries', () => {
     const h = harness(server.url);
     const session = await testSession(h.kernel);
     const running = runAgent(h.kernel, session, 'go');
-    await until(() => h.clock.pending().includes(90_000), 'the idle watchdog');
-    h.clock.advance(90_000);
+    await until(() => h.clock.pending().includes(60_000), 'the idle watchdog');
+    h.clock.advance(60_000);
     const result = await running;
     expect(result.result).toBe('ok');
     expect(server.messageRequests()).toHaveLength(2);
     expect(await server.messageRequests()[0].finished).toBe('closed-early');
-    expect(h.of('retry')[0]).toMatchObject({ attempt: 1, delayMs: 1000, cause: 'the stream stalled (no event for 90 s)' });
+    expect(h.of('retry')[0]).toMatchObject({ attempt: 1, delayMs: 1000, cause: 'the stream stalled (no event for 60 s)' });
   });
 
   it('keeps a slow stream alive while the server sends pings (bytes feed the idle watchdog, not parsed events)', async () => {
@@ -147,12 +147,12 @@ describe('query-anthropic retries', () => {
     server = await startAnthropicServer([say('slow but steady', { beforeEvent: (ctx) => (ctx.index === 2 ? ((held = ctx), released) : undefined) })]);
     const h = harness(server.url);
     const running = runAgent(h.kernel, await testSession(h.kernel), 'go');
-    await until(() => held !== undefined && h.clock.deadlines().includes(90_000), 'the stream to go quiet');
-    h.clock.advance(60_000);
+    await until(() => held !== undefined && h.clock.deadlines().includes(60_000), 'the stream to go quiet');
+    h.clock.advance(40_000);
     // The SDK drops pings before any event listener sees them; the watchdog must still count them.
     await held!.write('event: ping\ndata: {"type": "ping"}\n\n');
-    await until(() => h.clock.deadlines().includes(150_000), 'the watchdog to re-arm on the ping');
-    h.clock.advance(60_000); // 120 s since the last content event, 60 s since the ping
+    await until(() => h.clock.deadlines().includes(100_000), 'the watchdog to re-arm on the ping');
+    h.clock.advance(40_000); // 80 s since the last content event, 40 s since the ping
     release();
     const result = await running;
     expect(result.result).toBe('slow but steady');
@@ -196,11 +196,103 @@ describe('query-anthropic retries', () => {
     const h = harness(server.url);
     const session = await testSession(h.kernel);
     const running = runAgent(h.kernel, session, 'go');
-    await until(() => server!.messageRequests().length === 1 && h.clock.pending().includes(120_000), 'the first request');
-    h.clock.advance(120_000);
+    await until(() => server!.messageRequests().length === 1 && h.clock.pending().includes(30_000), 'the first request');
+    h.clock.advance(30_000);
     const result = await running;
     expect(result.result).toBe('ok');
-    expect(h.of('retry')[0].cause).toBe('no response within 120 s');
+    expect(h.of('retry')[0].cause).toBe('no response within 30 s');
+  });
+});
+
+describe('query-anthropic timeouts and answers that are not a stream', () => {
+  /** Fires each attempt's watchdog in turn until the run settles. */
+  async function exhaust(h: Harness, running: Promise<RunResult>, ms: number, attempts: number): Promise<RunResult> {
+    for (let n = 1; n <= attempts; n++) {
+      await until(() => server!.messageRequests().length === n && h.clock.pending().includes(ms), `attempt ${n}`);
+      h.clock.advance(ms);
+    }
+    return running;
+  }
+
+  it('reports an endpoint that never answers as a timeout (how long, how many attempts), not as a user abort', async () => {
+    server = await startAnthropicServer([{ fault: 'hang' }, { fault: 'hang' }, { fault: 'hang' }, { fault: 'hang' }]);
+    const h = harness(server.url);
+    const result = await exhaust(h, runAgent(h.kernel, await testSession(h.kernel), 'go'), 30_000, 4);
+    expect(result.aborted).toBeUndefined();
+    expect(result.isError).toBe(true);
+    // 4 × 30 s of waiting for headers plus 1 + 2 + 4 s of backoff.
+    expect(result.error).toBe('Anthropic API timed out: no response within 30 s (4 attempts over 2 min 7 s)');
+  });
+
+  it('reports a stream that stalls after its headers on every attempt as a timeout', async () => {
+    server = await startAnthropicServer([{ fault: 'stall' }, { fault: 'stall' }, { fault: 'stall' }, { fault: 'stall' }]);
+    const h = harness(server.url);
+    const result = await exhaust(h, runAgent(h.kernel, await testSession(h.kernel), 'go'), 60_000, 4);
+    expect(result.aborted).toBeUndefined();
+    expect(result.error).toMatch(/^Anthropic API timed out: the stream stalled \(no event for 60 s\) \(4 attempts over /);
+  });
+
+  it('ends a stream that sends only pings at the progress deadline, without a retry', async () => {
+    const ping = 'event: ping\ndata: {"type": "ping"}\n\n';
+    let held: BeforeEvent | undefined;
+    server = await startAnthropicServer([{ ...say('never'), beforeEvent: (ctx) => (ctx.index === 1 ? ((held = ctx), ctx.closed) : undefined) }, say('unused')]);
+    const h = harness(server.url);
+    const running = runAgent(h.kernel, await testSession(h.kernel), 'go');
+    // Pings every 50 s keep the idle watchdog (60 s) happy forever; only the progress deadline (120 s) ends it.
+    for (let t = 50_000; t <= 150_000; t += 50_000) {
+      await until(() => held !== undefined && h.clock.deadlines().includes(t + 10_000), `the idle watchdog at ${t + 10_000}`);
+      h.clock.advance(50_000);
+      await held!.write(ping);
+    }
+    const result = await running;
+    expect(result.aborted).toBeUndefined();
+    expect(result.error).toBe('Anthropic API timed out: no content for 120 s (the server sent only keep-alives) (1 attempt over 2 min 30 s)');
+    expect(server.messageRequests()).toHaveLength(1);
+    expect(h.of('retry')).toEqual([]);
+  });
+
+  it('progressTimeoutMs is configurable under `retry`', async () => {
+    server = await startAnthropicServer([say('ok')]);
+    const h = harness(server.url, { config: { retry: { progressTimeoutMs: 5_000 } } as never });
+    expect(h.kernel.services.get('retry')!.settings.progressTimeoutMs).toBe(5_000);
+  });
+
+  it('says what came back when a 200 answer is an HTML page instead of an event stream', async () => {
+    const page = '<html><head><title>Captive portal</title></head><body>Please log in</body></html>';
+    server = await startAnthropicServer([{ raw: { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: page } }, say('unused')]);
+    const h = harness(server.url);
+    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go');
+    expect(result.error).toContain('the Anthropic API answered HTTP 200 with content-type text/html; charset=utf-8 instead of an event stream');
+    expect(result.error).toContain('the body begins: "<html><head><title>Captive portal');
+    expect(result.error).not.toContain('without sending any chunks');
+    expect(server.messageRequests()).toHaveLength(1);
+  });
+
+  it('says what came back when a 200 answer is JSON that is not valid', async () => {
+    server = await startAnthropicServer([{ raw: { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id": "msg_1", "content": [' } }]);
+    const h = harness(server.url);
+    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go');
+    expect(result.error).toContain('HTTP 200 with content-type application/json instead of an event stream; the body begins: "{\\"id\\": \\"msg_1\\", \\"content\\": ["');
+  });
+
+  it('never runs a tool call whose input JSON arrived cut off: the stream is retried', async () => {
+    server = await startAnthropicServer([{ ...callTool('note', { text: 'half of a long note' }, 'toolu_cut'), fault: 'partial-input' }, callTool('note', { text: 'whole' }, 'toolu_ok'), say('done')]);
+    const h = harness(server.url);
+    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go');
+    expect(result.result).toBe('done');
+    expect(h.toolRuns).toEqual([{ text: 'whole' }]);
+    expect(h.of('retry')[0].cause).toMatch(/the input of tool call "note" \(toolu_cut\) did not arrive whole/);
+    expect(h.of('withdraw')).toHaveLength(1);
+  });
+
+  it('fails without running anything when every attempt cuts the tool input', async () => {
+    const cut = { ...callTool('note', { text: 'never whole' }), fault: 'partial-input' as const };
+    server = await startAnthropicServer([cut, cut, cut, cut]);
+    const h = harness(server.url);
+    const result = await runAgent(h.kernel, await testSession(h.kernel), 'go');
+    expect(result.isError).toBe(true);
+    expect(result.error).toMatch(/did not arrive whole .*\(gave up after 3 retries\)/);
+    expect(h.toolRuns).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../../../kernel/index.js';
+import { isAbortError, type AgentEvent } from '../../../kernel/index.js';
 import queryRetry, { DEFAULT_RETRY } from '../../../plugins/query-retry/index.js';
 import { classify, retryAfterMs } from '../../../plugins/query-retry/classify.js';
 import { testKernel } from '../../helpers/kernel.js';
@@ -93,8 +93,8 @@ describe('the retry service', () => {
       alive();
       return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
     });
-    await until(() => clock.pending().includes(90_000), 'the idle watchdog');
-    clock.advance(89_000);
+    await until(() => clock.pending().includes(60_000), 'the idle watchdog');
+    clock.advance(59_000);
     expect(attempts).toBe(1);
     clock.advance(1_000);
     expect(await running).toBe('second');
@@ -115,5 +115,25 @@ describe('the retry service', () => {
     controller.abort();
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(attempts).toBe(1);
+  });
+
+  it('gives up on a last attempt that timed out with a timeout error whose causes hold no abort', async () => {
+    const { retry, clock } = service(new FakeClock(), { retry: { maxRetries: 1 } });
+    const running = retry.run(({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })))), { label: 'Test API' });
+    const failed = running.catch((err: unknown) => err);
+    for (let n = 0; n < 2; n++) {
+      await until(() => clock.pending().includes(DEFAULT_RETRY.firstByteTimeoutMs), `attempt ${n + 1}`);
+      clock.advance(DEFAULT_RETRY.firstByteTimeoutMs);
+    }
+    const err = (await failed) as Error & { code?: string };
+    expect(err.message).toBe('Test API timed out: no response within 30 s (2 attempts over 1 min 1 s)');
+    expect(err.code).toBe('timeout');
+    expect(isAbortError(err)).toBe(false);
+  });
+
+  it('defaults add up to about two minutes for an endpoint that never answers', () => {
+    const { firstByteTimeoutMs, maxRetries, baseDelayMs } = DEFAULT_RETRY;
+    const backoff = Array.from({ length: maxRetries }, (_, i) => baseDelayMs * 2 ** i).reduce((a, b) => a + b, 0);
+    expect((maxRetries + 1) * firstByteTimeoutMs + backoff).toBeLessThanOrEqual(150_000);
   });
 });

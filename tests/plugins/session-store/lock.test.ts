@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireLock, isAlive, lockFileOf, SessionLockedError } from '../../../plugins/session-store/lock.js';
+import { acquireLock, isAlive, lockFileOf, processStart, SessionLockedError } from '../../../plugins/session-store/lock.js';
 import { projectDir } from '../../../plugins/session-store/paths.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -34,14 +34,15 @@ describe('session lock', () => {
     const file = ws.write('s.jsonl', '');
     const lock = acquireLock(file, 's');
     expect(lock.file).toBe(path.join(ws.dir, 's.lock'));
-    expect(readFileSync(lock.file, 'utf8')).toMatch(new RegExp(`^${process.pid} [0-9a-f]+\\n$`));
+    expect(readFileSync(lock.file, 'utf8')).toMatch(new RegExp(`^${process.pid} [0-9a-f]+ ${processStart(process.pid)}\\n$`));
     lock.release();
     expect(existsSync(lock.file)).toBe(false);
   });
 
   it('refuses a lock held by a live process, in one line naming the pid and the lock file', () => {
     const file = ws.write('s.jsonl', '');
-    writeFileSync(lockFileOf(file), `${livePid()} abc\n`);
+    const owner = `${livePid()} abc ${processStart(livePid())}\n`;
+    writeFileSync(lockFileOf(file), owner);
     expect(isAlive(livePid())).toBe(true);
     let error: unknown;
     try {
@@ -56,7 +57,19 @@ describe('session lock', () => {
     expect(message).toContain('--fork-session');
     expect(message).toContain(lockFileOf(file));
     // The other owner's lock is left alone.
-    expect(readFileSync(lockFileOf(file), 'utf8')).toBe(`${livePid()} abc\n`);
+    expect(readFileSync(lockFileOf(file), 'utf8')).toBe(owner);
+  });
+
+  it('takes over a lock whose pid now names another process (pid reuse): another start time, or not keel', () => {
+    const file = ws.write('s.jsonl', '');
+    expect(processStart(livePid())).toMatch(/^\d+$/);
+    // Same pid, alive, but started at another time than the lock's writer.
+    writeFileSync(lockFileOf(file), `${livePid()} abc 1\n`);
+    acquireLock(file, 's').release();
+    // A lock without a start time, held by a live process whose command line is not keel's (the test runner).
+    writeFileSync(lockFileOf(file), `${livePid()} abc\n`);
+    acquireLock(file, 's').release();
+    expect(readdirSync(ws.dir).filter((n) => n.includes('.lock'))).toEqual([]);
   });
 
   it('takes over a stale lock (its process is gone) and a garbled one', () => {
@@ -102,7 +115,7 @@ describe('session-store under the lock', () => {
     await h.run(session, 'hello');
     const file = h.store.fileOf(session)!;
     h.store.close(session);
-    writeFileSync(lockFileOf(file), `${livePid()} other\n`);
+    writeFileSync(lockFileOf(file), `${livePid()} other ${processStart(livePid())}\n`);
     const before = readFileSync(file, 'utf8');
 
     const h2 = harness(server, ws);

@@ -204,6 +204,9 @@ describe('listing sessions', () => {
     expect(table[0]).toMatch(/^ID\s+LAST ACTIVITY\s+TURNS\s+COST\s+FIRST PROMPT$/);
     expect(table[1]).toMatch(/^bbbb\s+2026-03-0\d \d\d:\d\d\s+4\s+\$2\.0000\s+forked prompt$/);
     expect(table[2]).toMatch(/^aaaa\s+.*\s+1\s+\$0\.5100\s+fix the parser please$/);
+    // The hint fits the build: plain --resume opens the interactive UI, so only a build with one suggests it.
+    expect(table[table.length - 1]).toBe('Resume one with: keel -p "<your next request>" --resume <id>');
+    expect(formatList(list, ws.dir, true).split('\n').pop()).toBe('Resume one with: keel --resume <id>');
     expect(JSON.parse(listJson(list))[1]).toEqual({
       id: 'aaaa', last_activity: '2026-03-01T10:00:00.000Z', first_prompt: 'fix the\nparser please', turns: 1, cost_usd: 0.51, parent_session_id: null, bytes: statSync(a).size,
     });

@@ -137,6 +137,9 @@ describe('bash', () => {
       expect(text.startsWith('1\n2\n3\n')).toBe(true);
       expect(text.endsWith('1999\n2000')).toBe(true);
       expect(text).toMatch(/\[\.\.\. output cut: \d+ characters left out here;/);
+      // seq 1 2000 prints 8893 bytes in 2000 lines; the marker says so, and that nothing else was saved.
+      expect(text).toContain('the command printed 8893 bytes (2000 lines) in all; only the first 500 and the last 500 characters are kept, and nothing else was saved');
+      expect(text).not.toContain('full output');
       expect(result.display).toMatchObject({ truncated: true });
     } finally {
       small.cleanup();
@@ -151,7 +154,7 @@ describe('bash', () => {
       expect(chunks.join('')).toHaveLength(1_000_000);
       expect(chunks.length).toBeGreaterThan(1);
       expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(MAX_PENDING + 65_536);
-      expect(textOf(result)).toMatch(/^x{500}\n\n\[\.\.\. output cut: 999000 characters left out here;[^\n]*\n\nx{500}$/);
+      expect(textOf(result)).toMatch(/^x{500}\n\n\[\.\.\. output cut: 999000 characters left out here; the command printed 1000000 bytes \(0 lines\) in all;[^\n]*\n\nx{500}$/);
     } finally {
       small.cleanup();
     }

@@ -1,0 +1,49 @@
+/** Guards for the test suite itself: private tmux servers and no e2e run against a stale build. */
+import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { staleBuild } from '../helpers/fresh-build.js';
+import { privateTmux } from '../helpers/tmux.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+const TESTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? testFiles(full) : /\.tsx?$/.test(entry.name) ? [full] : [];
+  });
+}
+
+let ws: Workspace | undefined;
+afterEach(() => {
+  ws?.cleanup();
+  ws = undefined;
+});
+
+describe('test hygiene', () => {
+  it('every tmux command in the tests goes through a private socket (tmux -L)', () => {
+    // `tmux -V` starts no server; anything else must use helpers/tmux.ts.
+    const direct = /(?:execFileSync|spawnSync|spawn|execFile)\(\s*'tmux'\s*,\s*\[\s*(?!'-L'|'-V')/;
+    const offenders = testFiles(TESTS).filter((file) => !file.endsWith(path.join('helpers', 'tmux.ts')) && direct.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
+    expect(privateTmux().socket).toMatch(/^keel-test-\d+-[0-9a-f]{8}$/);
+  });
+
+  it('a source newer than the build, or a missing build, makes the e2e helpers refuse to run', () => {
+    ws = makeWorkspace();
+    const root = ws.dir;
+    mkdirSync(path.join(root, 'kernel'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'bin'), { recursive: true });
+    mkdirSync(path.join(root, 'dist', 'kernel'), { recursive: true });
+    const source = path.join(root, 'kernel', 'loop.ts');
+    writeFileSync(source, '// source');
+    expect(staleBuild(root)).toBe('dist/bin/keel.js is missing');
+    for (const built of ['dist/bin/keel.js', 'dist/kernel/index.js']) writeFileSync(path.join(root, built), '// built');
+    utimesSync(source, new Date(1_000_000), new Date(1_000_000));
+    expect(staleBuild(root)).toBeUndefined();
+    utimesSync(source, new Date(), new Date(Date.now() + 60_000));
+    expect(staleBuild(root)).toBe('kernel/loop.ts is newer than dist/bin/keel.js');
+  });
+});
