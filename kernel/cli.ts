@@ -68,6 +68,7 @@ function buildProgram(): Command {
     .option('--config <file>', 'use this config file instead of searching for agent.config.*')
     .option('--trust', 'trust this folder for this run (project config and servers may run)')
     .option('--verbose', 'log plugin diagnostics to stderr')
+    .option('--mcp-config <file|json>', 'MCP servers for this run ({"mcpServers": {…}}); repeatable', (v: string, all: string[] = []) => [...all, v])
     .showHelpAfterError(false)
     .exitOverride();
   program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
@@ -84,6 +85,8 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     writeOut: (s) => io.stdout.write(s),
     writeErr: (s) => io.stderr.write(s),
   });
+  const delegated = await runPluginSubcommand(argv, program, io, env);
+  if (delegated !== undefined) return delegated;
   let subcommand: string | undefined;
   for (const cmd of program.commands) {
     cmd.exitOverride().action(() => {
@@ -113,6 +116,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     config: flags.config as string | undefined,
     trust: flags.trust as boolean | undefined,
     verbose: flags.verbose as boolean | undefined,
+    mcpConfig: flags.mcpConfig as string[] | undefined,
   };
   try {
     if (subcommand === 'login') return await login(options, io, env);
@@ -131,6 +135,32 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
       return await runCommand(kernel, 'sessions', json ? '--json' : '', io);
     }
     return await runMode(kernel, options, program.args[0], io, env);
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+/**
+ * `keel <name> …` where a plugin registered the sub-command `name` (`keel mcp list`): the kernel is assembled
+ * without flags and the words after the name go to the sub-command. Undefined when no plugin owns the word,
+ * so it is parsed as a prompt.
+ */
+async function runPluginSubcommand(argv: string[], program: Command, io: Io, env: NodeJS.ProcessEnv): Promise<number | undefined> {
+  const name = argv[0];
+  if (!name || !/^[a-z][a-z0-9-]*$/.test(name) || program.commands.some((c) => c.name() === name)) return undefined;
+  const warnings: string[] = [];
+  const quiet = { ...io, stderr: { write: (chunk: string) => warnings.push(chunk) > 0 } as unknown as Io['stderr'] };
+  let kernel: Kernel;
+  try {
+    kernel = await assemble({ outputFormat: 'text', inputFormat: 'text' }, env, quiet);
+  } catch {
+    return undefined; // the normal path reports the configuration error
+  }
+  const subcommand = kernel.subcommands.get(name);
+  if (!subcommand) return undefined;
+  for (const warning of warnings) io.stderr.write(warning);
+  try {
+    return await subcommand.run(argv.slice(1), { kernel, io, env });
   } catch (err) {
     return reportError(err, io);
   }
@@ -197,7 +227,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   // Plugins may contribute layers of their own (front matter, .mcp.json) before the final validation.
   for (const plugin of plugins) {
     if (!plugin.configLayers) continue;
-    const extra = await plugin.configLayers(base);
+    const extra = await plugin.configLayers({ ...base, options });
     for (const layer of extra) {
       if (layer.kind === 'project' && !trusted) untrusted.push(layer.source);
       else layers.splice(insertAt(layers, layer.kind), 0, layer);

@@ -1,7 +1,7 @@
 import type { ZodType } from 'zod';
 import type { ConfigLayer } from './config.js';
 import type { Kernel } from './kernel.js';
-import type { PermissionMode, ToolDefinition } from './types.js';
+import type { CliOptions, PermissionMode, ToolDefinition } from './types.js';
 
 /** The semver version of the kernel API. Plugins state the range they were written for in `kernel`. */
 export const KERNEL_VERSION = '1.0.0';
@@ -24,7 +24,7 @@ export interface Plugin {
    * Settings this plugin reads from files of its own (front matter, `.mcp.json`), as config layers that
    * merge at their layer's precedence and are validated like `agent.config.ts`. Runs before `apply`.
    */
-  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string }): Promise<ConfigLayer[]> | ConfigLayer[];
+  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: CliOptions }): Promise<ConfigLayer[]> | ConfigLayer[];
   /** Called once by `kernel.use()`. Tap hooks and register here, never inside a hook callback. */
   apply(kernel: Kernel): void;
 }
@@ -60,6 +60,10 @@ export interface McpServerConfig {
   cwd?: string;
   url?: string;
   headers?: Record<string, string>;
+  /** Milliseconds a tool call may take (reset by progress notifications). */
+  timeout?: number;
+  /** OAuth for a remote server that asks for it (the authorization-code flow with a loopback redirect). */
+  oauth?: { clientId?: string; clientSecret?: string; scope?: string; callbackPort?: number };
 }
 
 /**
