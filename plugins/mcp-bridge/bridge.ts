@@ -63,6 +63,12 @@ export class Bridge {
   /** Settles when every server's first connection attempt has ended. */
   started?: Promise<void>;
 
+  /** Settles when the first attempts have ended and no server is re-reading its lists. */
+  async settled(): Promise<void> {
+    await this.started;
+    await Promise.all([...this.connections.values()].map((conn) => conn.refreshing));
+  }
+
   /** Makes the registries match what the server offers now. */
   private sync(conn: Connection): void {
     const mine = this.attached.get(conn.name) ?? { tools: new Set<string>(), prompts: new Set<string>() };

@@ -229,16 +229,28 @@ export class Connection {
     this.prompts = prompts;
   }
 
+  /** Set while the lists are being re-read. */
+  refreshing?: Promise<void>;
+
   /** Re-reads the tool and prompt lists (after `list_changed`). */
-  async refresh(): Promise<void> {
+  refresh(): Promise<void> {
     const client = this.client;
-    if (!client || this.status !== 'connected') return;
-    try {
-      await this.list(client);
-      this.opts.onChange();
-    } catch (err) {
-      this.opts.log('warn', `MCP server ${this.name}: could not refresh its lists: ${errorMessage(err)}`);
-    }
+    if (!client || this.status !== 'connected') return Promise.resolve();
+    const previous = this.refreshing ?? Promise.resolve();
+    const next: Promise<void> = previous.then(() =>
+      busy(async () => {
+        try {
+          await this.list(client);
+          if (this.client === client) this.opts.onChange();
+        } catch (err) {
+          this.opts.log('warn', `MCP server ${this.name}: could not refresh its lists: ${errorMessage(err)}`);
+        } finally {
+          if (this.refreshing === next) this.refreshing = undefined;
+        }
+      }),
+    );
+    this.refreshing = next;
+    return next;
   }
 
   private lost(reason: string): void {

@@ -132,11 +132,11 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
     // find their tools; nothing else waits.
     kernel.hooks.toolExecute.tapPromise({ name: NAME, stage: Stage.EARLY }, async (call, turn) => {
       if (call.name !== 'tool_search' || !configured) return undefined;
-      const started = (await ensureBridge())?.started;
-      if (!started) return undefined;
+      const ready = await ensureBridge();
+      if (!ready) return undefined;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        started,
+        ready.settled(),
         new Promise<void>((resolve) => {
           timer = setTimeout(resolve, limits.connectTimeoutMs);
           turn.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -209,6 +209,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
         if (!configured) return 'No MCP servers configured.';
         const ready = await ensureBridge();
         if (!ready) return 'The MCP servers could not start (see the log).';
+        await Promise.race([ready.started, new Promise((resolve) => setTimeout(resolve, limits.connectTimeoutMs).unref())]);
         if (verb === 'reconnect') {
           const conn = name ? ready.connections.get(name) : undefined;
           if (!conn) throw new Error(`/mcp reconnect: no server named "${name ?? ''}" (servers: ${[...ready.connections.keys()].join(', ')})`);
