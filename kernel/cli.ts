@@ -227,7 +227,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   // Plugins may contribute layers of their own (front matter, .mcp.json) before the final validation.
   for (const plugin of plugins) {
     if (!plugin.configLayers) continue;
-    const extra = await plugin.configLayers({ ...base, options });
+    const extra = await plugin.configLayers({ ...base, options, trusted });
     for (const layer of extra) {
       if (layer.kind === 'project' && !trusted) untrusted.push(layer.source);
       else layers.splice(insertAt(layers, layer.kind), 0, layer);

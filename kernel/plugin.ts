@@ -22,9 +22,10 @@ export interface Plugin {
   config?: Record<string, ZodType>;
   /**
    * Settings this plugin reads from files of its own (front matter, `.mcp.json`), as config layers that
-   * merge at their layer's precedence and are validated like `agent.config.ts`. Runs before `apply`.
+   * merge at their layer's precedence and are validated like `agent.config.ts`. Runs before `apply`. In an
+   * untrusted folder (`trusted` false) project layers are dropped: return them unread (empty `values`).
    */
-  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: CliOptions }): Promise<ConfigLayer[]> | ConfigLayer[];
+  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: CliOptions; trusted?: boolean }): Promise<ConfigLayer[]> | ConfigLayer[];
   /** Called once by `kernel.use()`. Tap hooks and register here, never inside a hook callback. */
   apply(kernel: Kernel): void;
 }

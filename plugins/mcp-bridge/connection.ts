@@ -20,6 +20,7 @@ import { errorMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel
 import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser } from './oauth.js';
 import { expandServer, transportOf, type TransportKind } from './settings.js';
 import { GroupStdioTransport } from './stdio.js';
+import { unrefFetch } from './fetch.js';
 import type { McpCallResult } from './content.js';
 
 export type Status = 'connecting' | 'connected' | 'reconnecting' | 'needs-auth' | 'failed' | 'closed';
@@ -159,7 +160,9 @@ export class Connection {
     }
     const requestInit = { headers: server.headers ?? {} };
     const authProvider = this.useAuth ? await this.authProvider() : undefined;
-    return this.transport === 'sse' ? new SSEClientTransport(url, { requestInit, authProvider }) : new StreamableHTTPClientTransport(url, { requestInit, authProvider });
+    return this.transport === 'sse'
+      ? new SSEClientTransport(url, { requestInit, authProvider, fetch: unrefFetch })
+      : new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch: unrefFetch });
   }
 
   private callback?: CallbackServer;

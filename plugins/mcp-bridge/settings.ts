@@ -43,12 +43,13 @@ function layer(kind: ConfigLayer['kind'], source: string, servers: Record<string
 }
 
 /** The layers this plugin contributes, lowest precedence first. */
-export function serverLayers(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: { mcpConfig?: string[] } }): ConfigLayer[] {
+export function serverLayers(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: { mcpConfig?: string[] }; trusted?: boolean }): ConfigLayer[] {
   const layers: ConfigLayer[] = [];
   const user = userFile(ctx.keelHome);
   if (existsSync(user)) layers.push(layer('user', user, readServersFile(user)));
   const project = projectFile(ctx.projectRoot);
-  if (existsSync(project)) layers.push(layer('project', project, readServersFile(project)));
+  // An untrusted project's file is named (in the warning) but not even parsed.
+  if (existsSync(project)) layers.push(layer('project', project, ctx.trusted === false ? {} : readServersFile(project)));
   for (const value of ctx.options?.mcpConfig ?? []) {
     const inline = value.trimStart().startsWith('{');
     if (inline) {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -95,5 +95,173 @@ describe('MCP tools in a headless session', () => {
     expect(second.code).toBe(0);
     expect(second.stderr).not.toContain('seen for the first time');
     expect(await processesGone(ws.dir)).toEqual([]);
+  }, 60_000);
+});
+
+describe('MCP servers over the wire', () => {
+  it('calls server-everything over streamable HTTP and over stdio, and attaches an @server:uri resource', async () => {
+    const http = await startEverythingHttp();
+    stops.push(http.stop);
+    const { env, ws, server } = await prepare([
+      load('mcp__remote__get-sum', 'mcp__local__echo'),
+      callTool('mcp__remote__get-sum', { a: 2, b: 40 }),
+      callTool('mcp__local__echo', { message: 'over stdio' }),
+      say('done'),
+    ]);
+    const config = mcpConfig({ remote: { type: 'http', url: http.url }, local: { command: process.execPath, args: [EVERYTHING, 'stdio', ws.dir] } });
+    const run = await runKeel(['-p', 'read @local:demo://resource/static/document/architecture.md and add', '--mcp-config', config, '--permission-mode', 'auto'], {
+      cwd: ws.dir,
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    // The resource was read and attached to the request.
+    const prompt = server.messageRequests()[0]!.body.messages[0].content as Array<{ type: string; text: string }>;
+    expect(prompt[0]!.text).toBe('read @local:demo://resource/static/document/architecture.md and add');
+    expect(prompt[1]!.text).toMatch(/^<resource server="local" uri="demo:\/\/resource\/static\/document\/architecture.md">\n[\s\S]*Architecture/);
+    expect(text(resultsIn(server, 2)[0]!.content)).toContain('42');
+    expect(text(resultsIn(server, 3)[0]!.content)).toContain('over stdio');
+    expect(await processesGone(ws.dir)).toEqual([]);
+  }, 90_000);
+
+  it('sends the first request before a slow server has initialised, with three servers configured', async () => {
+    let dir = '';
+    const { env, ws, server } = await prepare([
+      (request) => {
+        // The slow server answers nothing until this file exists, so if start-up waited for it, this request
+        // could never arrive (and the run would time out).
+        writeFileSync(path.join(dir, 'release'), '');
+        expect(toolNames(request).filter((n) => n.startsWith('mcp__slow__'))).toEqual([]);
+        return load('mcp__slow__echo');
+      },
+      callTool('mcp__slow__echo', { message: 'finally' }),
+      say('done'),
+    ]);
+    dir = ws.dir;
+    const config = mcpConfig({
+      slow: testServer(ws.dir, '--slow-until', ws.path('release')),
+      files: { command: process.execPath, args: [FILESYSTEM, ws.dir] },
+      everything: { command: process.execPath, args: [EVERYTHING, 'stdio', ws.dir] },
+    });
+    const run = await runKeel(['-p', 'go', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, MCP_TIMEOUT: '120000' }, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(text(resultsIn(server, 2)[0]!.content)).toContain('echo: finally');
+    expect(await processesGone(ws.dir)).toEqual([]);
+  }, 90_000);
+
+  it('carries at most 12 schemas with 200 MCP tools, and tool_search reaches any of them', async () => {
+    const { env, ws, server } = await prepare([callTool('tool_search', { query: 'numbered tool 199', max_results: 1 }), load('mcp__many__tool_137'), callTool('mcp__many__tool_137', {}), say('done')]);
+    const config = mcpConfig({ many: testServer(ws.dir, '--tools', '200') });
+    const run = await runKeel(['-p', 'go', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    for (const request of server.messageRequests()) expect(toolNames(request).length).toBeLessThanOrEqual(12);
+    expect(text(resultsIn(server, 1)[0]!.content)).toContain('mcp__many__tool_199');
+    expect(toolNames(server.messageRequests()[2]!)).toContain('mcp__many__tool_137');
+    expect(text(resultsIn(server, 3)[0]!.content)).toBe('tool 137 ran');
+  }, 90_000);
+});
+
+describe('servers that fail', () => {
+  it('turns a crash, a hang and garbage into error results, reconnects, and the turn goes on', async () => {
+    const { env, ws, server } = await prepare([
+      load('mcp__t__crash', 'mcp__t__echo', 'mcp__t__hang', 'mcp__t__garbage'),
+      callTool('mcp__t__crash', {}),
+      callTool('mcp__t__echo', { message: 'after the crash' }),
+      callTool('mcp__t__hang', {}),
+      callTool('mcp__t__garbage', {}),
+      callTool('mcp__t__echo', { message: 'after the garbage' }),
+      say('survived'),
+    ]);
+    const config = mcpConfig({ t: { ...testServer(ws.dir), timeout: 3000 } });
+    const run = await runKeel(['-p', 'go', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('survived\n');
+    const crash = resultsIn(server, 2)[0]!;
+    expect(crash.is_error).toBe(true);
+    expect(text(crash.content)).toBe('Error: MCP server t: the connection closed during the call (the server exited (code 3))');
+    const first = resultsIn(server, 3)[0]!;
+    expect(first.is_error).toBeUndefined();
+    expect(text(first.content)).toMatch(/^echo: after the crash \(pid \d+, call 1\)$/);
+    const hang = resultsIn(server, 4)[0]!;
+    expect(hang).toMatchObject({ is_error: true, content: 'Error: MCP server t: the call timed out after 3000 ms' });
+    const garbage = resultsIn(server, 5)[0]!;
+    expect(garbage.is_error).toBe(true);
+    expect(text(garbage.content)).toContain('the server sent something that is not a JSON-RPC message on stdout');
+    const last = resultsIn(server, 6)[0]!;
+    expect(last.is_error).toBeUndefined();
+    expect(text(last.content)).toMatch(/^echo: after the garbage/);
+    // The warnings name what happened.
+    expect(run.stderr).toContain('MCP server t disconnected: the server exited (code 3)');
+    expect(await processesGone(ws.dir)).toEqual([]);
+  }, 90_000);
+
+  it('follows a changed tool list', async () => {
+    const { env, ws, server } = await prepare([
+      load('mcp__t__add_tool'),
+      callTool('mcp__t__add_tool', {}),
+      load('mcp__t__added_tool'),
+      callTool('mcp__t__added_tool', {}),
+      say('done'),
+    ]);
+    const run = await runKeel(['-p', 'go', '--mcp-config', mcpConfig({ t: testServer(ws.dir) }), '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(text(resultsIn(server, 3)[0]!.content)).toContain('Loaded 1 tool');
+    expect(text(resultsIn(server, 4)[0]!.content)).toBe('hello from added_tool');
+  }, 60_000);
+
+  it('caps a 5 MB result and lets the compaction tiers handle the rest', async () => {
+    const small = (r: RecordedRequest) => (r.body as { model?: string }).model === 'claude-haiku-5-5';
+    const { env, ws, server } = await prepare([load('mcp__t__big'), callTool('mcp__t__big', {}), say('done')], { route: (r) => (small(r) ? say('Summary: x lines') : undefined) });
+    const run = await runKeel(['-p', 'go', '--mcp-config', mcpConfig({ t: testServer(ws.dir) }), '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const main = server.messageRequests().filter((r) => !small(r));
+    const result = text((main[2]!.body.messages.at(-1).content as Array<{ content: unknown }>)[0]!.content);
+    expect(result.length).toBeLessThan(2_000);
+    // The small model summarised what was left after the per-call cap (1 000 000 bytes and the note).
+    const characters = Number(/\((\d+) characters\)/.exec(result)![1]);
+    expect(characters).toBeGreaterThan(1_000_000);
+    expect(characters).toBeLessThan(1_000_200);
+    expect(result).toContain('Summary: x lines');
+    expect(server.messageRequests().filter(small)).toHaveLength(1);
+  }, 60_000);
+
+  it('does not start project servers in an untrusted folder', async () => {
+    const { env, ws, server } = await prepare([say('done')]);
+    ws.write('.mcp.json', mcpConfig({ t: testServer(ws.dir) }));
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`is not a trusted folder, so its project settings were not loaded (${ws.path('.mcp.json')})`);
+    expect(existsSync(path.join(ws.home, 'logs', 'mcp'))).toBe(false);
+    expect(toolNames(server.messageRequests()[0]!).some((n) => n.startsWith('mcp__'))).toBe(false);
+  });
+
+  it('names the file of a broken .mcp.json and the flag of a broken --mcp-config', async () => {
+    const { env, ws } = await prepare();
+    ws.write('.mcp.json', '{"mcpServers": {"a": {"command": 1}}}');
+    let run = await runKeel(['-p', 'go', '--trust'], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`keel: ${ws.path('.mcp.json')}: mcpServers.a.command: Invalid input: expected string, received number\n`);
+    ws.write('.mcp.json', '{"mcpServers": ');
+    run = await runKeel(['-p', 'go', '--trust'], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^keel: ${ws.path('.mcp.json')}: not valid JSON`));
+    rmSync(ws.path('.mcp.json'));
+    run = await runKeel(['-p', 'go', '--mcp-config', '{"mcpServers": {"x": {"url": 5}}}'], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('keel: --mcp-config: mcpServers.x.url: Invalid input: expected string, received number\n');
+    run = await runKeel(['-p', 'go', '--mcp-config', 'missing.json'], { cwd: ws.dir, env });
+    expect(run.stderr).toBe(`keel: --mcp-config: no such file: ${ws.path('missing.json')}\n`);
+  });
+
+  it('shows the servers with /mcp', async () => {
+    const { env, ws } = await prepare();
+    const config = mcpConfig({ t: testServer(ws.dir), gone: { command: '/nonexistent/server' } });
+    const run = await runKeel(['-p', '/mcp', '--mcp-config', config], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('t  connected  stdio  10 tools\n');
+    expect(run.stdout).toMatch(/gone {2}(reconnecting|failed) {2}stdio {2}0 tools {2}error: spawn \/nonexistent\/server ENOENT/);
   }, 60_000);
 });
