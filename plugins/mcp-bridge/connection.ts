@@ -17,7 +17,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel/index.js';
-import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser } from './oauth.js';
+import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser, storedCallbackPort } from './oauth.js';
 import { expandServer, transportOf, type TransportKind } from './settings.js';
 import { GroupStdioTransport } from './stdio.js';
 import { unrefFetch } from './fetch.js';
@@ -170,7 +170,12 @@ export class Connection {
   private async authProvider(): Promise<FileOAuthProvider> {
     if (!this.callback) {
       this.callback = new CallbackServer();
-      await this.callback.listen(this.config.oauth?.callbackPort ?? 0);
+      const port = this.config.oauth?.callbackPort ?? storedCallbackPort(this.opts.keelHome, this.name) ?? 0;
+      await this.callback.listen(port).catch(async (err) => {
+        // A remembered port that is taken now: a new one (the client registers again if it must).
+        if (this.config.oauth?.callbackPort !== undefined || port === 0) throw err;
+        await this.callback!.listen(0);
+      });
     }
     return new FileOAuthProvider({
       keelHome: this.opts.keelHome,

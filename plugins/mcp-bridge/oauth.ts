@@ -12,12 +12,24 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 interface Stored {
+  /** The loopback port the client was registered with, reused so its redirect URI stays valid. */
+  callbackPort?: number;
   tokens?: OAuthTokens;
   client?: OAuthClientInformationMixed;
   verifier?: string;
 }
 
 export const authFile = (keelHome: string, server: string) => path.join(keelHome, 'mcp-auth', `${server.replace(/[^\w.-]/g, '_')}.json`);
+
+/** The callback port a registered client expects, if one was stored. */
+export function storedCallbackPort(keelHome: string, server: string): number | undefined {
+  try {
+    const port = (JSON.parse(readFileSync(authFile(keelHome, server), 'utf8')) as Stored).callbackPort;
+    return typeof port === 'number' ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export function hasStoredTokens(keelHome: string, server: string): boolean {
   const file = authFile(keelHome, server);
@@ -142,7 +154,7 @@ export class FileOAuthProvider implements OAuthClientProvider {
   }
 
   saveClientInformation(client: OAuthClientInformationMixed): void {
-    this.write({ client });
+    this.write({ client, callbackPort: this.opts.callback.port });
   }
 
   tokens(): OAuthTokens | undefined {

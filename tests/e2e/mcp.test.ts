@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { runKeel } from '../helpers/cli.js';
-import { EVERYTHING, FILESYSTEM, processesGone, startEverythingHttp, testServer } from '../helpers/mcp.js';
+import { EVERYTHING, FAKE_BROWSER, FILESYSTEM, processesGone, startEverythingHttp, startOAuthServer, testServer } from '../helpers/mcp.js';
 
 const prepare = useScriptedProjects();
 const stops: Array<() => Promise<void>> = [];
@@ -264,4 +264,39 @@ describe('servers that fail', () => {
     expect(run.stdout).toContain('t  connected  stdio  10 tools\n');
     expect(run.stdout).toMatch(/gone {2}(reconnecting|failed) {2}stdio {2}0 tools {2}error: spawn \/nonexistent\/server ENOENT/);
   }, 60_000);
+});
+
+describe('OAuth', () => {
+  it('authorizes through the browser and the loopback redirect, stores the tokens 0600, and reuses them', async () => {
+    const oauth = await startOAuthServer();
+    stops.push(oauth.stop);
+    const { env, ws, server } = await prepare([load('mcp__secure__whoami'), callTool('mcp__secure__whoami', {}), say('done')]);
+    const browserLog = path.join(ws.home, '..', 'browser.log');
+    const config = mcpConfig({ secure: { type: 'http', url: oauth.url } });
+    const run = await runKeel(['-p', 'who am I?', '--mcp-config', config, '--permission-mode', 'auto'], {
+      cwd: ws.dir,
+      env: { ...env, BROWSER: FAKE_BROWSER, FAKE_BROWSER_LOG: browserLog },
+      timeoutMs: 60_000,
+    });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`keel: warn: MCP server secure needs authorization: open ${oauth.url.replace('/mcp', '/authorize')}?`);
+    expect(readFileSync(browserLog, 'utf8')).toMatch(/redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Fcallback/);
+    expect(text(resultsIn(server, 2)[0]!.content)).toBe('authorized as a registered client');
+    const stored = path.join(ws.home, 'mcp-auth', 'secure.json');
+    expect(statSync(stored).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(stored, 'utf8')).tokens.access_token).toEqual(expect.any(String));
+
+    // The stored token is used: no browser and no authorization this time.
+    rmSync(browserLog);
+    server.push(load('mcp__secure__whoami'), callTool('mcp__secure__whoami', {}), say('done again'));
+    const again = await runKeel(['-p', 'who am I?', '--mcp-config', config, '--permission-mode', 'auto'], {
+      cwd: ws.dir,
+      env: { ...env, BROWSER: FAKE_BROWSER, FAKE_BROWSER_LOG: browserLog },
+      timeoutMs: 60_000,
+    });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toBe('');
+    expect(existsSync(browserLog)).toBe(false);
+    expect(text(resultsIn(server, 5)[0]!.content)).toBe('authorized as a registered client');
+  }, 90_000);
 });

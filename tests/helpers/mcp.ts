@@ -74,3 +74,33 @@ export async function processesGone(text: string, attempts = 50): Promise<number
   }
   return processesMentioning(text);
 }
+
+export const OAUTH_SERVER = path.resolve(here, '../plugins/mcp-bridge/fixtures/oauth-server.mjs');
+export const FAKE_BROWSER = path.resolve(here, '../plugins/mcp-bridge/fixtures/fake-browser.mjs');
+
+/** The OAuth-protected test server on 127.0.0.1; resolves once it listens. */
+export async function startOAuthServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [OAUTH_SERVER], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`the OAuth server did not start: ${err}`)), 20_000);
+    child.stderr!.on('data', (d) => {
+      err += d;
+      if (err.includes('listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the OAuth server exited with ${code}: ${err}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
