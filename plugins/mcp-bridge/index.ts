@@ -16,7 +16,7 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { describeServer, recordProjectServers } from './approvals.js';
-import type { Bridge, BridgeLimits } from './bridge.js';
+import type { Bridge, BridgeLimits, ServerStatus } from './bridge.js';
 import { projectFile, serverLayers } from './settings.js';
 
 export interface McpBridgeOptions {
@@ -34,7 +34,18 @@ export interface McpBridgeOptions {
 
 const NAME = 'mcp-bridge';
 
+/** What the bridge offers other plugins and frontends as the `mcp` service. */
+export interface McpService {
+  /** Each configured server's state (empty until a session starts them). */
+  status(): ServerStatus[];
+  /** Disconnects every server and stops stdio servers' process groups. */
+  close(): Promise<void>;
+}
+
 declare module '../../kernel/types.js' {
+  interface Services {
+    mcp: McpService;
+  }
   interface AgentEventMap {
     /** A progress notification of a running MCP call. */
     mcp_progress: { id: string; server: string; tool: string; progress: number; total?: number; message?: string };
@@ -223,6 +234,15 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
           .join('\n');
       },
     });
+
+    const service: McpService = {
+      status: () => bridge?.status() ?? [],
+      close: async () => {
+        const current = await loading;
+        await current?.close();
+      },
+    };
+    kernel.services.provide('mcp', service);
 
     kernel.subcommands.register({
       name: 'mcp',

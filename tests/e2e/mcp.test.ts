@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { useScriptedProjects } from '../helpers/project.js';
-import { runKeel } from '../helpers/cli.js';
+import { collect, runKeel, spawnKeel } from '../helpers/cli.js';
 import { EVERYTHING, FAKE_BROWSER, FILESYSTEM, processesGone, startEverythingHttp, startOAuthServer, testServer } from '../helpers/mcp.js';
 
 const prepare = useScriptedProjects();
@@ -261,8 +261,23 @@ describe('servers that fail', () => {
     const config = mcpConfig({ t: testServer(ws.dir), gone: { command: '/nonexistent/server' } });
     const run = await runKeel(['-p', '/mcp', '--mcp-config', config], { cwd: ws.dir, env, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('t  connected  stdio  10 tools\n');
+    expect(run.stdout).toContain('t  connected  stdio  12 tools\n');
     expect(run.stdout).toMatch(/gone {2}(reconnecting|failed) {2}stdio {2}0 tools {2}error: spawn \/nonexistent\/server ENOENT/);
+  }, 60_000);
+});
+
+describe('signals', () => {
+  it('kills the servers\' process groups when Keel is stopped with SIGTERM mid-call', async () => {
+    const { env, ws, server } = await prepare([load('mcp__t__hang'), callTool('mcp__t__hang', {}), say('never')]);
+    const pidFile = ws.path('server.pid');
+    const child = spawnKeel(['-p', 'go', '--mcp-config', mcpConfig({ t: testServer(ws.dir, '--pid-file', pidFile) }), '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    const done = collect(child, 60_000);
+    // Wait until the hanging call has been handed to the server.
+    while (server.messageRequests().length < 2 || !existsSync(pidFile)) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    const run = await done;
+    expect(run.code).toBe(143);
+    expect(await processesGone(ws.dir)).toEqual([]);
   }, 60_000);
 });
 
