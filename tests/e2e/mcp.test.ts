@@ -67,6 +67,26 @@ describe('keel mcp', () => {
   }, 120_000);
 });
 
+describe('start-up', () => {
+  it('loads no MCP code without servers, and loads the SDK once a server is configured', async () => {
+    const { env, ws } = await prepare([say('one'), say('two')]);
+    const hooks = path.resolve(__dirname, '../plugins/mcp-bridge/fixtures/trace-imports.mjs');
+    const loaded = (file: string) => readFileSync(file, 'utf8').split('\n').filter((url) => /bridge-|modelcontextprotocol/.test(url));
+    const plain = ws.path('plain.trace');
+    let run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${hooks}`, TRACE_IMPORTS_FILE: plain } });
+    expect(run.code).toBe(0);
+    expect(readFileSync(plain, 'utf8')).toContain('/dist/bin/keel.js');
+    expect(loaded(plain)).toEqual([]);
+    const withServer = ws.path('server.trace');
+    run = await runKeel(['-p', 'hi', '--mcp-config', mcpConfig({ t: testServer(ws.dir) })], {
+      cwd: ws.dir,
+      env: { ...env, NODE_OPTIONS: `--import=${hooks}`, TRACE_IMPORTS_FILE: withServer },
+    });
+    expect(run.code).toBe(0);
+    expect(loaded(withServer).some((url) => /\/chunks\/bridge-/.test(url))).toBe(true);
+  });
+});
+
 describe('MCP tools in a headless session', () => {
   it('uses a filesystem-server tool end to end, listing the new project server once', async () => {
     let dir = '';
