@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKernel, defaultConfig, runAgent, startSession, type AgentEvent, type Kernel, type McpServerConfig, type PermissionChoice, type Plugin, type Question } from '../../../kernel/index.js';
@@ -130,6 +130,21 @@ describe('mcp-bridge in a session', () => {
     await runAgent(kernel, session, 'third');
     expect(asked).toHaveLength(3);
     expect(lastResults(6)[0]!.content).toBe('mutable ran');
+    await closeAll(kernel);
+  });
+
+  it('sends a cancellation to the server when the turn is interrupted mid-call', async () => {
+    const cancelLog = ws.path('cancel.log');
+    const { kernel, session } = await setup([callTool('mcp__t__hang', {}), say('unreachable')], { t: testServer(ws.dir, '--cancel-log', cancelLog) });
+    await until(kernel, () => kernel.tools.has('mcp__t__hang'));
+    const controller = new AbortController();
+    const running = runAgent(kernel, session, 'go', { signal: controller.signal });
+    const log = () => (existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8') : '');
+    while (!log().startsWith('started')) await new Promise((r) => setTimeout(r, 50));
+    controller.abort(new Error('interrupted'));
+    expect((await running).aborted).toBe(true);
+    while (!log().includes('cancelled')) await new Promise((r) => setTimeout(r, 50));
+    expect(log()).toMatch(/^started (\d+)\ncancelled \1\n$/);
     await closeAll(kernel);
   });
 
