@@ -274,6 +274,7 @@ export class Connection {
     const delay = this.opts.retry ? this.opts.backoffMs[this.failures] : undefined;
     this.failures++;
     if (delay === undefined) {
+      if (this.opts.retry) this.opts.log('warn', `MCP server ${this.name} failed: ${this.lastError ?? 'unknown error'} (log: ${this.logFile}; /mcp reconnect ${this.name} tries again)`);
       this.status = 'failed';
       this.settle();
       this.ready = this.newReady();

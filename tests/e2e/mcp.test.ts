@@ -1,4 +1,6 @@
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -143,6 +145,29 @@ describe('MCP servers over the wire', () => {
     expect(text(resultsIn(server, 2)[0]!.content)).toContain('42');
     expect(text(resultsIn(server, 3)[0]!.content)).toContain('over stdio');
     expect(await processesGone(ws.dir)).toEqual([]);
+  }, 90_000);
+
+  it('calls server-everything over legacy SSE, and sends configured headers with ${VAR} expanded', async () => {
+    const sse = await startEverythingHttp('sse');
+    stops.push(sse.stop);
+    // A peer that only records what it is sent (and refuses, so that server fails).
+    const seen: http.IncomingHttpHeaders[] = [];
+    const recorder = http.createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    stops.push(() => new Promise((resolve) => recorder.close(() => resolve())));
+    const recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/mcp`;
+    const { env, ws, server } = await prepare([load('mcp__old__get-sum'), callTool('mcp__old__get-sum', { a: 1, b: 2 }), say('done')]);
+    const config = mcpConfig({
+      old: { type: 'sse', url: sse.url },
+      recorded: { type: 'http', url: recorderUrl, headers: { 'X-Api-Token': 'Bearer ${REMOTE_TOKEN}', 'X-Plain': '${UNSET_VAR:-fallback}' } },
+    });
+    const run = await runKeel(['-p', 'add', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, REMOTE_TOKEN: 's3cret' }, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(text(resultsIn(server, 2)[0]!.content)).toContain('3');
+    expect(seen[0]).toMatchObject({ 'x-api-token': 'Bearer s3cret', 'x-plain': 'fallback' });
   }, 90_000);
 
   it('sends the first request before a slow server has initialised, with three servers configured', async () => {

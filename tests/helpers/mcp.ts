@@ -28,16 +28,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** server-everything over streamable HTTP on 127.0.0.1; resolves once it listens. */
-export async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+/** server-everything over streamable HTTP (or legacy SSE) on 127.0.0.1; resolves once it listens. */
+export async function startEverythingHttp(mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING, mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${err}`)), 20_000);
     child.stderr!.on('data', (d) => {
       err += d;
-      if (err.includes('listening on port')) {
+      if (err.includes('listening on port') || err.includes('running on port')) {
         clearTimeout(timer);
         resolve();
       }
@@ -45,7 +45,7 @@ export async function startEverythingHttp(): Promise<{ url: string; child: Child
     child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}: ${err}`)));
   });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`,
     child,
     stop: () =>
       new Promise<void>((resolve) => {
