@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { McpServerConfig } from '../../kernel/index.js';
+import type { McpServerConfig, ResolvedConfig } from '../../kernel/index.js';
 
 export const APPROVALS_FILE = 'mcp-approvals.json';
 
@@ -51,4 +51,28 @@ export function recordProjectServers(keelHome: string, projectRoot: string, serv
 export function describeServer(server: McpServerConfig): string {
   if (server.command !== undefined) return [server.command, ...(server.args ?? [])].join(' ');
   return `${server.type ?? 'http'} ${server.url}`;
+}
+
+const isInside = (child: string, parent: string) => {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+};
+
+/** Servers that came from the project (its `.mcp.json`, front matter or `agent.config.ts`), not from the user. */
+export function projectServers(config: ResolvedConfig): Record<string, McpServerConfig> {
+  const { projectRoot, keelHome, sources, mcpServers } = config;
+  const out: Record<string, McpServerConfig> = {};
+  for (const [name, server] of Object.entries(mcpServers)) {
+    const source = sources[`mcpServers.${name}`];
+    if (source && path.isAbsolute(source) && isInside(source, projectRoot) && !(keelHome && isInside(source, keelHome))) out[name] = server;
+  }
+  return out;
+}
+
+/** Records the project servers not shown before and returns the line that lists them, if any. */
+export function announceProjectServers(config: ResolvedConfig): string | undefined {
+  const fresh = recordProjectServers(config.keelHome, config.projectRoot, projectServers(config));
+  if (fresh.length === 0) return undefined;
+  const lines = fresh.map((name) => `${name} (${describeServer(config.mcpServers[name]!)}, from ${config.sources[`mcpServers.${name}`]})`);
+  return `starting project MCP servers seen for the first time: ${lines.join('; ')}`;
 }

@@ -1,6 +1,7 @@
 /** `keel mcp list | get <name> | add <name> <command|url> [args…] | remove <name>`. */
 import { Command, CommanderError } from 'commander';
 import { KeelError, type Io, type Kernel, type McpServerConfig } from '../../kernel/index.js';
+import { announceProjectServers } from './approvals.js';
 import type { BridgeLimits } from './bridge.js';
 import { projectFile, readServersFile, transportOf, userFile, writeServer } from './settings.js';
 
@@ -22,7 +23,9 @@ function pairs(values: string[], separator: RegExp, flag: string): Record<string
 
 const collect = (value: string, all: string[] = []) => [...all, value];
 
-async function connectAll(kernel: Kernel, servers: Record<string, McpServerConfig>, limits: BridgeLimits) {
+async function connectAll(kernel: Kernel, servers: Record<string, McpServerConfig>, limits: BridgeLimits, io: Io) {
+  const listing = announceProjectServers(kernel.config);
+  if (listing) io.stderr.write(`keel: warn: ${listing}\n`);
   const { Bridge } = await import('./bridge.js');
   const bridge = new Bridge(kernel, servers, limits, false);
   await bridge.start();
@@ -46,7 +49,7 @@ export async function mcpSubcommand(kernel: Kernel, args: string[], io: Io, limi
         out('No MCP servers configured (add one with keel mcp add, in .mcp.json or in agent.config.ts).');
         return;
       }
-      for (const s of await connectAll(kernel, servers, limits)) {
+      for (const s of await connectAll(kernel, servers, limits, io)) {
         out(`${s.name}  ${s.status}  ${s.transport}  ${s.tools} tools${s.error ? `  error: ${s.error}` : ''}`);
         if (s.status !== 'connected') code = 1;
       }
@@ -65,7 +68,7 @@ export async function mcpSubcommand(kernel: Kernel, args: string[], io: Io, limi
       if (server.url !== undefined) out(`  url: ${server.url}`);
       if (server.env) out(`  env: ${Object.keys(server.env).join(', ')}`);
       if (server.headers) out(`  headers: ${Object.keys(server.headers).join(', ')}`);
-      const [s] = await connectAll(kernel, { [name]: server }, limits);
+      const [s] = await connectAll(kernel, { [name]: server }, limits, io);
       out(`  status: ${s!.status}, ${s!.tools} tools, ${s!.prompts} prompts${s!.error ? `; last error: ${s!.error}` : ''}`);
       if (s!.logFile) out(`  log: ${s!.logFile}`);
       if (s!.status !== 'connected') code = 1;

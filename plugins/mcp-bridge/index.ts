@@ -15,7 +15,7 @@ import {
   type MessageParam,
   type Session,
 } from '../../kernel/index.js';
-import { describeServer, recordProjectServers } from './approvals.js';
+import { announceProjectServers } from './approvals.js';
 import type { Bridge, BridgeLimits, ServerStatus } from './bridge.js';
 import { projectFile, serverLayers } from './settings.js';
 
@@ -67,22 +67,6 @@ function real(p: string): string {
   }
 }
 
-const isInside = (child: string, parent: string) => {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-};
-
-/** Servers that came from the project (its `.mcp.json`, front matter or `agent.config.ts`), not from the user. */
-function projectServers(kernel: Kernel): Record<string, McpServerConfig> {
-  const { projectRoot, keelHome, sources, mcpServers } = kernel.config;
-  const out: Record<string, McpServerConfig> = {};
-  for (const [name, server] of Object.entries(mcpServers)) {
-    const source = sources[`mcpServers.${name}`];
-    if (source && path.isAbsolute(source) && isInside(source, projectRoot) && !(keelHome && isInside(source, keelHome))) out[name] = server;
-  }
-  return out;
-}
-
 /** Per session: the hash of each MCP tool as it was when the user allowed it for the session. */
 function approvedHashes(session: Session): Map<string, string> {
   let map = session.data.get(NAME) as Map<string, string> | undefined;
@@ -118,11 +102,8 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
     const ensureBridge = (): Promise<Bridge | undefined> => {
       if (!configured) return Promise.resolve(undefined);
       loading ??= (async () => {
-        const fresh = recordProjectServers(kernel.config.keelHome, kernel.config.projectRoot, projectServers(kernel));
-        if (fresh.length) {
-          const lines = fresh.map((name) => `${name} (${describeServer(servers[name]!)}, from ${kernel.config.sources[`mcpServers.${name}`]})`);
-          kernel.log('warn', `starting project MCP servers seen for the first time: ${lines.join('; ')}`, NAME);
-        }
+        const listing = announceProjectServers(kernel.config);
+        if (listing) kernel.log('warn', listing, NAME);
         const { Bridge } = await import('./bridge.js');
         bridge = new Bridge(kernel, servers, limits);
         void bridge.start();

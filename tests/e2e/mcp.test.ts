@@ -48,6 +48,7 @@ describe('keel mcp', () => {
     await runKeel(['trust'], { cwd: ws.dir, env });
     run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env, timeoutMs: 30_000 });
     expect(run.stdout).toContain('files  connected  stdio  14 tools\n');
+    expect(run.stderr).toContain(`keel: warn: starting project MCP servers seen for the first time: files (${process.execPath} ${FILESYSTEM} ${ws.dir}, from ${ws.path('.mcp.json')})`);
     expect(run.stdout).toContain('broken  failed  stdio  0 tools  error: spawn /nonexistent/server-binary ENOENT\n');
     // The server's stderr went to its log, not to the terminal.
     expect(run.stderr).not.toContain('Secure MCP Filesystem Server');
@@ -86,7 +87,7 @@ describe('start-up', () => {
     });
     expect(run.code).toBe(0);
     expect(loaded(withServer).some((url) => /\/chunks\/bridge-/.test(url))).toBe(true);
-  });
+  }, 60_000);
 });
 
 describe('MCP tools in a headless session', () => {
@@ -281,7 +282,7 @@ describe('servers that fail', () => {
     expect(run.stderr).toContain(`is not a trusted folder, so its project settings were not loaded (${ws.path('.mcp.json')})`);
     expect(existsSync(path.join(ws.home, 'logs', 'mcp'))).toBe(false);
     expect(toolNames(server.messageRequests()[0]!).some((n) => n.startsWith('mcp__'))).toBe(false);
-  });
+  }, 60_000);
 
   it('names the file of a broken .mcp.json and the flag of a broken --mcp-config', async () => {
     const { env, ws } = await prepare();
@@ -299,7 +300,7 @@ describe('servers that fail', () => {
     expect(run.stderr).toBe('keel: --mcp-config: mcpServers.x.url: Invalid input: expected string, received number\n');
     run = await runKeel(['-p', 'go', '--mcp-config', 'missing.json'], { cwd: ws.dir, env });
     expect(run.stderr).toBe(`keel: --mcp-config: no such file: ${ws.path('missing.json')}\n`);
-  });
+  }, 60_000);
 
   it('shows the servers with /mcp', async () => {
     const { env, ws } = await prepare();
