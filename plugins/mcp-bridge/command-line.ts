@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { KeelError, type Io, type Kernel, type McpServerConfig } from '../../kernel/index.js';
 import { announceProjectServers } from './approvals.js';
 import type { BridgeLimits } from './bridge.js';
+import { holdOpen } from './keep-alive.js';
 import { projectFile, readServersFile, transportOf, userFile, writeServer } from './settings.js';
 
 type Scope = 'project' | 'user';
@@ -28,10 +29,12 @@ async function connectAll(kernel: Kernel, servers: Record<string, McpServerConfi
   if (listing) io.stderr.write(`keel: warn: ${listing}\n`);
   const { Bridge } = await import('./bridge.js');
   const bridge = new Bridge(kernel, servers, limits, false);
-  await bridge.start();
-  const status = bridge.status();
-  await bridge.close();
-  return status;
+  return holdOpen(async () => {
+    await bridge.start();
+    const status = bridge.status();
+    await bridge.close();
+    return status;
+  });
 }
 
 export async function mcpSubcommand(kernel: Kernel, args: string[], io: Io, limits: BridgeLimits): Promise<number> {

@@ -21,6 +21,7 @@ import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser, stored
 import { expandServer, transportOf, type TransportKind } from './settings.js';
 import { GroupStdioTransport } from './stdio.js';
 import { unrefFetch } from './fetch.js';
+import { holdOpen } from './keep-alive.js';
 import type { McpCallResult } from './content.js';
 
 export type Status = 'connecting' | 'connected' | 'reconnecting' | 'needs-auth' | 'failed' | 'closed';
@@ -41,21 +42,6 @@ export interface ConnectionOptions {
 
 const AUTHORIZE_TIMEOUT_MS = 5 * 60_000;
 export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
-
-/**
- * Servers' pipes and timers never keep Keel alive on their own (so a finished run exits), except while Keel
- * waits on a server: connecting, or a call, read or prompt in flight.
- */
-let waiting = 0;
-let keepAlive: NodeJS.Timeout | undefined;
-async function busy<T>(work: () => Promise<T>): Promise<T> {
-  if (waiting++ === 0) keepAlive = setInterval(() => undefined, 60_000);
-  try {
-    return await work();
-  } finally {
-    if (--waiting === 0) clearInterval(keepAlive);
-  }
-}
 
 export class Connection {
   status: Status = 'connecting';
@@ -96,7 +82,7 @@ export class Connection {
   }
 
   private connect(): Promise<void> {
-    return busy(() => this.connectOnce());
+    return this.connectOnce();
   }
 
   private async connectOnce(): Promise<void> {
@@ -106,6 +92,7 @@ export class Connection {
       const server = expandServer(this.name, this.config, process.env);
       const transport = await this.makeTransport(server);
       client = new Client({ name: 'keel', version: KERNEL_VERSION }, { capabilities: {} });
+      unrefTimeouts(client);
       client.onerror = (err) => {
         this.lastError = errorMessage(err);
         this.opts.log('debug', `${this.name}: ${this.lastError}`);
@@ -245,18 +232,16 @@ export class Connection {
     const client = this.client;
     if (!client || this.status !== 'connected') return Promise.resolve();
     const previous = this.refreshing ?? Promise.resolve();
-    const next: Promise<void> = previous.then(() =>
-      busy(async () => {
-        try {
-          await this.list(client);
-          if (this.client === client) this.opts.onChange();
-        } catch (err) {
-          this.opts.log('warn', `MCP server ${this.name}: could not refresh its lists: ${errorMessage(err)}`);
-        } finally {
-          if (this.refreshing === next) this.refreshing = undefined;
-        }
-      }),
-    );
+    const next: Promise<void> = previous.then(async () => {
+      try {
+        await this.list(client);
+        if (this.client === client) this.opts.onChange();
+      } catch (err) {
+        this.opts.log('warn', `MCP server ${this.name}: could not refresh its lists: ${errorMessage(err)}`);
+      } finally {
+        if (this.refreshing === next) this.refreshing = undefined;
+      }
+    });
     this.refreshing = next;
     return next;
   }
@@ -314,7 +299,7 @@ export class Connection {
     args: Record<string, unknown>,
     opts: { signal: AbortSignal; timeoutMs: number; onProgress(progress: { progress: number; total?: number; message?: string }): void },
   ): Promise<McpCallResult> {
-    return busy(() => this.call(tool, args, opts));
+    return holdOpen(() => this.call(tool, args, opts));
   }
 
   private async call(
@@ -337,7 +322,7 @@ export class Connection {
   }
 
   readResource(uri: string, timeoutMs: number): Promise<Array<{ uri: string; mimeType?: string; text?: string; blob?: string }>> {
-    return busy(async () => {
+    return holdOpen(async () => {
       const client = await this.connected();
       const result = await client.readResource({ uri }, { timeout: timeoutMs });
       return result.contents as Array<{ uri: string; mimeType?: string; text?: string; blob?: string }>;
@@ -345,7 +330,7 @@ export class Connection {
   }
 
   getPrompt(name: string, args: Record<string, string>, timeoutMs: number) {
-    return busy(async () => {
+    return holdOpen(async () => {
       const client = await this.connected();
       return client.getPrompt({ name, arguments: args }, { timeout: timeoutMs });
     });
@@ -378,7 +363,7 @@ export class Connection {
   }
 
   close(): Promise<void> {
-    return busy(() => this.shutdown());
+    return holdOpen(() => this.shutdown());
   }
 
   private async shutdown(): Promise<void> {
@@ -391,6 +376,30 @@ export class Connection {
     this.settle();
     await client?.close().catch(() => undefined);
   }
+}
+
+/**
+ * The SDK's per-request timers would keep a finished run alive until a slow server answers `initialize`;
+ * whoever waits on a request holds the process open instead (keep-alive.ts). These are the SDK's internal
+ * `_setupTimeout` / `_resetTimeout` of its `Protocol` class (the SDK version is pinned exactly).
+ */
+function unrefTimeouts(client: Client): void {
+  const internals = client as unknown as {
+    _setupTimeout(id: number, ...rest: unknown[]): void;
+    _resetTimeout(id: number): boolean;
+    _timeoutInfo: Map<number, { timeoutId: NodeJS.Timeout }>;
+  };
+  const setup = internals._setupTimeout.bind(client);
+  const reset = internals._resetTimeout.bind(client);
+  internals._setupTimeout = (id, ...rest) => {
+    setup(id, ...rest);
+    internals._timeoutInfo.get(id)?.timeoutId.unref();
+  };
+  internals._resetTimeout = (id) => {
+    const result = reset(id);
+    internals._timeoutInfo.get(id)?.timeoutId.unref();
+    return result;
+  };
 }
 
 function isUnauthorized(err: unknown): boolean {

@@ -16,6 +16,7 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { announceProjectServers } from './approvals.js';
+import { holdOpen } from './keep-alive.js';
 import type { Bridge, BridgeLimits, ServerStatus } from './bridge.js';
 import { projectFile, serverLayers } from './settings.js';
 
@@ -33,6 +34,8 @@ export interface McpBridgeOptions {
 }
 
 const NAME = 'mcp-bridge';
+/** When no request follows the session's start at once, servers start after this long anyway. */
+const START_DELAY_MS = 200;
 
 /** What the bridge offers other plugins and frontends as the `mcp` service. */
 export interface McpService {
@@ -115,9 +118,17 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       return loading;
     };
 
-    // Not awaited: the first request goes out while the servers connect.
-    kernel.hooks.sessionStart.tapPromise(NAME, async () => {
+    // Servers start in the background once the first request is on its way (or soon after the session starts,
+    // when no request comes at once, as in an interactive session), so their start-up never competes with it.
+    let startTimer: NodeJS.Timeout | undefined;
+    const startSoon = () => {
+      clearTimeout(startTimer);
       void ensureBridge();
+    };
+    kernel.hooks.sessionStart.tapPromise(NAME, async () => {
+      if (!configured || loading) return;
+      startTimer = setTimeout(startSoon, START_DELAY_MS);
+      startTimer.unref();
     });
 
     // A search made while servers are still connecting waits for them (at most the connect timeout), so it can
@@ -127,13 +138,15 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       const ready = await ensureBridge();
       if (!ready) return undefined;
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        ready.settled(),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, limits.connectTimeoutMs);
-          turn.signal.addEventListener('abort', () => resolve(), { once: true });
-        }),
-      ]);
+      await holdOpen(() =>
+        Promise.race([
+          ready.settled(),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, limits.connectTimeoutMs);
+            turn.signal.addEventListener('abort', () => resolve(), { once: true });
+          }),
+        ]),
+      );
       clearTimeout(timer);
       return undefined;
     });
@@ -152,6 +165,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       return undefined;
     });
     kernel.hooks.event.tap(NAME, (event) => {
+      if (event.type === 'tools_bytes' && configured && !loading) startSoon();
       if (event.type === 'tool_end') pendingAsks.delete(event.call.id);
       if (event.type !== 'permission') return;
       const pending = pendingAsks.get(event.call.id);
@@ -201,7 +215,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
         if (!configured) return 'No MCP servers configured.';
         const ready = await ensureBridge();
         if (!ready) return 'The MCP servers could not start (see the log).';
-        await Promise.race([ready.started, new Promise((resolve) => setTimeout(resolve, limits.connectTimeoutMs).unref())]);
+        await holdOpen(() => Promise.race([ready.started, new Promise((resolve) => setTimeout(resolve, limits.connectTimeoutMs).unref())]));
         if (verb === 'reconnect') {
           const conn = name ? ready.connections.get(name) : undefined;
           if (!conn) throw new Error(`/mcp reconnect: no server named "${name ?? ''}" (servers: ${[...ready.connections.keys()].join(', ')})`);
