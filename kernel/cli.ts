@@ -71,6 +71,7 @@ function buildProgram(): Command {
     .option('--config <file>', 'use this config file instead of searching for agent.config.*')
     .option('--trust', 'trust this folder for this run (project config and servers may run)')
     .option('--verbose', 'log plugin diagnostics to stderr')
+    .option('--mcp-config <file|json>', 'MCP servers for this run ({"mcpServers": {…}}); repeatable', (v: string, all: string[] = []) => [...all, v])
     .showHelpAfterError(false)
     .exitOverride();
   program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
@@ -90,6 +91,8 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     // One line, like every other failure: "keel: unknown option '--prnt' (did you mean --print?)".
     outputError: (s, write) => write(`keel: ${flagError(s)}\n`),
   });
+  const delegated = await runPluginSubcommand(argv, program, io, env);
+  if (delegated !== undefined) return delegated;
   let subcommand: string | undefined;
   for (const cmd of program.commands) {
     cmd.exitOverride().action(() => {
@@ -124,6 +127,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     config: flags.config as string | undefined,
     trust: flags.trust as boolean | undefined,
     verbose: flags.verbose as boolean | undefined,
+    mcpConfig: flags.mcpConfig as string[] | undefined,
   };
   try {
     if (subcommand === 'login') return await login(options, io, env);
@@ -156,6 +160,32 @@ export function flagError(text: string): string {
     .filter(Boolean)
     .join(' ')
     .replace('(Did you mean', '(did you mean');
+}
+
+/**
+ * `keel <name> …` where a plugin registered the sub-command `name` (`keel mcp list`): the kernel is assembled
+ * without flags and the words after the name go to the sub-command. Undefined when no plugin owns the word,
+ * so it is parsed as a prompt.
+ */
+async function runPluginSubcommand(argv: string[], program: Command, io: Io, env: NodeJS.ProcessEnv): Promise<number | undefined> {
+  const name = argv[0];
+  if (!name || !/^[a-z][a-z0-9-]*$/.test(name) || program.commands.some((c) => c.name() === name)) return undefined;
+  const warnings: string[] = [];
+  const quiet = { ...io, stderr: { write: (chunk: string) => warnings.push(chunk) > 0 } as unknown as Io['stderr'] };
+  let kernel: Kernel;
+  try {
+    kernel = await assemble({ outputFormat: 'text', inputFormat: 'text' }, env, quiet);
+  } catch {
+    return undefined; // the normal path reports the configuration error
+  }
+  const subcommand = kernel.subcommands.get(name);
+  if (!subcommand) return undefined;
+  for (const warning of warnings) io.stderr.write(warning);
+  try {
+    return await subcommand.run(argv.slice(1), { kernel, io, env });
+  } catch (err) {
+    return reportError(err, io);
+  }
 }
 
 function reportError(err: unknown, io: Io): number {
@@ -220,7 +250,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   for (const plugin of plugins) {
     if (!plugin.configLayers) continue;
     // Untrusted: plugins name their project files (for the warning) without reading settings from them.
-    const extra = await plugin.configLayers({ ...base, trusted });
+    const extra = await plugin.configLayers({ ...base, options, trusted });
     for (const layer of extra) {
       if (layer.kind === 'project' && !trusted) untrusted.push(layer.source);
       else layers.splice(insertAt(layers, layer.kind), 0, layer);

@@ -93,9 +93,15 @@ const mcpServerSchema = z
     cwd: z.string().optional(),
     url: z.string().optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    timeout: z.number().int().positive().optional(),
+    oauth: z
+      .object({ clientId: z.string().optional(), clientSecret: z.string().optional(), scope: z.string().optional(), callbackPort: z.number().int().min(0).max(65535).optional() })
+      .strict()
+      .optional(),
   })
   .strict()
-  .refine((s) => s.command !== undefined || s.url !== undefined, { message: 'needs a command (stdio) or a url (http)' });
+  .refine((s) => s.command !== undefined || s.url !== undefined, { message: 'needs a command (stdio) or a url (http)' })
+  .refine((s) => !(s.type === 'http' || s.type === 'sse') || s.url !== undefined, { message: 'type http and sse need a url' });
 
 /** The keys the kernel itself knows; plugins add theirs through `Plugin.config`. */
 export const coreConfigShape = {
@@ -272,6 +278,8 @@ export function mergeLayers(layers: ConfigLayer[], base: { cwd: string; projectR
         permissions.deny.push(...(rules.deny ?? []));
       } else if (key === 'mcpServers') {
         Object.assign(mcpServers, value);
+        // Which layer set each server, so project servers can be told apart (e.g. `mcpServers.docs`).
+        for (const name of Object.keys(value as object)) sources[`mcpServers.${name}`] = layer.source;
       } else if (key === 'env' && typeof value === 'object' && value !== null) {
         // Environment variables for the commands Keel runs merge name by name, like servers.
         merged.env = { ...((merged.env as Record<string, string> | undefined) ?? {}), ...(value as Record<string, string>) };

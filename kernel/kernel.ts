@@ -6,7 +6,7 @@ import { KERNEL_VERSION, type Plugin, isPlugin } from './plugin.js';
 import { Registry, ServiceRegistry } from './registry.js';
 import { createStore, type Store } from './store.js';
 import { errorMessage } from './errors.js';
-import type { AgentEvent, AppState, CommandDefinition, ModeDefinition, Services, ToolDefinition } from './types.js';
+import type { AgentEvent, AppState, CommandDefinition, ModeDefinition, Services, SubcommandDefinition, ToolDefinition } from './types.js';
 import { DEFAULTS, type ResolvedConfig } from './config.js';
 import { coreProtectedEntries, ProtectedPaths } from './protected.js';
 
@@ -23,6 +23,8 @@ export interface Kernel {
   readonly tools: Registry<ToolDefinition>;
   readonly commands: Registry<CommandDefinition>;
   readonly modes: Registry<ModeDefinition>;
+  /** Sub-commands of the binary (`keel mcp …`) that plugins own; `kernel/cli.ts` only dispatches to them. */
+  readonly subcommands: Registry<SubcommandDefinition>;
   readonly services: ServiceRegistry<Services>;
   readonly state: Store<AppState>;
   /**
@@ -97,6 +99,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
   const tools = new Registry<ToolDefinition>('tool', owner);
   const commands = new Registry<CommandDefinition>('command', owner);
   const modes = new Registry<ModeDefinition>('mode', owner);
+  const subcommands = new Registry<SubcommandDefinition>('sub-command', owner);
   const services = new ServiceRegistry<Services>(owner);
   const state = createStore<AppState>(initialState());
   const config = opts.config ?? defaultConfig();
@@ -120,6 +123,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
     tools,
     commands,
     modes,
+    subcommands,
     services,
     state,
     protected: protectedPaths,
@@ -151,6 +155,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
       tools.freeze();
       commands.freeze();
       modes.freeze();
+      subcommands.freeze();
       services.freeze();
       protectedPaths.freeze();
       return kernel;

@@ -1,7 +1,7 @@
 import type { ZodType } from 'zod';
 import type { ConfigLayer } from './config.js';
 import type { Kernel } from './kernel.js';
-import type { PermissionMode, ToolDefinition } from './types.js';
+import type { CliOptions, PermissionMode, ToolDefinition } from './types.js';
 
 /** The semver version of the kernel API. Plugins state the range they were written for in `kernel`. */
 export const KERNEL_VERSION = '1.0.0';
@@ -26,7 +26,7 @@ export interface Plugin {
    * `trusted` is false, project files must not be parsed: return a layer with empty `values` for each project
    * file that holds settings, so the CLI can name it in its warning, and nothing else from the project.
    */
-  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string; trusted: boolean }): Promise<ConfigLayer[]> | ConfigLayer[];
+  configLayers?(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: CliOptions; trusted: boolean }): Promise<ConfigLayer[]> | ConfigLayer[];
   /** Called once by `kernel.use()`. Tap hooks and register here, never inside a hook callback. */
   apply(kernel: Kernel): void;
 }
@@ -62,6 +62,10 @@ export interface McpServerConfig {
   cwd?: string;
   url?: string;
   headers?: Record<string, string>;
+  /** Milliseconds a tool call may take (reset by progress notifications). */
+  timeout?: number;
+  /** OAuth for a remote server that asks for it (the authorization-code flow with a loopback redirect). */
+  oauth?: { clientId?: string; clientSecret?: string; scope?: string; callbackPort?: number };
 }
 
 /**

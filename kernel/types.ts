@@ -186,6 +186,16 @@ export interface CommandDefinition {
   run(args: string, ctx: CommandContext): Promise<void | string>;
 }
 
+/**
+ * A sub-command of the `keel` binary (`keel mcp list`), registered by the plugin that owns it. `kernel/cli.ts`
+ * dispatches `keel <name> …` here when no built-in sub-command has that name; `args` are the words after it.
+ */
+export interface SubcommandDefinition {
+  name: string;
+  description: string;
+  run(args: string[], ctx: { kernel: Kernel; io: Io; env: NodeJS.ProcessEnv }): Promise<number>;
+}
+
 /** A frontend: interactive, print, sdk, subagent. Returns the process exit code. */
 export interface ModeDefinition {
   name: string;
@@ -209,6 +219,8 @@ export interface CliOptions {
   config?: string;
   trust?: boolean;
   verbose?: boolean;
+  /** `--mcp-config <file|json>`, repeatable: MCP servers for this run. */
+  mcpConfig?: string[];
 }
 
 export interface Io {

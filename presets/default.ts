@@ -16,6 +16,7 @@ import toolBash from '../plugins/tool-bash/index.js';
 import toolWeb from '../plugins/tool-web/index.js';
 import toolTodo from '../plugins/tool-todo/index.js';
 import toolSearch from '../plugins/tool-search/index.js';
+import mcpBridge from '../plugins/mcp-bridge/index.js';
 import sessionStore from '../plugins/session-store/index.js';
 import instructions from '../plugins/instructions/index.js';
 import memoryIndex from '../plugins/memory-index/index.js';
@@ -63,6 +64,7 @@ export default definePreset({
     toolWeb(),
     toolTodo(),
     toolSearch(),
+    mcpBridge(),
     // frontends
     print(),
   ],

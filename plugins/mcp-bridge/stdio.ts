@@ -1,0 +1,164 @@
+/**
+ * The stdio transport: the server runs in its own process group (so the whole group can be killed, `npx` and
+ * all), its stderr goes to a log file, and anything on stdout that is not JSON-RPC closes the connection.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import path from 'node:path';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+
+/** Process groups still running, killed when Keel exits (on any path, including signals). */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' handlers cannot wait, so the groups get SIGKILL: nothing a server started may outlive Keel.
+  process.on('exit', () => {
+    for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
+  });
+}
+
+/** Variables a server inherits from Keel's environment; the rest (API keys included) it gets only from `env`. */
+const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ', 'NODE_EXTRA_CA_CERTS', 'SystemRoot'];
+
+export interface StdioSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** Where the server's stderr is appended. */
+  logFile: string;
+  /** Largest single message accepted from the server, in bytes. */
+  maxMessageBytes: number;
+}
+
+export class GroupStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  private child?: ChildProcess;
+  private readonly buffer: ReadBuffer;
+  private closed = false;
+
+  constructor(private readonly spec: StdioSpec) {
+    this.buffer = new ReadBuffer({ maxBufferSize: spec.maxMessageBytes });
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): Promise<void> {
+    installExitHook();
+    mkdirSync(path.dirname(this.spec.logFile), { recursive: true, mode: 0o700 });
+    const log = openSync(this.spec.logFile, 'a', 0o600);
+    const env: Record<string, string> = {};
+    for (const key of INHERITED_ENV) if (process.env[key] !== undefined) env[key] = process.env[key]!;
+    return new Promise((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(this.spec.command, this.spec.args, {
+          cwd: this.spec.cwd,
+          env: { ...env, ...this.spec.env },
+          stdio: ['pipe', 'pipe', log],
+          detached: true,
+        });
+      } catch (err) {
+        closeSync(log);
+        reject(err);
+        return;
+      }
+      this.child = child;
+      closeSync(log);
+      // The server never keeps Keel alive: Keel's exit kills its group.
+      child.unref();
+      (child.stdin as unknown as { unref?: () => void }).unref?.();
+      (child.stdout as unknown as { unref?: () => void }).unref?.();
+      child.once('error', (err) => {
+        reject(err);
+        this.fail(err);
+      });
+      child.once('spawn', () => {
+        if (child.pid) liveGroups.add(child.pid);
+        resolve();
+      });
+      child.once('close', (code, signal) => {
+        if (child.pid) {
+          // Whatever the server started in its group goes with it.
+          killGroup(child.pid, 'SIGKILL');
+          liveGroups.delete(child.pid);
+        }
+        if (!this.closed) this.onerror?.(new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})`));
+        this.finish();
+      });
+      child.stdin!.on('error', (err) => this.onerror?.(err));
+      child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
+    });
+  }
+
+  private receive(chunk: Buffer): void {
+    try {
+      this.buffer.append(chunk);
+      for (;;) {
+        const message = this.buffer.readMessage();
+        if (message === null) break;
+        this.onmessage?.(message);
+      }
+    } catch (err) {
+      this.fail(new Error(`the server sent something that is not a JSON-RPC message on stdout (${(err as Error).message.split('\n')[0]})`));
+    }
+  }
+
+  private fail(error: Error): void {
+    this.onerror?.(error);
+    void this.close();
+  }
+
+  private finish(): void {
+    if (this.closed && !this.child) return;
+    this.closed = true;
+    this.child = undefined;
+    this.buffer.clear();
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed) return Promise.reject(new Error('not connected'));
+    return new Promise((resolve, reject) => {
+      stdin.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  /** Closes stdin, then SIGTERM and SIGKILL to the group if it lingers. */
+  async close(): Promise<void> {
+    const child = this.child;
+    this.closed = true;
+    if (!child || child.exitCode !== null || child.signalCode !== null) {
+      this.finish();
+      return;
+    }
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const wait = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    child.stdin?.end();
+    if (!(await wait(500)) && child.pid) {
+      killGroup(child.pid, 'SIGTERM');
+      if (!(await wait(2000))) killGroup(child.pid, 'SIGKILL');
+    }
+    await wait(2000);
+    if (child.pid) liveGroups.delete(child.pid);
+    this.finish();
+  }
+}
