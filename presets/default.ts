@@ -11,6 +11,7 @@ import sandbox from '../plugins/sandbox/index.js';
 import userHooks from '../plugins/user-hooks/index.js';
 import claudeSettings from '../plugins/claude-settings/index.js';
 import print from '../plugins/print/index.js';
+import inspect from '../plugins/inspect/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
 import toolWeb from '../plugins/tool-web/index.js';
@@ -67,5 +68,7 @@ export default definePreset({
     mcpBridge(),
     // frontends
     print(),
+    // keel config | plugins | doctor | init
+    inspect(),
   ],
 });

@@ -1,0 +1,48 @@
+/** `keel config`: the merged config, each key with the layer that set it. */
+import type { Kernel } from '../../kernel/index.js';
+
+/** Keys whose values are secrets: shown as set or not, never printed. */
+const SECRET = /key|token|secret|password/i;
+/** Bookkeeping the CLI adds to the resolved config; not settings anyone wrote. */
+const INTERNAL = new Set(['sources', 'extra', 'cwd', 'projectRoot', 'keelHome', 'trusted', 'preset', 'plugins', 'disable']);
+
+function redact(key: string, value: unknown): unknown {
+  if (SECRET.test(key)) return typeof value === 'string' && value ? '[set]' : value;
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redact(k, v)]));
+  }
+  return value;
+}
+
+export interface ConfigEntry {
+  key: string;
+  value: unknown;
+  source: string;
+}
+
+export function configEntries(kernel: Kernel): ConfigEntry[] {
+  const config = kernel.config as Record<string, unknown>;
+  const sources = kernel.config.sources ?? {};
+  const entries: ConfigEntry[] = [];
+  const preset = kernel.config.preset;
+  entries.push({ key: 'preset', value: typeof preset === 'string' ? preset : preset.name, source: sources.preset ?? 'default' });
+  entries.push({ key: 'plugins', value: kernel.plugins.map((p) => p.name), source: sources.plugins ? `preset + ${sources.plugins}` : 'preset' });
+  if (kernel.config.disable.length) entries.push({ key: 'disable', value: kernel.config.disable, source: sources.disable ?? 'config' });
+  for (const key of Object.keys(config).sort()) {
+    if (INTERNAL.has(key) || config[key] === undefined) continue;
+    const value = config[key];
+    if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
+    if (key === 'permissions') {
+      const rules = value as Record<string, string[]>;
+      if (!Object.values(rules).some((list) => list.length)) continue;
+    }
+    entries.push({ key, value: redact(key, value), source: sources[key] ?? 'default' });
+  }
+  return entries;
+}
+
+export function formatConfig(kernel: Kernel): string {
+  const lines = [`Project: ${kernel.config.projectRoot}${kernel.config.trusted === false ? ' (untrusted: its config files were not loaded)' : ''}`];
+  for (const entry of configEntries(kernel)) lines.push(`${entry.key} = ${JSON.stringify(entry.value)}  (${entry.source})`);
+  return lines.join('\n');
+}
