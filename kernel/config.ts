@@ -34,6 +34,7 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   disable: string[];
   mcpServers: Record<string, McpServerConfig>;
   permissions: Required<PermissionRules>;
+  tools?: string[];
   cwd: string;
   projectRoot: string;
   keelHome: string;
@@ -109,6 +110,7 @@ export const coreConfigShape = {
   apiKey: z.string(),
   thinking: z.object({ budget_tokens: z.number().int().positive() }).strict(),
   contextWindow: z.number().int().positive(),
+  tools: z.array(z.string()),
 } satisfies Record<string, ZodType>;
 
 export const DEFAULTS = {

@@ -11,6 +11,8 @@ import sandbox from '../plugins/sandbox/index.js';
 import userHooks from '../plugins/user-hooks/index.js';
 import claudeSettings from '../plugins/claude-settings/index.js';
 import print from '../plugins/print/index.js';
+import sdk from '../plugins/sdk/index.js';
+import toolAgent from '../plugins/tool-agent/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
 import toolWeb from '../plugins/tool-web/index.js';
@@ -63,7 +65,9 @@ export default definePreset({
     toolWeb(),
     toolTodo(),
     toolSearch(),
-    // frontends
+    toolAgent(),
+    // frontends: headless/pipe, then the SDK host and sub-agent protocol
     print(),
+    sdk(),
   ],
 });

@@ -52,6 +52,8 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
   if (ctx.options.outputFormat !== 'stream-json' || !session) return;
   if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
   else if (event.type === 'tool_results') write(userLine(session, event.message));
+  // A sub-agent's lines, tagged with the agent call they belong to (a grandchild's already are).
+  else if (event.type === 'subagent') write({ ...event.message, parent_tool_use_id: event.message.parent_tool_use_id ?? event.toolUseId });
   else if (event.type === 'retry') {
     write({ type: 'system', subtype: 'api_retry', attempt: event.attempt, max_retries: event.maxRetries, retry_delay_ms: event.delayMs, error: event.cause, session_id: session.id });
   } else if (event.type === 'compact') {
