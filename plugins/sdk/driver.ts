@@ -327,8 +327,9 @@ export class ProtocolDriver {
       while (this.queue.length > 0) {
         const next = this.queue.shift()!;
         const session = await this.ensureSession();
-        if (this.opts.signal.aborted) return;
         this.current = new AbortController();
+        // Aborted already: the turn still gets its result (an interrupted one), as every user message does.
+        if (this.opts.signal.aborted) this.current.abort(this.opts.signal.reason);
         const result = await runAgent(this.opts.kernel, session, next.content, { signal: this.current.signal, maxTurns: this.opts.maxTurns });
         this.current = undefined;
         this.lastResult = result;

@@ -1,0 +1,113 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { query, type SDKMessage, type SDKUserMessage } from '../../sdk/index.js';
+import { AsyncQueue } from '../../sdk/queue.js';
+import { callTool, say } from '../helpers/anthropic-server.js';
+import { toolResultsOf } from '../helpers/conversations.js';
+import { useScriptedProjects } from '../helpers/project.js';
+
+const prepare = useScriptedProjects();
+
+const user = (content: string): SDKUserMessage => ({ type: 'user', message: { role: 'user', content } });
+
+/** Processes started with this KEEL_HOME: an in-process query must start none. */
+function processesWithHome(home: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`KEEL_HOME=${home}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function nextOf(iterator: AsyncIterator<SDKMessage>, match: (m: SDKMessage) => boolean, seen: SDKMessage[]): Promise<SDKMessage> {
+  for (;;) {
+    const { value, done } = await iterator.next();
+    if (done) throw new Error(`the query ended before a matching message; seen: ${JSON.stringify(seen.map((m) => [m.type, m.subtype]))}`);
+    seen.push(value);
+    if (match(value)) return value;
+  }
+}
+
+describe('query() from keel/sdk', () => {
+  it('runs in-process: turns, canUseTool allow and deny, interrupt, permission mode, a malformed message', async () => {
+    let hung!: () => void;
+    const hanging = new Promise<void>((resolve) => (hung = resolve));
+    const { env, ws, server } = await prepare([
+      callTool('write_file', { path: 'a.txt', content: 'A' }, 'toolu_a'),
+      callTool('write_file', { path: 'b.txt', content: 'B' }, 'toolu_b'),
+      say('turn one done'),
+      callTool('write_file', { path: 'c.txt', content: 'C' }, 'toolu_c'),
+      () => {
+        hung();
+        return { fault: 'hang' };
+      },
+      say('still here'),
+    ]);
+    const input = new AsyncQueue<SDKUserMessage>();
+    const asked: string[] = [];
+    const q = query({
+      prompt: input,
+      options: {
+        cwd: ws.dir,
+        env,
+        systemPrompt: 'In-process host prompt.',
+        canUseTool: async (tool, toolInput, { toolUseId }) => {
+          asked.push(`${tool}:${toolUseId}`);
+          return toolUseId === 'toolu_a' ? { behavior: 'allow', updatedInput: { ...(toolInput as object), content: 'A!' } } : { behavior: 'deny', message: 'no b' };
+        },
+      },
+    });
+    const seen: SDKMessage[] = [];
+    input.push({ nonsense: true } as unknown as SDKUserMessage);
+    expect((await nextOf(q, (m) => m.type === 'system' && m.subtype === 'error', seen)).error).toBe('message 2: expected a JSON object with a string "type"');
+
+    input.push(user('TURN1'));
+    const init = await nextOf(q, (m) => m.subtype === 'init', seen);
+    expect(init).toMatchObject({ cwd: ws.dir, permissionMode: 'ask' });
+    expect(await nextOf(q, (m) => m.type === 'result', seen)).toMatchObject({ subtype: 'success', result: 'turn one done', num_turns: 3 });
+    expect(asked).toEqual(['write_file:toolu_a', 'write_file:toolu_b']);
+    expect(readFileSync(ws.path('a.txt'), 'utf8')).toBe('A!');
+    expect(existsSync(ws.path('b.txt'))).toBe(false);
+    expect(toolResultsOf(server.messageRequests()[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('no b') });
+    expect(server.messageRequests()[0]!.body.system[0].text).toBe('In-process host prompt.');
+
+    await q.setPermissionMode('acceptEdits');
+    await expect(q.setPermissionMode('yolo')).rejects.toThrow(/set_permission_mode: unknown mode "yolo"/);
+    input.push(user('TURN2'));
+    await hanging;
+    expect(readFileSync(ws.path('c.txt'), 'utf8')).toBe('C');
+    expect(processesWithHome(ws.home)).toEqual([]);
+    await q.interrupt();
+    expect(await nextOf(q, (m) => m.type === 'result', seen)).toMatchObject({ subtype: 'error_during_execution', is_error: true });
+
+    input.push(user('TURN3'));
+    expect(await nextOf(q, (m) => m.type === 'result', seen)).toMatchObject({ subtype: 'success', result: 'still here', session_id: init.session_id });
+    input.end();
+    expect(await q.next()).toEqual({ value: undefined, done: true });
+    expect(asked).toHaveLength(2);
+  }, 60_000);
+
+  it('runs over a spawned CLI with a string prompt, and aborts with the abortController', async () => {
+    const { env, ws } = await prepare([say('over the wire'), { fault: 'hang' }]);
+    const messages: SDKMessage[] = [];
+    for await (const message of query({ prompt: 'hello', options: { transport: 'process', cwd: ws.dir, env: { PATH: process.env.PATH, ...env }, model: 'claude-wire' } })) {
+      messages.push(message);
+    }
+    expect(messages[0]).toMatchObject({ type: 'system', subtype: 'init', model: 'claude-wire' });
+    expect(messages[messages.length - 1]).toMatchObject({ type: 'result', subtype: 'success', result: 'over the wire' });
+
+    const abortController = new AbortController();
+    const q = query({ prompt: 'hang', options: { cwd: ws.dir, env, abortController } });
+    const first = await q.next();
+    expect(first.value).toMatchObject({ subtype: 'init' });
+    abortController.abort();
+    const rest: SDKMessage[] = [];
+    for await (const message of q) rest.push(message);
+    expect(rest[rest.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+  }, 60_000);
+});
