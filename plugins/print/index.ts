@@ -10,6 +10,7 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { resultMessage, assistantMessage, userMessage as userLine, initMessage } from './messages.js';
+import { PartialStream } from './partial.js';
 import { parseSlash, type SlashCall } from './slash.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
@@ -23,7 +24,11 @@ export default definePlugin(() => ({
         const write = (value: unknown) => ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
         // Listen before the session starts, so warnings from sessionStart (resume repairs) reach stderr.
         let session: Session | undefined;
-        const stop = kernel.observe((event) => onEvent(ctx, session, event, write));
+        const partial = ctx.options.includePartialMessages && ctx.options.outputFormat === 'stream-json' ? new PartialStream(() => session) : undefined;
+        const stop = kernel.observe((event) => {
+          if (partial && session) for (const line of partial.lines(event)) write(line);
+          onEvent(ctx, session, event, write);
+        });
         try {
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));

@@ -83,3 +83,14 @@ describe("Claude Code's flags", () => {
     expect(badRule.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('--include-partial-messages with -p', () => {
+  it('adds stream_event lines to stream-json output', async () => {
+    const { env, ws } = await prepare([say('partial text here')]);
+    const run = await runKeel(['-p', 'go', '--output-format=stream-json', '--verbose', '--include-partial-messages'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    const events = ndjson(run.stdout).filter((l) => l.type === 'stream_event').map((l) => l.event);
+    expect(events.map((e) => e.type)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events.filter((e) => e.type === 'content_block_delta').map((e) => e.delta.text).join('')).toBe('partial text here');
+  });
+});

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, callTools, say } from '../helpers/anthropic-server.js';
@@ -195,6 +195,8 @@ describe('the agent tool and sub-agent mode', () => {
     ws.write('.keel/agents/reviewer.md', '---\nname: reviewer\ndescription: Reviews diffs for bugs\ntools: [read_file, grep]\nmodel: claude-review-model\n---\nYou are a careful reviewer.\n');
     ws.write('.claude/agents/finder.md', '---\nname: finder\ndescription: Finds code\ntools: Read, Glob\nmodel: inherit\n---\nYou find code fast.\n');
     ws.write('.claude/agents/broken.md', '---\ndescription: [unclosed\n---\nbody\n');
+    mkdirSync(path.join(ws.home, 'agents'), { recursive: true });
+    writeFileSync(path.join(ws.home, 'agents', 'mine.md'), '---\ndescription: The user\'s own helper\n---\nYou help.\n');
     const run = await runKeel(['-p', 'PARENT go', '--permission-mode', 'auto', '--model', 'claude-parent-model'], { cwd: ws.dir, env, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('broken.md: front matter is not valid YAML');
@@ -202,6 +204,7 @@ describe('the agent tool and sub-agent mode', () => {
     const description = parentFirst.body.tools.find((t: { name: string }) => t.name === 'agent').description;
     expect(description).toContain('- reviewer: Reviews diffs for bugs (tools: read_file, grep)');
     expect(description).toContain('- finder: Finds code (tools: read_file, glob)');
+    expect(description).toContain("- mine: The user's own helper");
 
     const keelAgent = conversation(server.requests, 'KEEL-AGENT')[0]!;
     expect(keelAgent.body.model).toBe('claude-review-model');

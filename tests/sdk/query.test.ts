@@ -56,6 +56,7 @@ describe('query() from keel/sdk', () => {
         cwd: ws.dir,
         env,
         systemPrompt: 'In-process host prompt.',
+        agents: { helper: { description: 'Helps the host', prompt: 'You help the host.', tools: ['Read'] } },
         canUseTool: async (tool, toolInput, { toolUseId }) => {
           asked.push(`${tool}:${toolUseId}`);
           return toolUseId === 'toolu_a' ? { behavior: 'allow', updatedInput: { ...(toolInput as object), content: 'A!' } } : { behavior: 'deny', message: 'no b' };
@@ -68,13 +69,15 @@ describe('query() from keel/sdk', () => {
 
     input.push(user('TURN1'));
     const init = await nextOf(q, (m) => m.subtype === 'init', seen);
-    expect(init).toMatchObject({ cwd: ws.dir, permissionMode: 'ask' });
+    expect(init).toMatchObject({ cwd: ws.dir, permissionMode: 'ask', agents: ['helper'] });
     expect(await nextOf(q, (m) => m.type === 'result', seen)).toMatchObject({ subtype: 'success', result: 'turn one done', num_turns: 3 });
     expect(asked).toEqual(['write_file:toolu_a', 'write_file:toolu_b']);
     expect(readFileSync(ws.path('a.txt'), 'utf8')).toBe('A!');
     expect(existsSync(ws.path('b.txt'))).toBe(false);
     expect(toolResultsOf(server.messageRequests()[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('no b') });
     expect(server.messageRequests()[0]!.body.system[0].text).toBe('In-process host prompt.');
+    const agentTool = server.messageRequests()[0]!.body.tools.find((t: { name: string }) => t.name === 'agent');
+    expect(agentTool.description).toContain('- helper: Helps the host (tools: read_file)');
 
     await q.setPermissionMode('acceptEdits');
     await expect(q.setPermissionMode('yolo')).rejects.toThrow(/set_permission_mode: unknown mode "yolo"/);
