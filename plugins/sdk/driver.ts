@@ -116,10 +116,11 @@ export class ProtocolDriver {
       }
       void iterator.return?.();
       this.inputEnded = true;
+      // No answer can come any more: a question in flight is denied, and later ones are not sent.
+      for (const pending of [...this.pending.values()]) pending.resolve({ ok: false, error: 'the input ended before the host answered' });
       // A sub-agent whose parent went away stops; an SDK host that closed its input gets its queued turns.
       if (this.opts.once) this.current?.abort(new Error('the parent closed the input'));
       await this.working;
-      for (const pending of this.pending.values()) pending.resolve({ ok: false, error: 'the input ended before the host answered' });
       if (this.opts.once && !this.lastResult) {
         this.opts.write(errorMessage(this.session, 'no task: the input ended before a user message arrived'));
         return 2;
