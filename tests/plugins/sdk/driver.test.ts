@@ -157,4 +157,25 @@ describe('the protocol driver', () => {
     expect(await empty.exit).toBe(2);
     expect(empty.out.find(isError)?.error).toBe('no task: the input ended before a user message arrived');
   });
+
+  it('denies a call whose question is pending when the input ends, and still finishes the turn', async () => {
+    const h = await host([callTool('write_file', { path: 'a.txt', content: 'a' }), say('after the denial')]);
+    h.send(user('write'));
+    await h.next((m) => m.type === 'control_request');
+    h.end();
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ result: 'after the denial' });
+    expect(toolResultsOf(server!.messageRequests()[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('the input ended before the host answered') });
+    expect(await h.exit).toBe(0);
+  });
+
+  it('as a sub-agent, stops its run when the parent closes the input', async () => {
+    let asked!: () => void;
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const h = await host([() => (asked(), { fault: 'hang' })], { once: true });
+    h.send(user('long task'));
+    await waiting;
+    h.end();
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ subtype: 'error_during_execution', is_error: true });
+    expect(await h.exit).toBe(1);
+  });
 });
