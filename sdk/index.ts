@@ -103,7 +103,7 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
       }
       out.push(message as SDKMessage);
       // A turn is answered by its result, or by an error naming its message (it was not a valid turn).
-      if (message.type === 'result') answered++;
+      if (message.type === 'result' && !message.parent_tool_use_id) answered++;
       else if (message.type === 'system' && message.subtype === 'error' && [...userLabels].some((label) => String(message.error).startsWith(`${label}:`))) answered++;
       maybeEnd(t);
     }

@@ -86,12 +86,14 @@ export function runChild(spec: ChildSpec): Promise<ChildResult> {
         return;
       }
       if (message.type === 'control_request') return void answer(message);
-      if (message.type === 'result') {
+      // Lines of the sub-agent's own sub-agents carry a parent_tool_use_id: only its own result ends the task.
+      const own = !message.parent_tool_use_id;
+      if (message.type === 'result' && own) {
         outcome.result = message as ChildResult['result'];
         // The task is done: closing stdin lets the sub-agent exit.
         child.stdin.end();
       }
-      if (message.type === 'system' && message.subtype === 'init' && typeof message.session_id === 'string') outcome.sessionId = message.session_id;
+      if (own && message.type === 'system' && message.subtype === 'init' && typeof message.session_id === 'string') outcome.sessionId = message.session_id;
       spec.relay(message);
     });
 

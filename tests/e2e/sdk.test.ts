@@ -155,4 +155,16 @@ describe('SDK mode (stream-json in and out)', () => {
     expect(text).toBe('the child is done');
     expect(deltas[deltas.length - 1]).toEqual({ type: 'message_stop' });
   }, 60_000);
+
+  it('KEEL_SDK_MODE=1 selects SDK mode without flags', async () => {
+    const { env, ws } = await prepare([say('sdk by env')]);
+    const child = spawn(process.execPath, [KEEL_BIN], { cwd: ws.dir, env: cleanEnv({ ...env, KEEL_SDK_MODE: '1' }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exit = collect(child, 30_000);
+    child.stdin!.end(`${JSON.stringify(user('hello'))}\n`);
+    const run = await exit;
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.type)).toEqual(['system', 'assistant', 'result']);
+    expect(lines[2]).toMatchObject({ subtype: 'success', result: 'sdk by env' });
+  });
 });

@@ -177,6 +177,25 @@ describe('the agent tool and sub-agent mode', () => {
     });
   }, 90_000);
 
+  it('nests to the default depth of 2 and relays a grandchild\'s lines under its own parent call', async () => {
+    const { env, ws, server } = await prepare([], {
+      route: routeConversations({
+        PARENT: [callTool('agent', { task: 'CHILD delegate again' }, 'toolu_p'), say('top done')],
+        CHILD: [callTool('agent', { task: 'GRAND do it' }, 'toolu_c'), say('child done')],
+        GRAND: [say('grand done')],
+      }),
+    });
+    const run = await runKeel(['-p', 'PARENT go', '--permission-mode', 'auto', '--output-format', 'stream-json'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(toolNamesOf(conversation(server.requests, 'CHILD')[0]!)).toContain('agent');
+    expect(toolNamesOf(conversation(server.requests, 'GRAND')[0]!)).not.toContain('agent');
+    const lines = ndjson(run.stdout);
+    const said = (id: string) => lines.filter((l) => l.type === 'assistant' && l.parent_tool_use_id === id).map((l) => l.message.content.find((b: { type: string }) => b.type === 'text')?.text);
+    expect(said('toolu_c')).toEqual(['grand done']);
+    expect(said('toolu_p')).toEqual([undefined, 'child done']);
+    expect(lines[lines.length - 1]).toMatchObject({ type: 'result', result: 'top done' });
+  }, 90_000);
+
   it('runs custom agents from .keel/agents and Claude Code .claude/agents files', async () => {
     const { env, ws, server } = await prepare([], {
       route: routeConversations({

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { query, type SDKMessage, type SDKUserMessage } from '../../sdk/index.js';
 import { AsyncQueue } from '../../sdk/queue.js';
 import { callTool, say } from '../helpers/anthropic-server.js';
-import { toolResultsOf } from '../helpers/conversations.js';
+import { routeConversations, toolResultsOf } from '../helpers/conversations.js';
 import { useScriptedProjects } from '../helpers/project.js';
 
 const prepare = useScriptedProjects();
@@ -112,5 +112,18 @@ describe('query() from keel/sdk', () => {
     const rest: SDKMessage[] = [];
     for await (const message of q) rest.push(message);
     expect(rest[rest.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+  }, 60_000);
+
+  it("ends with the main agent's result, not a sub-agent's", async () => {
+    const { env, ws } = await prepare([], {
+      route: routeConversations({ PARENT: [callTool('agent', { task: 'CHILD help' }, 'toolu_h'), say('main answer')], CHILD: [say('child answer')] }),
+    });
+    const messages: SDKMessage[] = [];
+    for await (const message of query({ prompt: 'PARENT go', options: { cwd: ws.dir, env, permissionMode: 'bypassPermissions' } })) messages.push(message);
+    const results = messages.filter((m) => m.type === 'result');
+    expect(results.map((m) => [m.parent_tool_use_id ?? null, m.result])).toEqual([
+      ['toolu_h', 'child answer'],
+      [null, 'main answer'],
+    ]);
   }, 60_000);
 });
