@@ -194,6 +194,11 @@ function flagsLayer(options: CliOptions): ConfigLayer {
     values.permissionMode = 'bypassPermissions';
     labels.permissionMode = '--dangerously-skip-permissions';
   }
+  // The permissions plugin parses rules fully; this catches a malformed one here, where the flag can be named.
+  for (const [flag, rules] of [['--allowedTools', options.allowedTools], ['--disallowedTools', options.disallowedTools]] as const) {
+    const bad = rules?.find((rule) => !/^[A-Za-z0-9_*-]+(?:\(.*\S.*\))?$/s.test(rule));
+    if (bad) throw new KeelError(`${flag}: invalid permission rule "${bad}" (expected ToolName or ToolName(specifier), e.g. Bash(npm test))`, { exitCode: 2 });
+  }
   if (options.allowedTools?.length || options.disallowedTools?.length) {
     values.permissions = { allow: options.allowedTools ?? [], deny: options.disallowedTools ?? [] };
     labels.permissions = '--allowedTools/--disallowedTools';

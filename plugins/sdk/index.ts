@@ -15,6 +15,11 @@ function writer(ctx: ModeContext): DriverOptions['write'] {
   return (message) => ctx.io.stdout.write(`${JSON.stringify(message)}\n`);
 }
 
+/** Stops reading stdin once the session is over, so an open pipe does not keep the process alive. */
+function release(ctx: ModeContext): void {
+  (ctx.io.stdin as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+}
+
 function logToStderr(kernel: Kernel, ctx: ModeContext): () => void {
   return kernel.observe((event) => {
     if (event.type === 'log' && (event.level === 'warn' || event.level === 'error')) ctx.io.stderr.write(`keel: ${event.level}: ${event.message}\n`);
@@ -48,6 +53,7 @@ export default definePlugin(() => ({
           }).run();
         } finally {
           stop();
+          release(ctx);
         }
       },
     });
@@ -71,6 +77,7 @@ export default definePlugin(() => ({
           }).run();
         } finally {
           stop();
+          release(ctx);
         }
       },
     });

@@ -8,7 +8,6 @@ import {
   canonicalToolName,
   definePlugin,
   defineTool,
-  KeelError,
   toolGiven,
   type Kernel,
   type Session,
@@ -170,13 +169,7 @@ async function runSubagent(kernel: Kernel, ctx: ToolContext, args: z.infer<typeo
   const name = def?.name ?? 'general';
   const model = def?.model && def.model !== 'inherit' ? def.model : session.model;
 
-  let command: string;
-  try {
-    command = keelCli();
-  } catch (err) {
-    throw new KeelError(String((err as Error).message));
-  }
-  const cliArgs = [command, `--tools=${tools.join(',')}`, '--permission-mode', session.permissionMode, '--model', model, '--small-model', session.smallModel];
+  const cliArgs = [keelCli(), `--tools=${tools.join(',')}`, '--permission-mode', session.permissionMode, '--model', model, '--small-model', session.smallModel];
   if (typeof kernel.config.preset === 'string') cliArgs.push('--preset', kernel.config.preset);
   if (kernel.config.trusted) cliArgs.push('--trust');
   if (def) cliArgs.push('--system-prompt', def.prompt);

@@ -167,4 +167,19 @@ describe('SDK mode (stream-json in and out)', () => {
     expect(lines.map((l) => l.type)).toEqual(['system', 'assistant', 'result']);
     expect(lines[2]).toMatchObject({ subtype: 'success', result: 'sdk by env' });
   });
+
+  it('SIGINT interrupts the running turn, prints its result and exits 130 while stdin is still open', async () => {
+    let hung!: () => void;
+    const hanging = new Promise<void>((resolve) => (hung = resolve));
+    const { env, ws } = await prepare([() => (hung(), { fault: 'hang' })]);
+    const child = spawn(process.execPath, [KEEL_BIN, '--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exit = collect(child, 30_000);
+    child.stdin!.write(`${JSON.stringify(user('wait forever'))}\n`);
+    await hanging;
+    child.kill('SIGINT');
+    const run = await exit;
+    expect(run.code).toBe(130);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[lines.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+  });
 });

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { definePlugin } from '../../kernel/index.js';
 import { query, type SDKMessage, type SDKUserMessage } from '../../sdk/index.js';
 import { AsyncQueue } from '../../sdk/queue.js';
 import { callTool, say } from '../helpers/anthropic-server.js';
@@ -126,4 +127,34 @@ describe('query() from keel/sdk', () => {
       [null, 'main answer'],
     ]);
   }, 60_000);
+
+  it('takes custom plugins in-process and resumes a session by id', async () => {
+    const { env, ws, server } = await prepare([say('first answer'), say('second answer')]);
+    const marker = definePlugin(() => ({
+      name: 'host-marker',
+      kernel: '^1.0.0',
+      apply(kernel) {
+        kernel.hooks.contextLoad.tapPromise('host-marker', async (context) => ({ ...context, system: [...context.system, { type: 'text', text: 'HOST PLUGIN WAS HERE' }] }));
+      },
+    }));
+    const first: SDKMessage[] = [];
+    for await (const m of query({ prompt: 'remember 42', options: { cwd: ws.dir, env, plugins: [marker()] } })) first.push(m);
+    const sessionId = first.find((m) => m.type === 'result')!.session_id as string;
+    expect(JSON.stringify(server.messageRequests()[0]!.body.system)).toContain('HOST PLUGIN WAS HERE');
+
+    const second: SDKMessage[] = [];
+    for await (const m of query({ prompt: 'what was it?', options: { cwd: ws.dir, env, resume: sessionId } })) second.push(m);
+    expect(second.find((m) => m.type === 'result')).toMatchObject({ result: 'second answer', session_id: sessionId });
+    const messages = server.messageRequests()[1]!.body.messages;
+    expect(JSON.stringify(messages)).toContain('remember 42');
+    expect(JSON.stringify(server.messageRequests()[1]!.body.system)).not.toContain('HOST PLUGIN WAS HERE');
+  }, 60_000);
+
+  it('names a bad option in its error', async () => {
+    const { env, ws } = await prepare([]);
+    const q = query({ prompt: 'x', options: { cwd: ws.dir, env, preset: 'turbo' } });
+    await expect(q.next()).rejects.toThrow('query() options: unknown preset "turbo" (known presets: default, headless, minimal)');
+    const bad = query({ prompt: 'x', options: { cwd: ws.dir, env, permissionMode: 'yolo' } });
+    await expect(bad.next()).rejects.toThrow(/query\(\) options: permissionMode: must be one of/);
+  });
 });
