@@ -3,6 +3,7 @@
  * context, only the tools it is given (never more than this agent has), this session's permission mode and
  * its own session file linked to this one. Its final answer is the tool's result; its usage adds to ours.
  */
+import path from 'node:path';
 import { z } from 'zod';
 import {
   canonicalToolName,
@@ -173,6 +174,12 @@ async function runSubagent(kernel: Kernel, ctx: ToolContext, args: z.infer<typeo
   if (typeof kernel.config.preset === 'string') cliArgs.push('--preset', kernel.config.preset);
   if (kernel.config.trusted) cliArgs.push('--trust');
   if (def) cliArgs.push('--system-prompt', def.prompt);
+  // The child reads the same config files; rules and roots given to this process directly (flags, an SDK
+  // host's options) are handed down too, so a sub-agent is never less confined than its parent.
+  const rules = kernel.config.permissions;
+  for (const rule of rules.deny) cliArgs.push(`--disallowedTools=${rule}`);
+  for (const rule of rules.allow) cliArgs.push(`--allowedTools=${rule}`);
+  for (const dir of (kernel.config.additionalDirectories as string[] | undefined) ?? []) cliArgs.push(`--add-dir=${path.resolve(kernel.config.cwd, dir)}`);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     KEEL_SUBAGENT_MODE: '1',

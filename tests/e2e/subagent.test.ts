@@ -130,6 +130,19 @@ describe('the agent tool and sub-agent mode', () => {
     expect(results[1]).toMatchObject({ is_error: true, content: expect.stringContaining('tools: bash is not among this agent') });
   }, 60_000);
 
+  it("hands the parent's flag rules down: a tool denied to the parent stays denied to its sub-agent", async () => {
+    const { env, ws, server } = await prepare([], {
+      route: routeConversations({
+        PARENT: [callTool('agent', { task: 'CHILD try it' }, 'toolu_d'), say('done')],
+        CHILD: [callTool('write_file', { path: 'secret/x.txt', content: 'x' }, 'toolu_s'), say('refused')],
+      }),
+    });
+    const run = await runKeel(['-p', 'PARENT go', '--permission-mode', 'auto', '--disallowedTools', 'Write(secret/**)'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(toolResultsOf(conversation(server.requests, 'CHILD')[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('denied by the rule "Write(secret/**)"') });
+    expect(existsSync(ws.path('secret/x.txt'))).toBe(false);
+  }, 60_000);
+
   it('kills every sub-agent process group when the parent is interrupted', async () => {
     let childAsked = 0;
     const { env, ws } = await prepare([], {
