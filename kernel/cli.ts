@@ -25,6 +25,7 @@ import type { Plugin, Preset } from './plugin.js';
 import { flattenPreset } from './preset.js';
 import { createSession, startSession } from './session.js';
 import { describeProtected } from './protected.js';
+import { splitToolList } from './tool-names.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext } from './types.js';
 
@@ -72,6 +73,23 @@ function buildProgram(): Command {
     .option('--trust', 'trust this folder for this run (project config and servers may run)')
     .option('--verbose', 'log plugin diagnostics to stderr')
     .option('--mcp-config <file|json>', 'MCP servers for this run ({"mcpServers": {…}}); repeatable', (v: string, all: string[] = []) => [...all, v])
+    // Claude Code's flags, so scripts and SDK hosts written for `claude` drive Keel unchanged.
+    .option('--allowedTools, --allowed-tools <rules>', 'permission rules to allow (comma- or space-separated; repeatable)', collect, [])
+    .option('--disallowedTools, --disallowed-tools <rules>', 'permission rules to deny (comma- or space-separated; repeatable)', collect, [])
+    .option('--tools <names>', 'the only tools this agent has ("" for none, "default" for all)', collect, undefined)
+    .option('--system-prompt <text>', "replace Keel's base system prompt")
+    .option('--append-system-prompt <text>', 'append to the system prompt')
+    .option('--dangerously-skip-permissions', 'the bypassPermissions mode (= auto): protected paths are still asked')
+    .option('--add-dir <dir>', 'another directory tools may use as if inside the project (repeatable)', collect, [])
+    .option('--session-id <uuid>', 'the id of the new session', (v) => {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new KeelError(`--session-id: expected a UUID, got "${v}"`, { exitCode: 2 });
+      return v.toLowerCase();
+    })
+    .option('--permission-prompt-tool <tool>', 'stdio: ask the SDK host (can_use_tool control requests)', (v) => {
+      if (v !== 'stdio') throw new KeelError(`--permission-prompt-tool: only "stdio" is supported, got "${v}"`, { exitCode: 2 });
+      return v;
+    })
+    .option('--include-partial-messages', 'stream-json: also print stream_event lines as the model writes')
     .showHelpAfterError(false)
     .exitOverride();
   program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
@@ -80,6 +98,10 @@ function buildProgram(): Command {
   program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON');
   program.command('help').description('show this help (the same as keel --help)');
   return program;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** Entry point. Returns the exit code. */
@@ -128,6 +150,16 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     trust: flags.trust as boolean | undefined,
     verbose: flags.verbose as boolean | undefined,
     mcpConfig: flags.mcpConfig as string[] | undefined,
+    allowedTools: splitToolList(flags.allowedTools as string[]),
+    disallowedTools: splitToolList(flags.disallowedTools as string[]),
+    tools: toolsFlag(flags.tools as string[] | undefined),
+    systemPrompt: flags.systemPrompt as string | undefined,
+    appendSystemPrompt: flags.appendSystemPrompt as string | undefined,
+    dangerouslySkipPermissions: flags.dangerouslySkipPermissions as boolean | undefined,
+    addDir: flags.addDir as string[],
+    sessionId: flags.sessionId as string | undefined,
+    permissionPromptTool: flags.permissionPromptTool as string | undefined,
+    includePartialMessages: flags.includePartialMessages as boolean | undefined,
   };
   try {
     if (subcommand === 'login') return await login(options, io, env);
@@ -197,12 +229,44 @@ function reportError(err: unknown, io: Io): number {
 
 const FLAG_KEYS = { model: '--model', smallModel: '--small-model', permissionMode: '--permission-mode', maxTurns: '--max-turns', preset: '--preset' } as const;
 
+/** `--tools ""` gives no tools, `--tools default` every tool. */
+function toolsFlag(values: string[] | undefined): string[] | undefined {
+  if (values === undefined) return undefined;
+  const names = splitToolList(values);
+  return names.length === 1 && names[0] === 'default' ? undefined : names;
+}
+
 function flagsLayer(options: CliOptions): ConfigLayer {
   const values: Record<string, unknown> = {};
+  const labels: Record<string, string> = { ...FLAG_KEYS };
   for (const key of Object.keys(FLAG_KEYS) as Array<keyof typeof FLAG_KEYS>) {
     if (options[key] !== undefined) values[key] = options[key];
   }
-  return { kind: 'flags', source: 'flags', values, labels: { ...FLAG_KEYS } };
+  if (options.dangerouslySkipPermissions) {
+    values.permissionMode = 'bypassPermissions';
+    labels.permissionMode = '--dangerously-skip-permissions';
+  }
+  // The permissions plugin parses rules fully; this catches a malformed one here, where the flag can be named.
+  for (const [flag, rules] of [['--allowedTools', options.allowedTools], ['--disallowedTools', options.disallowedTools]] as const) {
+    const bad = rules?.find((rule) => !/^[A-Za-z0-9_*-]+(?:\(.*\S.*\))?$/s.test(rule));
+    if (bad) throw new KeelError(`${flag}: invalid permission rule "${bad}" (expected ToolName or ToolName(specifier), e.g. Bash(npm test))`, { exitCode: 2 });
+  }
+  if (options.allowedTools?.length || options.disallowedTools?.length) {
+    values.permissions = { allow: options.allowedTools ?? [], deny: options.disallowedTools ?? [] };
+    labels.permissions = '--allowedTools/--disallowedTools';
+  }
+  const more = { tools: '--tools', systemPrompt: '--system-prompt', appendSystemPrompt: '--append-system-prompt' } as const;
+  for (const [key, label] of Object.entries(more) as Array<[keyof typeof more, string]>) {
+    if (options[key] !== undefined) {
+      values[key] = options[key];
+      labels[key] = label;
+    }
+  }
+  if (options.addDir?.length) {
+    values.additionalDirectories = options.addDir.map((dir) => path.resolve(dir));
+    labels.additionalDirectories = '--add-dir';
+  }
+  return { kind: 'flags', source: 'flags', values, labels };
 }
 
 /** Reads `$KEEL_HOME/auth.json` ({ "apiKey": "…" }). */
@@ -402,7 +466,7 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
     prompt,
     io,
     signal: controller.signal,
-    startSession: (overrides) => startSession(kernel, { resume, ...overrides }),
+    startSession: (overrides) => startSession(kernel, { resume, ...(options.sessionId && !resume ? { id: options.sessionId } : {}), ...overrides }),
   };
   try {
     const code = await frontend.run(ctx);

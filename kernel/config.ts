@@ -35,6 +35,7 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   disable: string[];
   mcpServers: Record<string, McpServerConfig>;
   permissions: Required<PermissionRules>;
+  tools?: string[];
   cwd: string;
   projectRoot: string;
   keelHome: string;
@@ -123,6 +124,7 @@ export const coreConfigShape = {
   apiKey: z.string(),
   thinking: z.object({ budget_tokens: z.number().int().positive() }).strict(),
   contextWindow: z.number().int().positive(),
+  tools: z.array(z.string()),
 } satisfies Record<string, ZodType>;
 
 export const DEFAULTS = {

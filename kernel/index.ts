@@ -14,7 +14,7 @@ export {
   type PermissionRules,
   type McpServerConfig,
 } from './plugin.js';
-export { runAgent, addUsage, emptyUsage, defaultTools, type RunOptions } from './loop.js';
+export { runAgent, addUsage, emptyUsage, defaultTools, toolGiven, type RunOptions } from './loop.js';
 export { startSession } from './session.js';
 export { askModel, auxiliaryTurn, responseText, type ModelAsk } from './ask-model.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
@@ -29,3 +29,4 @@ export type * from './types.js';
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, describeProtected, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
 export { flattenPreset, type PresetLoader } from './preset.js';
+export { CLAUDE_TOOL_ALIASES, canonicalToolName, splitToolList } from './tool-names.js';

@@ -7,6 +7,7 @@ import { errorMessage, isAbortError, isContextOverflow, userMessage } from './er
 import type { Kernel } from './kernel.js';
 import { describeInputError, toApiTool } from './tool-schema.js';
 import { responseText } from './ask-model.js';
+import { canonicalToolName } from './tool-names.js';
 import type {
   AgentEvent,
   ContentBlock,
@@ -196,7 +197,15 @@ function appendMessage(kernel: Kernel, session: Session, message: MessageParam):
 
 /** The tools a request carries before `selectTools`: core tools and deferred ones whose `loadWhen` holds. */
 export function defaultTools(kernel: Kernel, turn: Turn): ToolDefinition[] {
-  return kernel.tools.list().filter((tool) => !tool.deferLoading || (tool.loadWhen?.({ session: turn.session, turn }) ?? false));
+  return kernel.tools
+    .list()
+    .filter((tool) => toolGiven(kernel, tool.name) && (!tool.deferLoading || (tool.loadWhen?.({ session: turn.session, turn }) ?? false)));
+}
+
+/** False for a tool left out by config `tools` (`--tools`, a sub-agent's tool list): for this agent it does not exist. */
+export function toolGiven(kernel: Kernel, name: string): boolean {
+  const given = kernel.config.tools;
+  return !Array.isArray(given) || given.some((entry) => canonicalToolName(entry) === name);
 }
 
 async function buildRequest(kernel: Kernel, session: Session, turn: Turn): Promise<QueryRequest> {
@@ -271,7 +280,7 @@ async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[]): Promi
     admitted.push(await admit(run, turn, call));
   }
   const runnable = admitted.filter((a): a is Extract<Admitted, { tool: ToolDefinition }> => 'tool' in a);
-  const parallel = runnable.length > 1 && runnable.every((a) => a.tool.permission === 'read');
+  const parallel = runnable.length > 1 && runnable.every((a) => a.tool.permission === 'read' || a.tool.concurrent);
   const results = new Map<string, ToolResultBlockParam>();
   const execute = async (a: Extract<Admitted, { tool: ToolDefinition }>) => {
     results.set(a.call.id, await executeCall(run, turn, a.call, a.tool, a.input));
@@ -284,8 +293,12 @@ async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[]): Promi
 async function admit(run: RunState, turn: Turn, call: ToolCall): Promise<Admitted> {
   const { kernel } = run;
   const tool = kernel.tools.get(call.name);
+  const available = () => kernel.tools.names().filter((name) => toolGiven(kernel, name)).join(', ');
   if (!tool) {
-    return { call, result: errorBlock(call.id, `Unknown tool "${call.name}". Available tools: ${kernel.tools.names().join(', ')}`) };
+    return { call, result: errorBlock(call.id, `Unknown tool "${call.name}". Available tools: ${available()}`) };
+  }
+  if (!toolGiven(kernel, tool.name)) {
+    return { call, result: errorBlock(call.id, `Tool "${call.name}" is not among the tools this agent was given (${available()}).`) };
   }
   const parsed = tool.input.safeParse(call.input);
   if (!parsed.success) return { call, result: errorBlock(call.id, describeInputError(tool.name, parsed.error as ZodError)) };
@@ -297,11 +310,22 @@ async function admit(run: RunState, turn: Turn, call: ToolCall): Promise<Admitte
     run.denials.push({ tool_name: call.name, tool_use_id: call.id, tool_input: parsed.data });
     return { call, result: errorBlock(call.id, verdict.reason) };
   }
+  if (verdict.updatedInput !== undefined) {
+    // The user (an SDK host) may allow the call with an edited input: it is validated like the model's.
+    const updated = tool.input.safeParse(verdict.updatedInput);
+    if (!updated.success) return { call, result: errorBlock(call.id, `The input the user approved is invalid: ${describeInputError(tool.name, updated.error as ZodError)}`) };
+    return { call: { ...call, input: updated.data }, tool, input: updated.data };
+  }
   return { call: checked, tool, input: parsed.data };
 }
 
 /** prePermission, then askUser for an `ask`. Fails closed: no decision, no answer or an error means deny. */
-async function decide(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition): Promise<{ behavior: 'allow' } | { behavior: 'deny'; reason: string }> {
+async function decide(
+  run: RunState,
+  turn: Turn,
+  call: ToolCall,
+  tool: ToolDefinition,
+): Promise<{ behavior: 'allow'; updatedInput?: unknown } | { behavior: 'deny'; reason: string }> {
   const { kernel } = run;
   let decision: Decision | undefined;
   try {
@@ -336,7 +360,7 @@ async function decide(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefin
     source: 'user',
     choice: answer.choice,
   });
-  return allowed ? { behavior: 'allow' } : { behavior: 'deny', reason };
+  return allowed ? { behavior: 'allow', updatedInput: answer.updatedInput } : { behavior: 'deny', reason };
 }
 
 async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition, input: unknown): Promise<ToolResultBlockParam> {
@@ -369,6 +393,12 @@ async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: Tool
     result = await kernel.hooks.toolResult.promise(result, call, turn);
   } catch (err) {
     result = { content: `Error while shaping the result: ${errorMessage(err)}`, isError: true };
+  }
+  if (result.spent) {
+    const { usage, costUsd } = result.spent;
+    run.usage = addUsage(run.usage, usage);
+    run.costUsd += costUsd;
+    kernel.state.set((state) => ({ tokenUsage: addUsage(state.tokenUsage, usage), cost: state.cost + costUsd }));
   }
   kernel.state.set({ currentToolCall: null });
   kernel.emit({ type: 'tool_end', call, result, durationMs: Date.now() - started });

@@ -91,6 +91,8 @@ export interface KeelConfig {
   apiKey?: string;
   thinking?: { budget_tokens: number };
   contextWindow?: number;
+  /** The only tools this agent has (Keel's or Claude Code's names); unset = every registered tool. */
+  tools?: string[];
 }
 
 /** Identity helper that types a plugin factory. */

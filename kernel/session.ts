@@ -25,6 +25,8 @@ export function createSession(kernel: Kernel, init: Partial<SessionInit> = {}): 
     permissionMode: init.permissionMode ?? config.permissionMode,
     preset: init.preset ?? (typeof config.preset === 'string' ? config.preset : config.preset.name),
     parentSessionId: init.parentSessionId,
+    systemPrompt: init.systemPrompt,
+    appendSystemPrompt: init.appendSystemPrompt,
     resume: init.resume,
     messages: [],
     data: new Map(),

@@ -98,6 +98,8 @@ export interface ToolResult {
   isError?: boolean;
   /** Anything a frontend may show beside the result (a diff, an exit code); never sent to the model. */
   display?: Record<string, unknown>;
+  /** Model tokens the tool spent (a sub-agent's run): the loop adds them to the run's and the process's totals. */
+  spent?: { usage: TokenUsage; costUsd: number };
 }
 
 export type Decision =
@@ -116,11 +118,13 @@ export type Question =
       /** For edits, the diff the frontend shows. */
       preview?: string;
       options: PermissionChoice[];
+      /** Set when a sub-agent asks: which agent, and the parent's `agent` call it runs under. */
+      subagent?: { name: string; toolUseId: string };
     }
   | { kind: 'text'; prompt: string; secret?: boolean };
 
 export type Answer =
-  | { kind: 'permission'; choice: PermissionChoice; message?: string }
+  | { kind: 'permission'; choice: PermissionChoice; message?: string; /** Replaces the call's input (re-validated). */ updatedInput?: unknown }
   | { kind: 'text'; text: string };
 
 /** What `contextLoad` builds for one model call. */
@@ -167,6 +171,8 @@ export interface ToolDefinition<I = any> {
   /** Deferred tools are left out of requests until `loadWhen` says so or `tool_search` loads them. */
   deferLoading?: boolean;
   loadWhen?: (ctx: ToolLoadContext) => boolean;
+  /** Calls of this tool may run concurrently with each other and with reads (each `agent` call is its own process). */
+  concurrent?: boolean;
   /** Paths a call touches, for permission checks (resolved against the session cwd). */
   paths?: (input: I) => string[];
   execute(input: I, ctx: ToolContext): Promise<ToolResult>;
@@ -221,6 +227,17 @@ export interface CliOptions {
   verbose?: boolean;
   /** `--mcp-config <file|json>`, repeatable: MCP servers for this run. */
   mcpConfig?: string[];
+  /** Claude Code's flags. */
+  allowedTools?: string[];
+  disallowedTools?: string[];
+  tools?: string[];
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
+  dangerouslySkipPermissions?: boolean;
+  addDir?: string[];
+  sessionId?: string;
+  permissionPromptTool?: string;
+  includePartialMessages?: boolean;
 }
 
 export interface Io {
@@ -250,6 +267,10 @@ export interface SessionInit {
   permissionMode: PermissionMode;
   preset: string;
   parentSessionId?: string;
+  /** Replaces the base system prompt for this session (SDK `initialize`, a custom agent's body). */
+  systemPrompt?: string;
+  /** Appended to the system prompt for this session. */
+  appendSystemPrompt?: string;
   /** `--resume <id>` / `--continue` / fork, for the session store to act on at `sessionStart`. */
   resume?: { id?: string; latest?: boolean; fork?: boolean };
 }
@@ -336,6 +357,8 @@ export interface AgentEventMap {
   refusal: { text: string };
   log: { level: 'debug' | 'info' | 'warn' | 'error'; message: string; source?: string };
   result: { result: RunResult };
+  /** A line of a sub-agent's stream-json output, relayed by the parent's `agent` call `toolUseId`. */
+  subagent: { toolUseId: string; agent: string; message: Record<string, unknown> };
 }
 
 export type AgentEvent = {

@@ -12,6 +12,8 @@ import userHooks from '../plugins/user-hooks/index.js';
 import claudeSettings from '../plugins/claude-settings/index.js';
 import print from '../plugins/print/index.js';
 import inspect from '../plugins/inspect/index.js';
+import sdk from '../plugins/sdk/index.js';
+import toolAgent from '../plugins/tool-agent/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
 import toolWeb from '../plugins/tool-web/index.js';
@@ -66,8 +68,10 @@ export default definePreset({
     toolTodo(),
     toolSearch(),
     mcpBridge(),
-    // frontends
+    toolAgent(),
+    // frontends: headless/pipe, then the SDK host and sub-agent protocol
     print(),
+    sdk(),
     // keel config | plugins | doctor | init
     inspect(),
   ],

@@ -1,4 +1,6 @@
 import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
 import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
 import { changesFrontMatter } from './front-matter.js';
 import { hardLinks, resolveReal } from './paths.js';
@@ -8,6 +10,13 @@ import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 
 export { MATRIX } from './policy.js';
+
+declare module '../../kernel/plugin.js' {
+  interface KeelConfig {
+    /** More directories that count as inside the project for confinement (`--add-dir`). */
+    additionalDirectories?: string[];
+  }
+}
 
 /** What the permissions plugin needs from the `denial-log` service, when a preset has it. */
 interface SessionAllowances {
@@ -32,8 +41,10 @@ function shellCwd(session: Session): string {
 export default definePlugin(() => ({
   name: 'permissions',
   kernel: '^1.0.0',
+  config: { additionalDirectories: z.array(z.string()) },
   apply(kernel) {
     const rules: Rule[] = parseRules(kernel.config.permissions, kernel.config.sources.permissions ?? 'config');
+    const extraRoots = ((kernel.config.additionalDirectories as string[] | undefined) ?? []).map((dir) => resolveReal(path.resolve(kernel.config.cwd, dir)));
     const home = os.homedir();
     const keelHome = kernel.config.keelHome ? resolveReal(kernel.config.keelHome) : '';
 
@@ -46,6 +57,7 @@ export default definePlugin(() => ({
       keelHome,
       protected: kernel.protected,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
+      extraRoots,
     });
 
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));

@@ -28,6 +28,8 @@ export interface PolicyContext extends PathContext {
   cwd: string;
   /** The user chose "Allow this session" for this tool. */
   sessionAllowed: boolean;
+  /** More roots that count as inside the project (`--add-dir`, config `additionalDirectories`), resolved. */
+  extraRoots?: string[];
 }
 
 export interface Verdict {
@@ -110,7 +112,8 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   if (resolved.length > 0 && resolved.every(specCovers)) return done(allow('allow rule'));
 
   if (ctx.mode !== 'auto') {
-    const outside = resolved.find((p) => !isInside(p, ctx.root) && !(access === 'read' && isSavedOutput(p, ctx.keelHome)));
+    const inRoots = (p: string) => isInside(p, ctx.root) || (ctx.extraRoots ?? []).some((root) => isInside(p, root));
+    const outside = resolved.find((p) => !inRoots(p) && !(access === 'read' && isSavedOutput(p, ctx.keelHome)));
     if (outside) return done(ask(`${call.name} touches ${outside}, outside the project ${ctx.root}`));
   }
   const bareAllow = rules.find((r) => r.kind === 'allow' && isBare(r));

@@ -1,10 +1,12 @@
 /**
  * Permission rules, in the spirit of Claude Code's with Keel's tool names: `bash`, `bash(npm test)`,
  * `bash(npm run *)`, `read_file(src/**)`, `edit_file(/abs/**)`, `write_file(~/notes/*)`,
- * `web_fetch(domain:example.com)`, `mcp__server`, `mcp__server__tool`, `mcp__server__*`.
+ * `web_fetch(domain:example.com)`, `mcp__server`, `mcp__server__tool`, `mcp__server__*`; Claude Code's tool
+ * names (`Read`, `Bash(npm test)`, `WebFetch(domain:…)`) are aliases of Keel's.
  */
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { canonicalToolName } from '../../kernel/index.js';
 import { expandHome, resolveReal } from './paths.js';
 
 export type RuleKind = 'allow' | 'ask' | 'deny';
@@ -26,7 +28,8 @@ export function parseRule(kind: RuleKind, text: string, where: string): Rule {
   if (!match) throw new Error(`${where}: invalid permission rule "${text}" (expected ToolName or ToolName(specifier), e.g. bash(npm test))`);
   const specifier = match[2]?.trim();
   if (match[2] !== undefined && !specifier) throw new Error(`${where}: invalid permission rule "${text}": the specifier in () is empty`);
-  return { kind, text, tool: match[1], specifier };
+  // Claude Code's tool names (`Read`, `Bash`, `Task`, …) name Keel's tools.
+  return { kind, text, tool: canonicalToolName(match[1]), specifier };
 }
 
 export function parseRules(rules: { allow: string[]; ask: string[]; deny: string[] }, source: string): Rule[] {

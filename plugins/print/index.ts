@@ -11,6 +11,7 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { resultMessage, assistantMessage, userMessage as userLine, initMessage } from './messages.js';
+import { PartialStream } from './partial.js';
 import { parseSlash, type SlashCall } from './slash.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
@@ -32,7 +33,11 @@ export default definePlugin(() => ({
         const write = (value: unknown) => ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
         // Listen before the session starts, so warnings from sessionStart (resume repairs) reach stderr.
         let session: Session | undefined;
-        const stop = kernel.observe((event) => onEvent(ctx, session, event, write));
+        const partial = ctx.options.includePartialMessages && ctx.options.outputFormat === 'stream-json' ? new PartialStream(() => session) : undefined;
+        const stop = kernel.observe((event) => {
+          if (partial && session) for (const line of partial.lines(event)) write(line);
+          onEvent(ctx, session, event, write);
+        });
         try {
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
@@ -61,6 +66,8 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
   if (ctx.options.outputFormat !== 'stream-json' || !session) return;
   if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
   else if (event.type === 'tool_results') write(userLine(session, event.message));
+  // A sub-agent's lines, tagged with the agent call they belong to (a grandchild's already are).
+  else if (event.type === 'subagent') write({ ...event.message, parent_tool_use_id: event.message.parent_tool_use_id ?? event.toolUseId });
   else if (event.type === 'retry') {
     write({ type: 'system', subtype: 'api_retry', attempt: event.attempt, max_retries: event.maxRetries, retry_delay_ms: event.delayMs, error: event.cause, session_id: session.id });
   } else if (event.type === 'compact') {

@@ -198,7 +198,8 @@ async function openOrResume(
   const resume = session.resume;
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
-    return recorderFor(session.id);
+    // A sub-agent's session names its parent's in its header.
+    return recorderFor(session.id, session.parentSessionId);
   }
   const sourceId = resume.id ? resolveSessionId(dir, resume.id) : newestSessionId(dir);
   // Resuming in place appends to the file: take its lock before reading, so no other process is writing it.

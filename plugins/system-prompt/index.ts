@@ -1,5 +1,15 @@
 import os from 'node:os';
+import { z } from 'zod';
 import { definePlugin, Stage } from '../../kernel/index.js';
+
+declare module '../../kernel/plugin.js' {
+  interface KeelConfig {
+    /** Replaces Keel's base instructions (`--system-prompt`). */
+    systemPrompt?: string;
+    /** Appended after every other system section (`--append-system-prompt`). */
+    appendSystemPrompt?: string;
+  }
+}
 
 export interface SystemPromptOptions {
   /** Replace Keel's base instructions. */
@@ -15,7 +25,15 @@ Be brief: say what you did and what the user needs to know, without preamble.`;
 export default definePlugin((opts: SystemPromptOptions = {}) => ({
   name: 'system-prompt',
   kernel: '^1.0.0',
+  config: { systemPrompt: z.string(), appendSystemPrompt: z.string() },
   apply(kernel) {
+    const configured = kernel.config.systemPrompt as string | undefined;
+    const appended = kernel.config.appendSystemPrompt as string | undefined;
+    // Appended last, after instructions and memory, as Claude Code's --append-system-prompt is.
+    kernel.hooks.contextLoad.tapPromise({ name: 'system-prompt', stage: Stage.LAST }, async (context, turn) => {
+      const extra = [appended, turn.session.appendSystemPrompt].filter((text): text is string => Boolean(text));
+      return extra.length ? { ...context, system: [...context.system, ...extra.map((text) => ({ type: 'text' as const, text }))] } : context;
+    });
     kernel.hooks.contextLoad.tapPromise({ name: 'system-prompt', stage: Stage.FIRST }, async (context, turn) => {
       const env = [
         `Working directory: ${turn.session.cwd}`,
@@ -25,7 +43,7 @@ export default definePlugin((opts: SystemPromptOptions = {}) => ({
       ].join('\n');
       return {
         ...context,
-        system: [{ type: 'text', text: opts.text ?? BASE }, { type: 'text', text: `<env>\n${env}\n</env>` }, ...context.system],
+        system: [{ type: 'text', text: turn.session.systemPrompt ?? configured ?? opts.text ?? BASE }, { type: 'text', text: `<env>\n${env}\n</env>` }, ...context.system],
       };
     });
   },

@@ -1,0 +1,47 @@
+/**
+ * Claude Code's names for the built-in tools, so its permission rules, `--allowedTools`, `--tools` and
+ * `.claude/agents/*.md` files work unchanged. The permission rules, the CLI and the `agent` tool all read
+ * this one table.
+ */
+export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  Read: 'read_file',
+  Write: 'write_file',
+  Edit: 'edit_file',
+  MultiEdit: 'edit_file',
+  Bash: 'bash',
+  Glob: 'glob',
+  Grep: 'grep',
+  LS: 'ls',
+  WebFetch: 'web_fetch',
+  TodoWrite: 'todo_write',
+  Task: 'agent',
+  Agent: 'agent',
+  ToolSearch: 'tool_search',
+});
+
+/** Keel's name for a tool named either way. */
+export function canonicalToolName(name: string): string {
+  return CLAUDE_TOOL_ALIASES[name] ?? name;
+}
+
+/**
+ * Splits a list of tool names or rules as Claude Code's flags take them: separated by commas or spaces,
+ * except inside the parentheses of a rule (`Bash(git diff:*),Read` is two rules).
+ */
+export function splitToolList(values: string[]): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    let depth = 0;
+    let current = '';
+    for (const ch of value) {
+      if (ch === '(') depth++;
+      if (ch === ')') depth = Math.max(0, depth - 1);
+      if (depth === 0 && (ch === ',' || /\s/.test(ch))) {
+        if (current) out.push(current);
+        current = '';
+      } else current += ch;
+    }
+    if (current) out.push(current);
+  }
+  return out;
+}

@@ -1,0 +1,20 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The `keel` launcher to spawn a sub-agent with: `bin/keel.js` of the package this module belongs to (from
+ * the bundle, `dist/`, or the sources), else the script the process was started with.
+ */
+export function keelCli(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const bin = path.join(dir, 'bin', 'keel.js');
+    if (existsSync(bin) && existsSync(path.join(dir, 'package.json'))) return bin;
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  if (process.argv[1]) return process.argv[1];
+  throw new Error('cannot find the keel launcher (bin/keel.js) to start a sub-agent');
+}

@@ -1,0 +1,185 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { callTool, say, type RecordedRequest, type ScriptStep } from '../helpers/anthropic-server.js';
+import { collect } from '../helpers/cli.js';
+import { routeConversations, toolResultsOf } from '../helpers/conversations.js';
+import { useScriptedProjects } from '../helpers/project.js';
+import { spawn } from 'node:child_process';
+import { KEEL_BIN, cleanEnv } from '../helpers/cli.js';
+
+const prepare = useScriptedProjects();
+
+/** The scripted model of the SDK scenario: two writes asked about, one write in edits mode, a hung call, a reply. */
+function scenario(onHang: () => void): ScriptStep[] {
+  return [
+    callTool('write_file', { path: 'a.txt', content: 'A' }, 'toolu_a'),
+    callTool('write_file', { path: 'b.txt', content: 'B' }, 'toolu_b'),
+    say('turn one done'),
+    callTool('write_file', { path: 'c.txt', content: 'C' }, 'toolu_c'),
+    () => {
+      onHang();
+      return { fault: 'hang' };
+    },
+    say('still here'),
+  ];
+}
+
+/** A host speaking the protocol over the child's pipes: it sends lines and waits for matching messages. */
+class LineHost {
+  readonly seen: any[] = [];
+  private waiters: Array<{ match: (m: any) => boolean; resolve: (m: any) => void }> = [];
+  constructor(readonly child: ReturnType<typeof spawn>) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const message = JSON.parse(line);
+      this.seen.push(message);
+      for (const waiter of [...this.waiters]) {
+        if (waiter.match(message)) {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          waiter.resolve(message);
+        }
+      }
+    });
+  }
+  send(value: unknown): void {
+    this.child.stdin!.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value)}\n`);
+  }
+  next(match: (m: any) => boolean): Promise<any> {
+    const found = this.seen.find(match);
+    if (found) {
+      this.seen.splice(this.seen.indexOf(found), 1);
+      return Promise.resolve(found);
+    }
+    return new Promise((resolve) => this.waiters.push({ match, resolve: (m) => (this.seen.splice(this.seen.indexOf(m), 1), resolve(m)) }));
+  }
+}
+
+const user = (content: string) => ({ type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' });
+
+describe('SDK mode (stream-json in and out)', () => {
+  it('serves a host: turns, can_use_tool allow and deny, interrupt, permission mode, malformed lines', async () => {
+    let hung!: () => void;
+    const hanging = new Promise<void>((resolve) => (hung = resolve));
+    const { env, ws, server } = await prepare(scenario(() => hung()));
+    const child = spawn(process.execPath, [KEEL_BIN, '--input-format=stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'], {
+      cwd: ws.dir,
+      env: cleanEnv(env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exit = collect(child, 60_000);
+    const host = new LineHost(child);
+
+    host.send({ type: 'control_request', request_id: 'init', request: { subtype: 'initialize', systemPrompt: ['You are a test host agent.', 'Be brief.'], appendSystemPrompt: 'APPENDED', hooks: { PreToolUse: [] } } });
+    expect(await host.next((m) => m.type === 'control_response')).toMatchObject({ response: { subtype: 'success', request_id: 'init', response: { ignored: ['hooks'] } } });
+    host.send('{not json');
+    expect((await host.next((m) => m.type === 'system' && m.subtype === 'error')).error).toMatch(/^stdin line 2: not valid JSON/);
+    host.send({ type: 'control_request', request_id: 'odd', request: { subtype: 'rewind_files' } });
+    expect(await host.next((m) => m.type === 'control_response')).toMatchObject({ response: { subtype: 'error', request_id: 'odd', error: expect.stringContaining('unknown control request subtype "rewind_files"') } });
+
+    host.send(user('TURN1 write two files'));
+    const init = await host.next((m) => m.type === 'system' && m.subtype === 'init');
+    expect(init).toMatchObject({ cwd: ws.dir, permissionMode: 'ask', tools: expect.arrayContaining(['write_file', 'agent']) });
+    const askA = await host.next((m) => m.type === 'control_request');
+    expect(askA.request).toMatchObject({ subtype: 'can_use_tool', tool_name: 'write_file', input: { path: 'a.txt', content: 'A' }, tool_use_id: 'toolu_a' });
+    host.send({ type: 'control_response', response: { subtype: 'success', request_id: askA.request_id, response: { behavior: 'allow', updatedInput: { path: 'a.txt', content: 'A edited by the host' } } } });
+    const askB = await host.next((m) => m.type === 'control_request');
+    expect(askB.request).toMatchObject({ tool_name: 'write_file', tool_use_id: 'toolu_b' });
+    host.send({ type: 'control_response', response: { subtype: 'success', request_id: askB.request_id, response: { behavior: 'deny', message: 'not b, please' } } });
+    const first = await host.next((m) => m.type === 'result');
+    expect(first).toMatchObject({ subtype: 'success', result: 'turn one done', session_id: init.session_id, num_turns: 3 });
+    expect(readFileSync(ws.path('a.txt'), 'utf8')).toBe('A edited by the host');
+    expect(existsSync(ws.path('b.txt'))).toBe(false);
+    expect(toolResultsOf(server.messageRequests()[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('not b, please') });
+    const system = server.messageRequests()[0]!.body.system.map((b: { text: string }) => b.text);
+    expect(system[0]).toBe('You are a test host agent.\n\nBe brief.');
+    expect(system[system.length - 1]).toBe('APPENDED');
+
+    host.send({ type: 'control_request', request_id: 'mode', request: { subtype: 'set_permission_mode', mode: 'acceptEdits' } });
+    expect(await host.next((m) => m.type === 'control_response')).toMatchObject({ response: { subtype: 'success', request_id: 'mode', response: { mode: 'edits' } } });
+    host.send({ type: 'control_request', request_id: 'bad-mode', request: { subtype: 'set_permission_mode', mode: 'yolo' } });
+    expect(await host.next((m) => m.type === 'control_response')).toMatchObject({ response: { subtype: 'error', request_id: 'bad-mode' } });
+
+    host.send(user('TURN2 write c then hang'));
+    await hanging;
+    // In edits mode the write was not asked about.
+    expect(readFileSync(ws.path('c.txt'), 'utf8')).toBe('C');
+    host.send({ type: 'control_request', request_id: 'stop', request: { subtype: 'interrupt' } });
+    expect(await host.next((m) => m.type === 'control_response' && m.response.request_id === 'stop')).toMatchObject({ response: { subtype: 'success' } });
+    expect(await host.next((m) => m.type === 'result')).toMatchObject({ subtype: 'error_during_execution', is_error: true });
+
+    host.send(user('TURN3 still there?'));
+    expect(await host.next((m) => m.type === 'result')).toMatchObject({ subtype: 'success', result: 'still here', session_id: init.session_id });
+    expect(host.seen.filter((m) => m.type === 'control_request')).toEqual([]);
+    child.stdin!.end();
+    const run = await exit;
+    expect(run.code).toBe(0);
+    // Same session throughout: the third turn's request carries the earlier turns.
+    const last: RecordedRequest = server.messageRequests()[5]!;
+    expect(JSON.stringify(last.body.messages)).toContain('TURN1 write two files');
+  }, 60_000);
+
+  it('streams partial messages and relays a sub-agent permission question to the host, labelled', async () => {
+    const { env, ws } = await prepare([], {
+      route: routeConversations({
+        PARENT: [callTool('agent', { task: 'CHILD write a file' }, 'toolu_agent'), say('the child is done')],
+        CHILD: [callTool('write_file', { path: 'from-child.txt', content: 'hi' }, 'toolu_cw'), say('child wrote')],
+      }),
+    });
+    const child = spawn(process.execPath, [KEEL_BIN, '--input-format', 'stream-json', '--output-format', 'stream-json', '--include-partial-messages', '--permission-prompt-tool', 'stdio', '--allowedTools', 'Task'], {
+      cwd: ws.dir,
+      env: cleanEnv(env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exit = collect(child, 60_000);
+    const host = new LineHost(child);
+    host.send(user('PARENT delegate'));
+    const ask = await host.next((m) => m.type === 'control_request');
+    expect(ask.request).toMatchObject({
+      subtype: 'can_use_tool',
+      tool_name: 'write_file',
+      tool_use_id: 'toolu_cw',
+      subagent: { name: 'general', parent_tool_use_id: 'toolu_agent' },
+      decision_reason: expect.stringContaining('sub-agent "general" asks'),
+    });
+    host.send({ type: 'control_response', response: { subtype: 'success', request_id: ask.request_id, response: { behavior: 'allow' } } });
+    expect(await host.next((m) => m.type === 'result' && !m.parent_tool_use_id)).toMatchObject({ subtype: 'success', result: 'the child is done' });
+    child.stdin!.end();
+    expect((await exit).code).toBe(0);
+    expect(readFileSync(ws.path('from-child.txt'), 'utf8')).toBe('hi');
+    const childLines = host.seen.filter((m) => m.parent_tool_use_id === 'toolu_agent');
+    expect(childLines.map((m) => m.type)).toEqual(expect.arrayContaining(['system', 'assistant', 'user', 'result']));
+    const deltas = host.seen.filter((m) => m.type === 'stream_event' && !m.parent_tool_use_id).map((m) => m.event);
+    expect(deltas[0]).toMatchObject({ type: 'message_start' });
+    expect(deltas).toContainEqual({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_agent', input: {} } });
+    const text = deltas.filter((e) => e.delta?.type === 'text_delta').map((e) => e.delta.text).join('');
+    expect(text).toBe('the child is done');
+    expect(deltas[deltas.length - 1]).toEqual({ type: 'message_stop' });
+  }, 60_000);
+
+  it('KEEL_SDK_MODE=1 selects SDK mode without flags', async () => {
+    const { env, ws } = await prepare([say('sdk by env')]);
+    const child = spawn(process.execPath, [KEEL_BIN], { cwd: ws.dir, env: cleanEnv({ ...env, KEEL_SDK_MODE: '1' }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exit = collect(child, 30_000);
+    child.stdin!.end(`${JSON.stringify(user('hello'))}\n`);
+    const run = await exit;
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.type)).toEqual(['system', 'assistant', 'result']);
+    expect(lines[2]).toMatchObject({ subtype: 'success', result: 'sdk by env' });
+  });
+
+  it('SIGINT interrupts the running turn, prints its result and exits 130 while stdin is still open', async () => {
+    let hung!: () => void;
+    const hanging = new Promise<void>((resolve) => (hung = resolve));
+    const { env, ws } = await prepare([() => (hung(), { fault: 'hang' })]);
+    const child = spawn(process.execPath, [KEEL_BIN, '--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exit = collect(child, 30_000);
+    child.stdin!.write(`${JSON.stringify(user('wait forever'))}\n`);
+    await hanging;
+    child.kill('SIGINT');
+    const run = await exit;
+    expect(run.code).toBe(130);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[lines.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+  });
+});
