@@ -136,11 +136,12 @@ export async function runAgent(
 
     const calls = toolCalls(response.content);
     let toolResults: ToolResultBlockParam[] = [];
+    const ended: string[] = [];
     if (calls.length > 0) {
       const truncated = response.stopReason === 'max_tokens';
       toolResults = truncated
         ? calls.map((call) => errorBlock(call.id, 'Your output hit the max_tokens limit and this tool call was cut off. Retry with a smaller input.'))
-        : await runToolCalls(run, turn, calls);
+        : await runToolCalls(run, turn, calls, ended);
       const message: MessageParam = { role: 'user', content: toolResults };
       appendMessage(kernel, session, message);
       kernel.emit({ type: 'tool_results', message });
@@ -149,6 +150,7 @@ export async function runAgent(
     await kernel.hooks.postTurn.promise(record, turn);
 
     if (signal.aborted) return finish({ subtype: 'error_during_execution', aborted: true, error: 'aborted by user' }, turnIndex);
+    if (ended.length > 0) return finish({ subtype: 'success', isError: false, stopReason: response.stopReason, result: ended.join('\n\n') }, turnIndex);
     const text = responseText(response.content);
     switch (response.stopReason) {
       case 'tool_use':
@@ -261,7 +263,7 @@ function resultBlock(id: string, result: ToolResult): ToolResultBlockParam {
 type Admitted = { call: ToolCall; tool: ToolDefinition; input: unknown } | { call: ToolCall; result: ToolResultBlockParam };
 
 /** Validates and permission-checks every call (in order, so questions come one at a time), then runs them. */
-async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[]): Promise<ToolResultBlockParam[]> {
+async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[], ended: string[]): Promise<ToolResultBlockParam[]> {
   const admitted: Admitted[] = [];
   for (const call of calls) {
     if (run.signal.aborted) {
@@ -274,7 +276,7 @@ async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[]): Promi
   const parallel = runnable.length > 1 && runnable.every((a) => a.tool.permission === 'read');
   const results = new Map<string, ToolResultBlockParam>();
   const execute = async (a: Extract<Admitted, { tool: ToolDefinition }>) => {
-    results.set(a.call.id, await executeCall(run, turn, a.call, a.tool, a.input));
+    results.set(a.call.id, await executeCall(run, turn, a.call, a.tool, a.input, ended));
   };
   if (parallel) await Promise.all(runnable.map(execute));
   else for (const a of runnable) await execute(a);
@@ -337,7 +339,7 @@ async function decide(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefin
   return allowed ? { behavior: 'allow' } : { behavior: 'deny', reason };
 }
 
-async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition, input: unknown): Promise<ToolResultBlockParam> {
+async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition, input: unknown, ended: string[]): Promise<ToolResultBlockParam> {
   const { kernel, session } = run;
   // Calls queued behind one the user interrupted never start.
   if (run.signal.aborted) return errorBlock(call.id, 'Interrupted by the user before this tool ran.');
@@ -370,5 +372,6 @@ async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: Tool
   }
   kernel.state.set({ currentToolCall: null });
   kernel.emit({ type: 'tool_end', call, result, durationMs: Date.now() - started });
+  if (result.endRun) ended.push(result.endRun.result);
   return resultBlock(call.id, result);
 }

@@ -5,6 +5,7 @@
 import type {
   ContentBlock,
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageParam,
   TextBlockParam,
@@ -17,6 +18,7 @@ import type { Kernel } from './kernel.js';
 export type {
   ContentBlock,
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageParam,
   TextBlockParam,
@@ -25,7 +27,8 @@ export type {
 };
 
 export type PermissionLevel = 'read' | 'write' | 'execute' | 'network';
-export type PermissionMode = 'auto' | 'edits' | 'ask' | 'manual';
+/** `plan`: only read-level tools run, until the user approves a plan (exit_plan_mode). */
+export type PermissionMode = 'auto' | 'edits' | 'ask' | 'manual' | 'plan';
 
 export type StopReason =
   | 'end_turn'
@@ -91,13 +94,18 @@ export interface ToolCall {
   input: unknown;
 }
 
-export type ToolResultContent = string | Array<TextBlockParam | ImageBlockParam>;
+export type ToolResultContent = string | Array<TextBlockParam | ImageBlockParam | DocumentBlockParam>;
 
 export interface ToolResult {
   content: ToolResultContent;
   isError?: boolean;
   /** Anything a frontend may show beside the result (a diff, an exit code); never sent to the model. */
   display?: Record<string, unknown>;
+  /**
+   * Ends the run after this turn's tool results, with this text as its result (a plan that a headless run
+   * cannot get approved is its answer).
+   */
+  endRun?: { result: string };
 }
 
 export type Decision =
@@ -117,11 +125,23 @@ export type Question =
       preview?: string;
       options: PermissionChoice[];
     }
-  | { kind: 'text'; prompt: string; secret?: boolean };
+  | { kind: 'text'; prompt: string; secret?: boolean }
+  /** Multiple-choice questions from the model (ask_user_question); a frontend may also accept free text. */
+  | { kind: 'choice'; questions: ChoiceQuestion[] };
+
+export interface ChoiceQuestion {
+  question: string;
+  /** A short label (a few words) a frontend may show as a tab or chip. */
+  header: string;
+  options: Array<{ label: string; description?: string }>;
+  multiSelect?: boolean;
+}
 
 export type Answer =
   | { kind: 'permission'; choice: PermissionChoice; message?: string }
-  | { kind: 'text'; text: string };
+  | { kind: 'text'; text: string }
+  /** One entry per question, in order: the labels chosen, or the user's own words. */
+  | { kind: 'choice'; answers: string[][] };
 
 /** What `contextLoad` builds for one model call. */
 export interface Context {
@@ -164,6 +184,11 @@ export interface ToolDefinition<I = any> {
   input: ZodType<I>;
   /** An explicit JSON Schema for tools whose schema comes from elsewhere (MCP); otherwise derived from `input`. */
   jsonSchema?: Record<string, unknown>;
+  /**
+   * A provider-side tool (Anthropic's `web_search_20250305`): sent to the model exactly as given instead of a
+   * schema; the provider runs it, so `execute` only answers a client call that should not happen.
+   */
+  serverTool?: Record<string, unknown> & { type: string; name: string };
   /** Deferred tools are left out of requests until `loadWhen` says so or `tool_search` loads them. */
   deferLoading?: boolean;
   loadWhen?: (ctx: ToolLoadContext) => boolean;
