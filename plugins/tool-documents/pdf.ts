@@ -8,8 +8,16 @@ export const MAX_PDF_BYTES = 20 * 1024 * 1024;
 
 const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
 
+type PdfLib = typeof import('pdf-lib');
+
+/** pdf-lib, loaded on the first PDF; bundled, its CommonJS build arrives under `default`. */
+async function loadPdfLib(): Promise<PdfLib['PDFDocument']> {
+  const mod = (await import('pdf-lib')) as PdfLib & { default?: PdfLib };
+  return mod.PDFDocument ?? mod.default!.PDFDocument;
+}
+
 export async function readPdf(bytes: Buffer, shown: string, range: { offset?: number; limit?: number }): Promise<ToolResult> {
-  const { PDFDocument } = await import('pdf-lib');
+  const PDFDocument = await loadPdfLib();
   let doc;
   try {
     doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false });
