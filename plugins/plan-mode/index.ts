@@ -44,8 +44,6 @@ export default definePlugin(() => ({
           'In plan mode, present your plan to the user for approval. If approved, the permission mode becomes edits and you carry the plan out; if not, keep planning with their feedback. Call it only when the plan is ready, and only in plan mode.',
         permission: 'read',
         input,
-        deferLoading: true,
-        loadWhen: ({ session }) => session.permissionMode === 'plan',
         async execute(args, ctx): Promise<ToolResult> {
           const { session, turn } = ctx;
           if (session.permissionMode !== 'plan') {
@@ -77,6 +75,11 @@ export default definePlugin(() => ({
           return { content: `The user did not approve the plan; plan mode stays on.${feedback} Revise the plan (ask if something is unclear) and call exit_plan_mode again.`, display: { plan: args.plan, approved: false } };
         },
       }),
+    );
+
+    // Sent only while planning: outside plan mode the tool has nothing to do.
+    kernel.hooks.selectTools.tapPromise(NAME, async (tools, turn) =>
+      turn.session.permissionMode === 'plan' ? tools : tools.filter((t) => t.name !== 'exit_plan_mode'),
     );
 
     kernel.hooks.contextLoad.tapPromise(NAME, async (context, turn) => {

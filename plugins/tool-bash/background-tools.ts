@@ -19,8 +19,8 @@ function find(session: Session, id: string): BackgroundShell | string {
   return `No background shell "${id}" in this session${known.length ? ` (known: ${known.join(', ')})` : ''}.`;
 }
 
-/** Loaded into requests once the session has a background shell. */
-const hasShells = ({ session }: { session: Session }) => existingShells(session).length > 0;
+/** bash_output and kill_shell are sent only once the session has a background shell. */
+export const BACKGROUND_TOOLS = new Set(['bash_output', 'kill_shell']);
 
 export const bashOutputTool: ToolDefinition<z.infer<typeof outputInput>> = defineTool({
   name: 'bash_output',
@@ -28,8 +28,6 @@ export const bashOutputTool: ToolDefinition<z.infer<typeof outputInput>> = defin
     'Read the output a background shell (bash with run_in_background) printed since the last read, and whether it is still running (with its exit code once done). filter keeps only lines matching a regular expression.',
   permission: 'read',
   input: outputInput,
-  deferLoading: true,
-  loadWhen: hasShells,
   async execute(args, ctx) {
     const shell = find(ctx.session, args.shell_id);
     if (typeof shell === 'string') return { content: shell, isError: true };
@@ -54,8 +52,6 @@ export const killShellTool: ToolDefinition<z.infer<typeof killInput>> = defineTo
   description: 'Stop a background shell (bash with run_in_background) and every process it started.',
   permission: 'read',
   input: killInput,
-  deferLoading: true,
-  loadWhen: hasShells,
   async execute(args, ctx) {
     const shell = find(ctx.session, args.shell_id);
     if (typeof shell === 'string') return { content: shell, isError: true };

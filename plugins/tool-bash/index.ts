@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { definePlugin, defineTool, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
-import { startBackground } from './background.js';
-import { bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
+import { existingShells, startBackground } from './background.js';
+import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 
 export interface ToolBashOptions {
   /** Characters of output the model sees at most (the middle is cut). Default 30 000. */
@@ -74,6 +74,9 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
     kernel.tools.register(bashOutputTool);
     kernel.tools.register(killShellTool);
     kernel.commands.register(bashesCommand);
+    kernel.hooks.selectTools.tapPromise('tool-bash', async (tools, turn) =>
+      existingShells(turn.session).length > 0 ? tools : tools.filter((t) => !BACKGROUND_TOOLS.has(t.name)),
+    );
   },
 }));
 
