@@ -125,7 +125,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         if (!rec || rec.failed) return;
         guarded(kernel, rec, () => {
           syncMessages(session, rec);
-          rec.writer.sync();
+          rec.writer.syncNow();
         });
       },
     };
