@@ -52,7 +52,7 @@ describe('background shells', () => {
       say('done'),
     ]);
     project = { ws };
-    const run = await runKeel(['-p', 'run the loop in the background', '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'run the loop in the background', '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 60_000 });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const requests = server.messageRequests();
@@ -75,7 +75,7 @@ describe('background shells', () => {
     expect(text(lastResult(requests[4]).content)).toContain('Killed bash_1');
     expect(text(lastResult(requests[5]).content)).toMatch(/\[bash_1 killed\]$/);
     expect(running(`sleep 0.${marker}`)).toBe(false);
-  });
+  }, 90_000);
 
   it('kills a background shell still running when the session ends', async () => {
     const marker = String(Math.floor(Math.random() * 9e5) + 1e5);
@@ -129,5 +129,5 @@ describe('background shells', () => {
     const bad = await runKeel(['-p', '/bashes kill bash_4'], { cwd: ws.dir, env });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('No background shell "bash_4"');
-  });
+  }, 90_000);
 });

@@ -54,7 +54,7 @@ describe('plan mode (--permission-mode plan)', () => {
     const last = server.messageRequests().at(-1)!;
     expect(names(last)).not.toContain('exit_plan_mode');
     expect(systemText(last)).not.toContain('Plan mode is on');
-  });
+  }, 90_000);
 
   it('rejects an unknown mode, naming the flag and listing plan among the modes', async () => {
     const { env, ws } = await prepare([]);

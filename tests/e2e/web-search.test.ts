@@ -62,7 +62,7 @@ describe('web search', () => {
     expect(replayed[1]).toMatchObject({ type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'node 22 release v8 version' } });
     expect(replayed[2]).toMatchObject({ type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [RESULT] });
     expect(replayed[3]).toMatchObject({ type: 'text', text: 'Node.js 22 ships V8 12.4.', citations: [CITATION] });
-  });
+  }, 90_000);
 
   it('sends the configured domain list, and is off where permissions deny it or in plan mode', async () => {
     const { env, ws, server } = await prepare([say('one'), say('two'), say('three')]);
@@ -76,7 +76,7 @@ describe('web search', () => {
     ws.write('agent.config.ts', `export default { permissions: { deny: ['web_search'] } };\n`);
     expect((await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env })).code).toBe(0);
     expect(tools(server.messageRequests()[2]).map((t) => t.name)).not.toContain('web_search');
-  });
+  }, 90_000);
 
   it('names the config key when both domain lists are set', async () => {
     const { env, ws } = await prepare([say('never')]);
@@ -111,5 +111,5 @@ describe('web search', () => {
     const messages = server.messageRequests()[1].body.messages as Array<{ content: Array<{ type: string; content: string }> }>;
     const result = messages.at(-1)!.content[0]!.content;
     expect(result).toBe('Results for "node 22 v8" (searxng):\n1. Node 22 notes\n   https://nodejs.org/en/blog/release/v22.0.0\n   V8 12.4 and more');
-  });
+  }, 90_000);
 });
