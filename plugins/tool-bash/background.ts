@@ -129,6 +129,11 @@ export function startBackground(spec: StartSpec): BackgroundShell {
     shell.exitCode = code;
     shell.signal = signal;
     closeLog(shell);
+    // Nothing left running: drop the exit listener (a long-lived host may run many sessions).
+    if (![...table.shells.values()].some((s) => s.running)) {
+      table.detach?.();
+      table.detach = undefined;
+    }
   });
   return shell;
 }

@@ -5,7 +5,7 @@
  * service, or a SearXNG instance) answers a client tool. Off wherever the permission policy denies it.
  */
 import { z } from 'zod';
-import { definePlugin, defineTool, type ContentBlock, type Kernel, type ToolDefinition, type Turn } from '../../kernel/index.js';
+import { definePlugin, defineTool, type ContentBlock, type Kernel, type Session, type ToolDefinition, type Turn } from '../../kernel/index.js';
 import { filterHits, searxngBackend, type WebSearchBackend, type WebSearchHit } from './backend.js';
 
 export type { WebSearchBackend, WebSearchHit } from './backend.js';
@@ -115,9 +115,9 @@ export default definePlugin((opts: WebSearchPluginOptions = {}) => ({
       if (!tools.some((t) => t.name === 'web_search')) return tools;
       if (backend()) return tools;
       const provider = kernel.config.provider ?? 'anthropic';
-      // The server tool runs inside the API call, where nobody can be asked: it is offered only when the
-      // policy does not deny web_search (a deny rule, a mode without network, "deny for this session").
-      const off = provider !== 'anthropic' || (await deniedNow(kernel, turn));
+      // The server tool runs inside the API call, where nobody can be asked: it is left out where the user
+      // refused web search (a deny rule, plan mode, "deny for this session").
+      const off = provider !== 'anthropic' || deniedNow(kernel, turn);
       return off ? tools.filter((t) => t.name !== 'web_search') : tools.map((t) => (t.name === 'web_search' ? serverVariant() : t));
     });
 
@@ -128,13 +128,20 @@ export default definePlugin((opts: WebSearchPluginOptions = {}) => ({
   },
 }));
 
-async function deniedNow(kernel: Kernel, turn: Turn): Promise<boolean> {
-  try {
-    const decision = await kernel.hooks.prePermission.promise({ id: `web_search_probe_${turn.index}`, name: 'web_search', input: { query: 'web search' } }, turn);
-    return !decision || decision.behavior === 'deny';
-  } catch {
-    return true;
-  }
+interface DenialLogLike {
+  isDenied?(session: Session, toolName: string): boolean;
+}
+
+/**
+ * Whether the user has refused web search for this turn without asking anyone: plan mode (no network) or
+ * "Deny this session" (denial-log). A bare deny rule has already taken the tool out (the permissions plugin's
+ * selectTools tap runs first). The prePermission hook is not consulted: its taps may run user hooks.
+ */
+function deniedNow(kernel: Kernel, turn: Turn): boolean {
+  const session = turn.session;
+  if (session.permissionMode === 'plan') return true;
+  const log = kernel.services.get('denial-log') as DenialLogLike | undefined;
+  return typeof log?.isDenied === 'function' && log.isDenied(session, 'web_search');
 }
 
 /** The searches a response ran server side, with their results and the citations the answer makes. */
