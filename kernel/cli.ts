@@ -60,7 +60,7 @@ function buildProgram(): Command {
     .option('-r, --resume [id]', 'resume a session (no id: list them)')
     .option('-c, --continue', "resume this project's newest session")
     .option('--fork-session', 'with --resume/--continue: continue in a new session copied from the old one')
-    .option('--permission-mode <mode>', 'auto | edits | ask | manual')
+    .option('--permission-mode <mode>', 'auto | edits | ask | manual | plan')
     .option('--model <model>', 'the main model')
     .option('--small-model <model>', 'the model for summaries and other auxiliary calls')
     .option('--max-turns <n>', 'stop after this many model turns', (v) => {

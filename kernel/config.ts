@@ -60,6 +60,7 @@ const MODE_ALIASES: Record<string, PermissionMode> = {
   edits: 'edits',
   ask: 'ask',
   manual: 'manual',
+  plan: 'plan',
   default: 'ask',
   acceptEdits: 'edits',
   bypassPermissions: 'auto',

@@ -137,11 +137,12 @@ export async function runAgent(
 
     const calls = toolCalls(response.content);
     let toolResults: ToolResultBlockParam[] = [];
+    const ended: string[] = [];
     if (calls.length > 0) {
       const truncated = response.stopReason === 'max_tokens';
       toolResults = truncated
         ? calls.map((call) => errorBlock(call.id, 'Your output hit the max_tokens limit and this tool call was cut off. Retry with a smaller input.'))
-        : await runToolCalls(run, turn, calls);
+        : await runToolCalls(run, turn, calls, ended);
       const message: MessageParam = { role: 'user', content: toolResults };
       appendMessage(kernel, session, message);
       kernel.emit({ type: 'tool_results', message });
@@ -150,6 +151,7 @@ export async function runAgent(
     await kernel.hooks.postTurn.promise(record, turn);
 
     if (signal.aborted) return finish({ subtype: 'error_during_execution', aborted: true, error: 'aborted by user' }, turnIndex);
+    if (ended.length > 0) return finish({ subtype: 'success', isError: false, stopReason: response.stopReason, result: ended.join('\n\n') }, turnIndex);
     const text = responseText(response.content);
     switch (response.stopReason) {
       case 'tool_use':
@@ -270,7 +272,7 @@ function resultBlock(id: string, result: ToolResult): ToolResultBlockParam {
 type Admitted = { call: ToolCall; tool: ToolDefinition; input: unknown } | { call: ToolCall; result: ToolResultBlockParam };
 
 /** Validates and permission-checks every call (in order, so questions come one at a time), then runs them. */
-async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[]): Promise<ToolResultBlockParam[]> {
+async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[], ended: string[]): Promise<ToolResultBlockParam[]> {
   const admitted: Admitted[] = [];
   for (const call of calls) {
     if (run.signal.aborted) {
@@ -283,7 +285,7 @@ async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[]): Promi
   const parallel = runnable.length > 1 && runnable.every((a) => a.tool.permission === 'read' || a.tool.concurrent);
   const results = new Map<string, ToolResultBlockParam>();
   const execute = async (a: Extract<Admitted, { tool: ToolDefinition }>) => {
-    results.set(a.call.id, await executeCall(run, turn, a.call, a.tool, a.input));
+    results.set(a.call.id, await executeCall(run, turn, a.call, a.tool, a.input, ended));
   };
   if (parallel) await Promise.all(runnable.map(execute));
   else for (const a of runnable) await execute(a);
@@ -363,7 +365,7 @@ async function decide(
   return allowed ? { behavior: 'allow', updatedInput: answer.updatedInput } : { behavior: 'deny', reason };
 }
 
-async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition, input: unknown): Promise<ToolResultBlockParam> {
+async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: ToolDefinition, input: unknown, ended: string[]): Promise<ToolResultBlockParam> {
   const { kernel, session } = run;
   // Calls queued behind one the user interrupted never start.
   if (run.signal.aborted) return errorBlock(call.id, 'Interrupted by the user before this tool ran.');
@@ -402,5 +404,6 @@ async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: Tool
   }
   kernel.state.set({ currentToolCall: null });
   kernel.emit({ type: 'tool_end', call, result, durationMs: Date.now() - started });
+  if (result.endRun) ended.push(result.endRun.result);
   return resultBlock(call.id, result);
 }

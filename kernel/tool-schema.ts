@@ -7,6 +7,12 @@ const schemaCache = new WeakMap<ToolDefinition, AnthropicTool>();
 export function toApiTool(tool: ToolDefinition): AnthropicTool {
   const cached = schemaCache.get(tool);
   if (cached) return cached;
+  if (tool.serverTool) {
+    // Server tools have no input schema: the provider defines them by type.
+    const server = { ...tool.serverTool } as unknown as AnthropicTool;
+    schemaCache.set(tool, server);
+    return server;
+  }
   const schema = tool.jsonSchema ?? (z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
   const { $schema: _drop, ...rest } = schema;
   const api: AnthropicTool = {

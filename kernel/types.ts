@@ -5,6 +5,7 @@
 import type {
   ContentBlock,
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageParam,
   TextBlockParam,
@@ -17,6 +18,7 @@ import type { Kernel } from './kernel.js';
 export type {
   ContentBlock,
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageParam,
   TextBlockParam,
@@ -25,7 +27,8 @@ export type {
 };
 
 export type PermissionLevel = 'read' | 'write' | 'execute' | 'network';
-export type PermissionMode = 'auto' | 'edits' | 'ask' | 'manual';
+/** `plan`: only read-level tools run, until the user approves a plan (exit_plan_mode). */
+export type PermissionMode = 'auto' | 'edits' | 'ask' | 'manual' | 'plan';
 
 export type StopReason =
   | 'end_turn'
@@ -91,7 +94,7 @@ export interface ToolCall {
   input: unknown;
 }
 
-export type ToolResultContent = string | Array<TextBlockParam | ImageBlockParam>;
+export type ToolResultContent = string | Array<TextBlockParam | ImageBlockParam | DocumentBlockParam>;
 
 export interface ToolResult {
   content: ToolResultContent;
@@ -100,6 +103,11 @@ export interface ToolResult {
   display?: Record<string, unknown>;
   /** Model tokens the tool spent (a sub-agent's run): the loop adds them to the run's and the process's totals. */
   spent?: { usage: TokenUsage; costUsd: number };
+  /**
+   * Ends the run after this turn's tool results, with this text as its result (a plan that a headless run
+   * cannot get approved is its answer).
+   */
+  endRun?: { result: string };
 }
 
 export type Decision =
@@ -121,11 +129,23 @@ export type Question =
       /** Set when a sub-agent asks: which agent, and the parent's `agent` call it runs under. */
       subagent?: { name: string; toolUseId: string };
     }
-  | { kind: 'text'; prompt: string; secret?: boolean };
+  | { kind: 'text'; prompt: string; secret?: boolean }
+  /** Multiple-choice questions from the model (ask_user_question); a frontend may also accept free text. */
+  | { kind: 'choice'; questions: ChoiceQuestion[] };
+
+export interface ChoiceQuestion {
+  question: string;
+  /** A short label (a few words) a frontend may show as a tab or chip. */
+  header: string;
+  options: Array<{ label: string; description?: string }>;
+  multiSelect?: boolean;
+}
 
 export type Answer =
   | { kind: 'permission'; choice: PermissionChoice; message?: string; /** Replaces the call's input (re-validated). */ updatedInput?: unknown }
-  | { kind: 'text'; text: string };
+  | { kind: 'text'; text: string }
+  /** One entry per question, in order: the labels chosen, or the user's own words. */
+  | { kind: 'choice'; answers: string[][] };
 
 /** What `contextLoad` builds for one model call. */
 export interface Context {
@@ -168,6 +188,11 @@ export interface ToolDefinition<I = any> {
   input: ZodType<I>;
   /** An explicit JSON Schema for tools whose schema comes from elsewhere (MCP); otherwise derived from `input`. */
   jsonSchema?: Record<string, unknown>;
+  /**
+   * A provider-side tool (Anthropic's `web_search_20250305`): sent to the model exactly as given instead of a
+   * schema; the provider runs it, so `execute` only answers a client call that should not happen.
+   */
+  serverTool?: Record<string, unknown> & { type: string; name: string };
   /** Deferred tools are left out of requests until `loadWhen` says so or `tool_search` loads them. */
   deferLoading?: boolean;
   loadWhen?: (ctx: ToolLoadContext) => boolean;

@@ -20,6 +20,11 @@ import toolWeb from '../plugins/tool-web/index.js';
 import toolTodo from '../plugins/tool-todo/index.js';
 import toolSearch from '../plugins/tool-search/index.js';
 import mcpBridge from '../plugins/mcp-bridge/index.js';
+import toolWebSearch from '../plugins/tool-web-search/index.js';
+import toolDocuments from '../plugins/tool-documents/index.js';
+import askUser from '../plugins/ask-user/index.js';
+import planMode from '../plugins/plan-mode/index.js';
+import checkpoints from '../plugins/checkpoints/index.js';
 import sessionStore from '../plugins/session-store/index.js';
 import instructions from '../plugins/instructions/index.js';
 import memoryIndex from '../plugins/memory-index/index.js';
@@ -49,11 +54,13 @@ export default definePreset({
     permissions(),
     denialLog(),
     sandbox(),
+    planMode(),
     // Claude Code's settings files as config layers, then the user's own hooks (Claude Code's format)
     claudeSettings(),
     userHooks(),
     // sessions on disk
     sessionStore(),
+    checkpoints(),
     // context management: the budget, then the tiers from cheapest to dearest
     contextBudget(),
     compactApiMicro(),
@@ -66,6 +73,9 @@ export default definePreset({
     toolBash(),
     toolWeb(),
     toolTodo(),
+    toolWebSearch(),
+    toolDocuments(),
+    askUser(),
     toolSearch(),
     mcpBridge(),
     toolAgent(),

@@ -18,6 +18,10 @@ export const TOOL_NAMES: Record<string, string> = {
   Task: 'agent',
   NotebookEdit: 'notebook_edit',
   NotebookRead: 'read_file',
+  BashOutput: 'bash_output',
+  KillShell: 'kill_shell',
+  ExitPlanMode: 'exit_plan_mode',
+  AskUserQuestion: 'ask_user_question',
 };
 
 const PATH_TOOLS = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'notebook_edit']);

@@ -11,12 +11,19 @@ import { isBare, pathPatternMatches, toolMatches, urlPatternMatches, type Rule }
 import { evaluateShell } from './shell-policy.js';
 
 /** What each mode does with each level when no rule decides. */
-export const MATRIX: Record<PermissionMode, Record<PermissionLevel, 'allow' | 'ask'>> = {
+export const MATRIX: Record<PermissionMode, Record<PermissionLevel, 'allow' | 'ask' | 'deny'>> = {
   auto: { read: 'allow', write: 'allow', execute: 'allow', network: 'allow' },
   edits: { read: 'allow', write: 'allow', execute: 'ask', network: 'ask' },
   ask: { read: 'allow', write: 'ask', execute: 'ask', network: 'ask' },
   manual: { read: 'ask', write: 'ask', execute: 'ask', network: 'ask' },
+  plan: { read: 'allow', write: 'deny', execute: 'deny', network: 'deny' },
 };
+
+/** Plan mode refuses every tool above read level, whatever the rules say: nothing changes until a plan is approved. */
+function planRefusal(call: ToolCall, tool: ToolDefinition, mode: PermissionMode): Decision | undefined {
+  if (MATRIX[mode][tool.permission] !== 'deny') return undefined;
+  return deny(`${call.name} is a ${tool.permission} tool and plan mode runs only read-level tools. Finish exploring, then call exit_plan_mode with your plan so the user can approve it.`);
+}
 
 /** Built-in tools whose input names a path even when they do not declare `paths`. */
 const FS_TOOLS = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls']);
@@ -65,6 +72,8 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   const rules = ctx.rules.filter((rule) => toolMatches(rule, call.name));
   const bareDeny = rules.find((r) => r.kind === 'deny' && isBare(r));
   if (bareDeny) return { decision: deny(`${call.name} is denied by the rule "${bareDeny.text}"`), resolved: [] };
+  const planned = planRefusal(call, tool, ctx.mode);
+  if (planned) return { decision: planned, resolved: [] };
   if (tool.name === 'bash') return evaluateShell(call, rules, ctx, MATRIX[ctx.mode].execute);
 
   const resolved = resolvePaths(touchedPaths(tool, call.input), ctx);
@@ -124,6 +133,7 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
 
 function matrix(name: string, level: PermissionLevel, mode: PermissionMode): Decision {
   if (MATRIX[mode][level] === 'allow') return allow();
+  if (MATRIX[mode][level] === 'deny') return deny(`${name} is a ${level} tool and the permission mode is ${mode}`);
   return ask(`${name} is a ${level} tool and the permission mode is ${mode}`);
 }
 

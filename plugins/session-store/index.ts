@@ -44,6 +44,8 @@ export interface SessionStoreService {
   fileOf(session: Session): string | undefined;
   /** Flushes and closes a session's file (it reopens on the next record). */
   close(session: Session): void;
+  /** Writes the live history now (a history rewritten outside a turn, such as by /rewind, becomes a boundary). */
+  persist(session: Session): void;
 }
 
 declare module '../../kernel/plugin.js' {
@@ -119,6 +121,14 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         if (!rec) return;
         guarded(kernel, rec, () => rec.writer.sync());
         rec.writer.close();
+      },
+      persist(session) {
+        const rec = recorderOf(session);
+        if (!rec || rec.failed) return;
+        guarded(kernel, rec, () => {
+          syncMessages(session, rec);
+          rec.writer.syncNow();
+        });
       },
     };
     kernel.services.provide(NAME, service);

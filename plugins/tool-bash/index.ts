@@ -2,7 +2,10 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { definePlugin, defineTool, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
+import { existingShells, startBackground } from './background.js';
+import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 
 export interface ToolBashOptions {
   /** Characters of output the model sees at most (the middle is cut). Default 30 000. */
@@ -17,6 +20,7 @@ const input = z.object({
   command: z.string().min(1).describe('The bash command line'),
   timeout: z.number().int().min(1).max(MAX_TIMEOUT).optional().describe(`Milliseconds (default ${DEFAULT_TIMEOUT}, max ${MAX_TIMEOUT})`),
   workdir: z.string().optional().describe('Run this one command here instead of the current directory'),
+  run_in_background: z.boolean().optional().describe('Start it and return its shell_id at once (servers, watchers); read it with bash_output, stop it with kill_shell'),
 });
 
 interface ShellState {
@@ -60,15 +64,53 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
     kernel.tools.register(
       defineTool({
         name: 'bash',
-        description: `Run a bash command and get its output (stdout and stderr together, in order) and exit code. The working directory persists between calls, so cd carries over. There is no terminal and stdin is closed: use non-interactive flags (git commit -m, npm init -y; pagers are off). timeout in ms (default ${DEFAULT_TIMEOUT}, max ${MAX_TIMEOUT}); on timeout the command and its children are killed. Output over ${outputLimit} characters is cut in the middle. Quote paths with spaces. Prefer read_file, edit_file, glob and grep over cat, sed, find and grep.`,
+        description: `Run a bash command and get its output (stdout and stderr together, in order) and exit code. The working directory persists between calls, so cd carries over. There is no terminal and stdin is closed: use non-interactive flags (git commit -m, npm init -y; pagers are off). timeout in ms (default ${DEFAULT_TIMEOUT}, max ${MAX_TIMEOUT}); on timeout the command and its children are killed. Output over ${outputLimit} characters is cut in the middle. Quote paths with spaces. run_in_background: true starts a long-running command (dev server, watcher) and returns its shell_id at once. Prefer read_file, edit_file, glob and grep over cat, sed, find and grep.`,
         permission: 'execute',
         input,
         paths: (i) => (i.workdir ? [i.workdir] : []),
-        execute: (args, ctx) => runBash(args, ctx, outputLimit),
+        execute: (args, ctx) => (args.run_in_background ? runInBackground(args, ctx, outputLimit) : runBash(args, ctx, outputLimit)),
       }),
+    );
+    kernel.tools.register(bashOutputTool);
+    kernel.tools.register(killShellTool);
+    kernel.commands.register(bashesCommand);
+    kernel.hooks.selectTools.tapPromise('tool-bash', async (tools, turn) =>
+      existingShells(turn.session).length > 0 ? tools : tools.filter((t) => !BACKGROUND_TOOLS.has(t.name)),
     );
   },
 }));
+
+/** The environment every bash command gets: the user's, with pagers and editors that never wait. */
+function shellEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return Object.assign(env, { GIT_PAGER: 'cat', PAGER: 'cat', GIT_EDITOR: 'true', GIT_TERMINAL_PROMPT: '0' });
+}
+
+async function runInBackground(args: z.infer<typeof input>, ctx: ToolContext, bufferLimit: number): Promise<ToolResult> {
+  const { session } = ctx;
+  const state = shellState(session);
+  const cwd = args.workdir ? path.resolve(state.cwd, args.workdir) : isDir(state.cwd) ? state.cwd : physical(session.cwd);
+  if (!isDir(cwd)) return { content: `bash: workdir ${cwd} is not a folder.`, isError: true };
+  const script = `exec 2>&1\n${args.command}`;
+  const env = shellEnv();
+  const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
+  const home = ctx.kernel.config.keelHome || path.join(os.tmpdir(), `keel-${process.getuid?.() ?? 'user'}`);
+  const shell = startBackground({
+    session,
+    command: args.command,
+    file: wrapped ? wrapped.file : 'bash',
+    args: wrapped ? wrapped.args : ['-c', script],
+    cwd,
+    env,
+    logDir: path.join(home, 'tool-outputs', session.id.replace(/[^\w.-]/g, '_'), 'background'),
+    bufferLimit,
+  });
+  return {
+    content: `Started in the background as ${shell.id} (pid ${shell.pid}) in ${cwd}. Read its output with bash_output (shell_id "${shell.id}"), stop it with kill_shell. It is killed when the session ends.`,
+    display: { shellId: shell.id, pid: shell.pid, background: true },
+  };
+}
 
 async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimit: number): Promise<ToolResult> {
   const { session } = ctx;
@@ -82,9 +124,7 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   if (!isDir(cwd)) return { content: `bash: workdir ${cwd} is not a folder.`, isError: true };
 
   const script = shellScript(args.command);
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  Object.assign(env, { GIT_PAGER: 'cat', PAGER: 'cat', GIT_EDITOR: 'true', GIT_TERMINAL_PROMPT: '0' });
+  const env = shellEnv();
   const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
   const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT;
   let sandboxNote: string | undefined;

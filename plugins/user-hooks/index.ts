@@ -244,7 +244,12 @@ export default definePlugin(() => ({
 
     if (matchers.Notification) {
       kernel.hooks.askUser.tapPromise({ name: NAME, stage: Stage.FIRST }, async (question, turn) => {
-        const message = question.kind === 'permission' ? `Keel needs your permission to use ${question.call.name}` : question.prompt;
+        const message =
+          question.kind === 'permission'
+            ? `Keel needs your permission to use ${question.call.name}`
+            : question.kind === 'text'
+              ? question.prompt
+              : `Keel asks: ${question.questions.map((q) => q.question).join(' ')}`;
         await run('Notification', turn.session, { message }, { signal: turn.signal });
         return undefined;
       });

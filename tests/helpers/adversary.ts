@@ -12,6 +12,9 @@ import { callTool, callTools, say, startAnthropicServer, type ScriptStep, type S
 import { runKeel, type KeelRun } from './cli.js';
 
 /** Secret strings planted outside the project: none may ever appear in a request to the model. */
+/** What Keel itself keeps under $KEEL_HOME on every run: session files and the checkpoints /rewind uses. */
+const KEEL_BOOKKEEPING = new Set(['sessions', 'checkpoints']);
+
 export const SECRETS = {
   sshKey: 'CANARY-SSH-PRIVATE-KEY-8f1d',
   apiKey: 'sk-ant-CANARY-KEEL-AUTH-77c3',
@@ -115,7 +118,7 @@ export function useHostile(): (script?: ScriptStep[]) => Promise<Hostile> {
     live.push({ base, server });
     const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: keelHome, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') };
     const pwned = path.join(outside, 'PWNED');
-    const watched = () => [home, outside, ...PROJECT_WATCH.map((n) => path.join(dir, n)), ...readdirSync(keelHome).filter((n) => n !== 'sessions').map((n) => path.join(keelHome, n))];
+    const watched = () => [home, outside, ...PROJECT_WATCH.map((n) => path.join(dir, n)), ...readdirSync(keelHome).filter((n) => !KEEL_BOOKKEEPING.has(n)).map((n) => path.join(keelHome, n))];
     let before = snapshot(watched());
     const self: Hostile = {
       dir,

@@ -6,9 +6,12 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export type ScriptedBlock =
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; citations?: Array<Record<string, unknown>> }
   | { type: 'tool_use'; id?: string; name: string; input: unknown }
-  | { type: 'thinking'; thinking: string; signature: string };
+  | { type: 'thinking'; thinking: string; signature: string }
+  /** A server-side tool call (web search) and its result, streamed as the API streams them. */
+  | { type: 'server_tool_use'; id: string; name: string; input: unknown }
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: unknown };
 
 export interface ScriptedTurn {
   content?: ScriptedBlock[];
@@ -237,10 +240,19 @@ async function streamMessage(res: http.ServerResponse, message: BuiltMessage, st
   await send('ping', { type: 'ping' });
   for (const [index, block] of message.content.entries()) {
     if (block.type === 'text') {
-      await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      const citations = block.citations as Array<Record<string, unknown>> | undefined;
+      await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '', ...(citations ? { citations: [] } : {}) } });
+      for (const citation of citations ?? []) {
+        await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } });
+      }
       for (const piece of splitText(String(block.text))) {
         await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
       }
+    } else if (block.type === 'server_tool_use') {
+      await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'server_tool_use', id: block.id, name: block.name, input: {} } });
+      await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) } });
+    } else if (block.type === 'web_search_tool_result') {
+      await send('content_block_start', { type: 'content_block_start', index, content_block: block });
     } else if (block.type === 'tool_use') {
       await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
       const json = JSON.stringify(block.input ?? {});

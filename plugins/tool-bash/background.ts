@@ -1,0 +1,208 @@
+/**
+ * Background shells: a command started with `run_in_background` runs in its own process group while the
+ * session goes on. Its output waits in a bounded buffer until `bash_output` reads it; everything it prints
+ * is also appended to a log file (bounded too), so what the buffer drops can still be read from disk.
+ */
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Session } from '../../kernel/index.js';
+import { descendants } from './run.js';
+import { LineSplitter, stripAnsi } from './output.js';
+
+/** Bytes of one shell's log file at most; past it the log says it stopped. */
+export const LOG_LIMIT = 64 * 1024 * 1024;
+
+export interface BackgroundShell {
+  id: string;
+  command: string;
+  cwd: string;
+  pid: number;
+  startedAt: number;
+  running: boolean;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when kill_shell (or the end of the session) stopped it. */
+  killed: boolean;
+  /** Output not yet read by bash_output, and how many characters fell out of it unread. */
+  unread: string;
+  dropped: number;
+  logFile: string;
+  logBytes: number;
+  logFd: number | null;
+  child: ChildProcess;
+}
+
+export interface ShellTable {
+  shells: Map<string, BackgroundShell>;
+  next: number;
+  /** Removes the process `exit` listener that kills what is still running. */
+  detach?: () => void;
+}
+
+const KEY = 'tool-bash:background';
+
+export function shellTable(session: Session): ShellTable {
+  let table = session.data.get(KEY) as ShellTable | undefined;
+  if (!table) {
+    table = { shells: new Map(), next: 1 };
+    session.data.set(KEY, table);
+  }
+  return table;
+}
+
+/** The shells of a session, without creating the table. */
+export function existingShells(session: Session): BackgroundShell[] {
+  const table = session.data.get(KEY) as ShellTable | undefined;
+  return table ? [...table.shells.values()] : [];
+}
+
+export interface StartSpec {
+  session: Session;
+  command: string;
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  logDir: string;
+  bufferLimit: number;
+}
+
+/** Starts a background shell and returns it at once. */
+export function startBackground(spec: StartSpec): BackgroundShell {
+  const table = shellTable(spec.session);
+  const id = `bash_${table.next++}`;
+  mkdirSync(spec.logDir, { recursive: true, mode: 0o700 });
+  const logFile = path.join(spec.logDir, `${id}.log`);
+  const logFd = openSync(logFile, 'w', 0o600);
+  const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const shell: BackgroundShell = {
+    id,
+    command: spec.command,
+    cwd: spec.cwd,
+    pid: child.pid ?? -1,
+    startedAt: Date.now(),
+    running: child.pid !== undefined,
+    exitCode: null,
+    signal: null,
+    killed: false,
+    unread: '',
+    dropped: 0,
+    logFile,
+    logBytes: 0,
+    logFd,
+    child,
+  };
+  table.shells.set(id, shell);
+  if (!table.detach) {
+    // A background shell never outlives Keel: on exit (the end of a session, SIGINT, SIGTERM) it is killed.
+    const onExit = () => killAll(table);
+    process.on('exit', onExit);
+    table.detach = () => process.off('exit', onExit);
+  }
+
+  const take = (text: string) => {
+    const clean = stripAnsi(text);
+    appendLog(shell, clean);
+    shell.unread += clean;
+    if (shell.unread.length > spec.bufferLimit) {
+      const cut = shell.unread.length - spec.bufferLimit;
+      shell.dropped += cut;
+      shell.unread = shell.unread.slice(cut);
+    }
+  };
+  const splitters = [child.stdout, child.stderr].map((stream) => {
+    const splitter = new LineSplitter(take);
+    stream?.on('data', (chunk: Buffer) => splitter.write(chunk));
+    // The pipes must not keep Keel alive: when the session ends, the exit listener kills the shell.
+    (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    return splitter;
+  });
+  child.unref();
+  child.on('error', (err) => {
+    take(`Failed to start: ${err.message}\n`);
+    shell.running = false;
+  });
+  child.on('close', (code, signal) => {
+    for (const splitter of splitters) splitter.end();
+    shell.running = false;
+    shell.exitCode = code;
+    shell.signal = signal;
+    closeLog(shell);
+    // Nothing left running: drop the exit listener (a long-lived host may run many sessions).
+    if (![...table.shells.values()].some((s) => s.running)) {
+      table.detach?.();
+      table.detach = undefined;
+    }
+  });
+  return shell;
+}
+
+function appendLog(shell: BackgroundShell, text: string): void {
+  if (shell.logFd === null) return;
+  const bytes = Buffer.from(text);
+  const room = LOG_LIMIT - shell.logBytes;
+  try {
+    if (bytes.length <= room) {
+      writeSync(shell.logFd, bytes);
+      shell.logBytes += bytes.length;
+      return;
+    }
+    writeSync(shell.logFd, bytes.subarray(0, Math.max(0, room)));
+    writeSync(shell.logFd, `\n[log stopped at ${LOG_LIMIT} bytes]\n`);
+  } catch {
+    // A full disk stops the log, not the shell.
+  }
+  closeLog(shell);
+}
+
+function closeLog(shell: BackgroundShell): void {
+  if (shell.logFd === null) return;
+  try {
+    closeSync(shell.logFd);
+  } catch {
+    // already closed
+  }
+  shell.logFd = null;
+}
+
+/** Kills a shell's whole process group (and descendants that left it). */
+export function killShell(shell: BackgroundShell): void {
+  if (!shell.running || shell.pid <= 0) return;
+  shell.killed = true;
+  const strays = descendants(shell.pid);
+  for (const target of [-shell.pid, ...strays]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export function killAll(table: ShellTable): void {
+  for (const shell of table.shells.values()) killShell(shell);
+}
+
+/** One line of state: running, exited with a code, or killed. */
+export function shellStatus(shell: BackgroundShell): string {
+  if (shell.running) return 'running';
+  if (shell.killed) return 'killed';
+  if (shell.signal) return `killed by ${shell.signal}`;
+  return `exited with code ${shell.exitCode}`;
+}
+
+/** Takes the unread output (keeping only lines matching `filter`, when given). */
+export function readOutput(shell: BackgroundShell, filter?: RegExp): { text: string; dropped: number } {
+  let text = shell.unread;
+  const dropped = shell.dropped;
+  shell.unread = '';
+  shell.dropped = 0;
+  if (filter) {
+    text = text
+      .split('\n')
+      .filter((line) => line && filter.test(line))
+      .join('\n');
+  }
+  return { text, dropped };
+}

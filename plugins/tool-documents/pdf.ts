@@ -1,0 +1,51 @@
+/** PDFs for read_file: sent to the model as a document block, a page range at a time when large. */
+import type { DocumentBlockParam, TextBlockParam, ToolResult } from '../../kernel/index.js';
+
+/** Pages one read sends at most; longer PDFs are read in ranges (offset/limit count pages). */
+export const MAX_PAGES = 20;
+/** The Messages API takes requests up to 32 MB; a document's base64 grows by a third. */
+export const MAX_PDF_BYTES = 20 * 1024 * 1024;
+
+const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
+
+type PdfLib = typeof import('pdf-lib');
+
+/** pdf-lib, loaded on the first PDF; bundled, its CommonJS build arrives under `default`. */
+async function loadPdfLib(): Promise<PdfLib['PDFDocument']> {
+  const mod = (await import('pdf-lib')) as PdfLib & { default?: PdfLib };
+  return mod.PDFDocument ?? mod.default!.PDFDocument;
+}
+
+export async function readPdf(bytes: Buffer, shown: string, range: { offset?: number; limit?: number }): Promise<ToolResult> {
+  const PDFDocument = await loadPdfLib();
+  let doc;
+  try {
+    doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false });
+  } catch (err) {
+    return { content: `read_file: ${shown} is not a readable PDF (${(err as Error).message}).`, isError: true };
+  }
+  const pages = doc.getPageCount();
+  const whole = range.offset === undefined && range.limit === undefined && pages <= MAX_PAGES && bytes.length <= MAX_PDF_BYTES;
+  let data = bytes;
+  let first = 1;
+  let last = pages;
+  if (!whole) {
+    first = range.offset ?? 1;
+    if (first > pages) return { content: `read_file: ${shown} has ${pages} pages; offset ${first} is past the end.`, isError: true };
+    last = Math.min(pages, first - 1 + Math.min(range.limit ?? MAX_PAGES, MAX_PAGES));
+    const part = await PDFDocument.create();
+    const copied = await part.copyPages(doc, Array.from({ length: last - first + 1 }, (_, i) => first - 1 + i));
+    for (const page of copied) part.addPage(page);
+    data = Buffer.from(await part.save());
+    if (data.length > MAX_PDF_BYTES) {
+      return { content: `read_file: pages ${first}-${last} of ${shown} take ${size(data.length)}, more than the ${size(MAX_PDF_BYTES)} one read sends; read fewer pages (limit).`, isError: true };
+    }
+  }
+  const more = last < pages ? ` Pages ${last + 1}-${pages} not sent: call read_file with offset=${last + 1} (pages) to read on.` : '';
+  const header: TextBlockParam = {
+    type: 'text',
+    text: whole ? `PDF ${shown} (${pages} page${pages === 1 ? '' : 's'}, ${size(bytes.length)})` : `PDF ${shown}: pages ${first}-${last} of ${pages}.${more}`,
+  };
+  const document: DocumentBlockParam = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: data.toString('base64') } };
+  return { content: [header, document], display: { path: shown, pages, first, last } };
+}
