@@ -39,6 +39,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   keelHome: string;
   /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
   trusted?: boolean;
+  /** The project settings files left unloaded because the folder is not trusted. */
+  untrustedFiles?: string[];
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;
   /** Plugin-owned keys that no core field describes, by key. */
@@ -109,6 +111,7 @@ export const coreConfigShape = {
   apiKey: z.string(),
   thinking: z.object({ budget_tokens: z.number().int().positive() }).strict(),
   contextWindow: z.number().int().positive(),
+  ui: z.string().min(1),
 } satisfies Record<string, ZodType>;
 
 export const DEFAULTS = {

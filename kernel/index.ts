@@ -23,6 +23,7 @@ export { Registry, ServiceRegistry } from './registry.js';
 export { createStore, type Store } from './store.js';
 export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './config.js';
 export type * from './types.js';
+export type { TrustQuestion, TrustPrompt } from './trust.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, CONFIG_FILE, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';

@@ -85,6 +85,8 @@ export interface KeelConfig {
   apiKey?: string;
   thinking?: { budget_tokens: number };
   contextWindow?: number;
+  /** The interactive frontend: `ink` (default) or `plain`. */
+  ui?: string;
 }
 
 /** Identity helper that types a plugin factory. */

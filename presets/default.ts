@@ -11,6 +11,8 @@ import sandbox from '../plugins/sandbox/index.js';
 import userHooks from '../plugins/user-hooks/index.js';
 import claudeSettings from '../plugins/claude-settings/index.js';
 import print from '../plugins/print/index.js';
+import uiInk from '../plugins/ui-ink/index.js';
+import uiPlain from '../plugins/ui-plain/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
 import toolWeb from '../plugins/tool-web/index.js';
@@ -63,7 +65,9 @@ export default definePreset({
     toolWeb(),
     toolTodo(),
     toolSearch(),
-    // frontends
+    // frontends: headless, and the two interactive UIs (`--ui ink`, the default, or `--ui plain`)
     print(),
+    uiInk(),
+    uiPlain(),
   ],
 });

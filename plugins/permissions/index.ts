@@ -3,6 +3,7 @@ import { definePlugin, Stage, type Decision, type Kernel, type Session, type Too
 import { resolveReal } from './paths.js';
 import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
+import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 
 export { MATRIX } from './policy.js';
@@ -36,7 +37,7 @@ export default definePlugin(() => ({
     const keelHome = kernel.config.keelHome ? resolveReal(kernel.config.keelHome) : '';
 
     const contextFor = (session: Session, toolName: string): PolicyContext => ({
-      rules,
+      rules: [...sessionRules(session), ...rules],
       mode: session.permissionMode,
       root: resolveReal(session.projectRoot),
       cwd: toolName === 'bash' ? shellCwd(session) : session.cwd,
@@ -45,6 +46,8 @@ export default definePlugin(() => ({
       protected: kernel.protected,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
     });
+
+    kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
 
     // A bare deny removes the tool from the request: the model never sees it.
     kernel.hooks.selectTools.tapPromise('permissions', async (tools) =>
