@@ -364,7 +364,8 @@ function pickFrontend(kernel: Kernel, mode: DetectedMode): ModeDefinition {
   if (mode === 'interactive') {
     const uis = kernel.modes.names().filter((n) => n.startsWith('interactive:')).map((n) => n.slice('interactive:'.length));
     if (uis.length === 0) throw new KeelError(`the preset "${preset}" has no interactive UI (plugin ui-ink or ui-plain); run keel -p "…" for a headless run`, { exitCode: 2 });
-    throw new KeelError(`${kernel.config.sources.ui ?? 'config'}: ui: no UI named "${kernel.config.ui}" in preset "${preset}" (its UIs: ${uis.join(', ')})`, { exitCode: 2 });
+    const source = kernel.config.sources.ui;
+    throw new KeelError(`${!source || source === 'flags' ? '--ui' : `${source}: ui`}: no UI named "${kernel.config.ui}" in preset "${preset}" (its UIs: ${uis.join(', ')})`, { exitCode: 2 });
   }
   throw new KeelError(`no frontend for ${mode} mode: the preset has no plugin that registers the "${name}" mode`, { exitCode: 2 });
 }
