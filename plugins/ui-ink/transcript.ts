@@ -5,7 +5,7 @@
  */
 import type { AgentEvent, MessageParam, ToolCall } from '../../kernel/index.js';
 import { MarkdownStream } from './markdown.js';
-import { collapse, formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
+import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import type { Paint } from './style.js';
 
@@ -208,7 +208,7 @@ export class Transcript {
 
   /** The last lines a running tool printed, for the live region. */
   toolTail(tool: RunningTool, maxLines: number): string[] {
-    return collapse(tool.tail.join('\n'), maxLines).slice(-maxLines);
+    return maxLines <= 0 ? [] : tool.tail.slice(-maxLines);
   }
 
   private flushAnswer(): void {
