@@ -351,13 +351,18 @@ async function runMode(assembled: Kernel, options: CliOptions, positional: strin
   }
 }
 
-/** The interactive mode a UI plugin registers is named `interactive:<ui>` (`--ui`, config `ui`; default ink). */
-export function interactiveModeName(ui: string | undefined): string {
-  return `interactive:${ui ?? 'ink'}`;
+/**
+ * The interactive mode a UI plugin registers is named `interactive:<ui>`. `--ui` / config `ui` picks one; without
+ * it, ink, or the only UI of a preset that has one.
+ */
+export function interactiveModeName(kernel: Kernel): string {
+  if (kernel.config.ui) return `interactive:${kernel.config.ui}`;
+  const uis = kernel.modes.names().filter((n) => n.startsWith('interactive:'));
+  return uis.length === 1 ? uis[0] : 'interactive:ink';
 }
 
 function pickFrontend(kernel: Kernel, mode: DetectedMode): ModeDefinition {
-  const name = mode === 'interactive' ? interactiveModeName(kernel.config.ui) : FRONTEND_FOR[mode];
+  const name = mode === 'interactive' ? interactiveModeName(kernel) : FRONTEND_FOR[mode];
   const frontend = kernel.modes.get(name);
   if (frontend) return frontend;
   const preset = typeof kernel.config.preset === 'string' ? kernel.config.preset : kernel.config.preset.name;
