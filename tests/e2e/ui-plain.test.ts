@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -19,11 +19,11 @@ afterEach(async () => {
   ws = undefined;
 });
 
-async function start(script: ScriptStep[], opts: { args?: string[]; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp } = {}) {
+async function start(script: ScriptStep[], opts: { args?: string[]; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp; flag?: boolean } = {}) {
   ws = makeWorkspace({ git: true });
   await opts.prepare?.(ws);
   server = await startAnthropicServer(script);
-  term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain', ...(opts.args ?? [])], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+  term = startKeelTerminal({ cwd: ws.dir, args: [...(opts.flag === false ? [] : ['--ui', 'plain']), ...(opts.args ?? [])], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
   await term.waitFor(opts.waitFor ?? /^> ?$/m);
   return { ws, server, term };
 }
@@ -34,8 +34,8 @@ function send(t: Terminal, text: string): void {
 }
 
 describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
-  it('streams an answer, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
-    const { term: t, ws: w } = await start([say('the plain answer')]);
+  it('chosen by the user config: streams an answer, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
+    const { term: t, ws: w } = await start([say('the plain answer')], { flag: false, prepare: (w) => writeFileSync(path.join(w.home, 'agent.config.ts'), "export default { ui: 'plain' };\n") });
     send(t, 'hello plain');
     await t.waitFor(/the plain answer/);
     expect(t.screen()).toMatch(/\[claude-sonnet-5-5 - ask mode - \d+% context - \$[\d.]+\]/);

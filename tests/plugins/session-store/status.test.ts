@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { say } from '../../helpers/anthropic-server.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 import { recordSession } from '../../helpers/ui-fixtures.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
