@@ -30,7 +30,7 @@ export const BUILTINS: Builtin[] = [
 export const KEYS_HELP = [
   'Enter send · \\ + Enter or Alt+Enter new line · Up/Down history · Ctrl+R search history',
   'Tab complete /commands and @paths · Shift+Tab cycle permission mode · Esc interrupt',
-  'Ctrl+A/E start/end · Ctrl+B/F move · Alt+B/F word · Ctrl+K/U/W delete · Ctrl+L redraw',
+  'Ctrl+A/E start/end · Ctrl+B/F move · Alt+B/F word · Ctrl+K/U/W delete · Ctrl+J new line',
   '!cmd run a shell command · #note add a line to the memory index · Ctrl+C twice or Ctrl+D exit',
 ];
 
