@@ -109,6 +109,10 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     await t.waitFor(/model-from-the-project/);
     const trusted = JSON.parse(readFileSync(path.join(w.home, 'trusted-folders.json'), 'utf8'));
     expect(trusted.folders).toEqual([realpathSync(w.dir)]);
+    t.keys('C-c');
+    await t.waitFor(/Press Ctrl\+C again to exit/);
+    t.keys('C-c');
+    expect(await t.waitFor(/EXIT=\d+/)).toContain('EXIT=0');
   });
 
   it('keel --resume without an id shows a picker that searches as you type', async () => {
@@ -131,6 +135,17 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     await t.waitFor(/resumed and answering/);
     const sent = server.requests[0].body.messages.map((m: { content: unknown }) => JSON.stringify(m.content));
     expect(sent[0]).toContain('a question about apples');
+  });
+
+  it('keel --continue resumes the newest session and shows its conversation', async () => {
+    ws = makeWorkspace({ git: true });
+    await recordSession(ws, 1, 'the older one');
+    await recordSession(ws, 2, 'the newest one');
+    server = await startAnthropicServer([say('continued')]);
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const screen = await term.waitFor(/Resumed session .* \(4 messages\)/);
+    expect(screen).toMatch(/> the newest one\nanswer 1: [^\n]*\n> question 2\nanswer 2:/);
+    expect(screen).not.toContain('the older one');
   });
 
   it('writes each answer taller than the screen to the scrollback exactly once, in order, with nothing erased', async () => {
@@ -176,13 +191,14 @@ function analyse(bytes: string): { bytes: number; maxUp: number; clears: number 
 }
 
 describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
-  const TOKENS = 240;
+  // Tokens arrive slower than frames (40 ms apart), so the count of frames follows the tokens, not the machine's speed.
+  const TOKENS = 120;
   const ROWS = 20;
 
   async function streamOnce(exchanges: number): Promise<ReturnType<typeof analyse>> {
     ws = makeWorkspace({ git: true });
     const id = await recordSession(ws, exchanges);
-    server = await startAnthropicServer([streamedAnswer(TOKENS, 'END-OF-ANSWER')]);
+    server = await startAnthropicServer([streamedAnswer(TOKENS, 'END-OF-ANSWER', 40)]);
     term = startKeelTerminal({ cwd: ws.dir, args: ['--resume', id], height: ROWS, width: 100, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
     await term.waitFor(/Resumed session .* \(\d+ messages\)/, { history: true });
     await term.waitFor(/ask mode/);

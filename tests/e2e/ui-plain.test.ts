@@ -88,6 +88,10 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     await t.waitFor(/^ok$/m);
     expect(t.screen()).toContain('[claude-sonnet-5-5 -');
     expect(existsSync(path.join(w.home, 'trusted-folders.json'))).toBe(false);
+    t.keys('C-c');
+    await t.waitFor(/press Ctrl\+C again to exit/);
+    t.keys('C-c');
+    expect(await t.waitFor(/EXIT=\d+/)).toContain('EXIT=0');
   });
 
   it('asks whether to trust the folder; yes is remembered and loads its settings', async () => {
