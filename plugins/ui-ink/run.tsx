@@ -70,6 +70,8 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
     <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
     { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
   );
+  // `keel "fix the test"` on a terminal: the prompt given on the command line is the first one sent.
+  if (ctx.prompt?.trim() && !picker) void controller.submit(ctx.prompt);
   try {
     await instance.waitUntilExit();
   } finally {

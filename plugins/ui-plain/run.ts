@@ -284,9 +284,13 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   say(`keel - ${session!.cwd}`);
   say(session!.messages.length > 0 ? `Resumed session ${session!.id} (${session!.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Ctrl+D to exit.');
 
+  // `keel --ui plain "fix the test"`: the prompt given on the command line is the first one sent.
+  let initial = ctx.options.resume === true ? undefined : ctx.prompt?.trim() || undefined;
   try {
     for (;;) {
-      let text = await ask('> ');
+      let text = initial ?? (await ask('> '));
+      if (initial) say(`> ${initial}`);
+      initial = undefined;
       if (text === null) break;
       armed = false;
       while (text.endsWith('\\')) {

@@ -106,6 +106,11 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(JSON.parse(readFileSync(path.join(w.home, 'trusted-folders.json'), 'utf8')).folders).toEqual([realpathSync(w.dir)]);
   });
 
+  it('sends a prompt given on the command line first', async () => {
+    const { term: t } = await start([say('plain argument answered')], { args: ['from argv'], waitFor: /plain argument answered/ });
+    expect(t.screen()).toContain('> from argv');
+  });
+
   it('keel --resume without an id lists the sessions, filters by text and resumes the one picked', async () => {
     ws = makeWorkspace({ git: true });
     await recordSession(ws, 1, 'about apples');
