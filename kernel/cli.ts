@@ -27,7 +27,7 @@ import { createSession, startSession } from './session.js';
 import { describeProtected } from './protected.js';
 import { splitToolList } from './tool-names.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
-import type { CliOptions, DetectedMode, Io, ModeContext } from './types.js';
+import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from './types.js';
 
 export const KEEL_VERSION = '0.1.0';
 
@@ -69,6 +69,7 @@ function buildProgram(): Command {
       return n;
     })
     .option('--preset <name>', 'the preset to assemble (default, headless, minimal)')
+    .option('--ui <name>', 'the interactive frontend: ink (default) or plain (readline)')
     .option('--config <file>', 'use this config file instead of searching for agent.config.*')
     .option('--trust', 'trust this folder for this run (project config and servers may run)')
     .option('--verbose', 'log plugin diagnostics to stderr')
@@ -146,6 +147,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     smallModel: flags.smallModel as string | undefined,
     maxTurns: flags.maxTurns as number | undefined,
     preset: flags.preset as string | undefined,
+    ui: flags.ui as string | undefined,
     config: flags.config as string | undefined,
     trust: flags.trust as boolean | undefined,
     verbose: flags.verbose as boolean | undefined,
@@ -168,6 +170,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
       io.stdout.write(`Trusted ${root} (stored in ${trustFolder(keelHome(env), root)})\n`);
       return 0;
     }
+    if (!subcommand) options.askTrust = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY: Boolean(io.stdin.isTTY) }) === 'interactive';
     const kernel = await assemble(options, env, io);
     if (subcommand === 'describe') {
       io.stdout.write(`${kernel.describe()}\n\n${describeProtected(kernel.protected.list())}\n`);
@@ -227,7 +230,7 @@ function reportError(err: unknown, io: Io): number {
   return exitCode;
 }
 
-const FLAG_KEYS = { model: '--model', smallModel: '--small-model', permissionMode: '--permission-mode', maxTurns: '--max-turns', preset: '--preset' } as const;
+const FLAG_KEYS = { model: '--model', smallModel: '--small-model', permissionMode: '--permission-mode', maxTurns: '--max-turns', preset: '--preset', ui: '--ui' } as const;
 
 /** `--tools ""` gives no tools, `--tools default` every tool. */
 function toolsFlag(values: string[] | undefined): string[] | undefined {
@@ -414,7 +417,8 @@ async function runCommand(kernel: Kernel, name: string, args: string, io: Io): P
 const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 const HANDLED_SIGNALS = Object.keys(SIGNAL_NUMBERS) as NodeJS.Signals[];
 
-async function runMode(kernel: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+async function runMode(assembled: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  let kernel = assembled;
   const stdinIsTTY = Boolean(io.stdin.isTTY);
   const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY });
   // `--resume` without an id: headless frontends cannot pick, so they print the list to pick from.
@@ -433,15 +437,10 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
   if (needsKey && mode !== 'interactive' && !kernel.config.apiKey && (kernel.config.provider ?? 'anthropic') === 'anthropic') {
     throw new KeelError('no API key: set ANTHROPIC_API_KEY or run keel login');
   }
-  const frontend = kernel.modes.get(FRONTEND_FOR[mode]);
-  if (!frontend) {
-    if (mode === 'interactive') {
-      throw new KeelError('the interactive UI is not part of this build yet; run keel -p "…" for a headless run', { exitCode: 2 });
-    }
-    throw new KeelError(`no frontend for ${mode} mode: the preset has no plugin that registers the "${FRONTEND_FOR[mode]}" mode`, { exitCode: 2 });
-  }
+  let frontend = pickFrontend(kernel, mode);
+  if (mode === 'interactive') ({ kernel, frontend } = await settleTrust(kernel, frontend, options, env, io));
   // Only a run can miss the project's settings: `sessions`, `describe` and `trust` say nothing about trust.
-  if (kernel.config.untrustedFiles?.length) io.stderr.write(untrustedWarning(kernel.config.projectRoot, kernel.config.untrustedFiles));
+  else if (kernel.config.untrustedFiles?.length) io.stderr.write(untrustedWarning(kernel.config.projectRoot, kernel.config.untrustedFiles));
   const controller = new AbortController();
   let interrupts = 0;
   // The shell's convention: 128 + the signal's number (130 for SIGINT, 129 for SIGHUP, 143 for SIGTERM).
@@ -474,6 +473,48 @@ async function runMode(kernel: Kernel, options: CliOptions, positional: string |
   } finally {
     for (const signal of HANDLED_SIGNALS) process.off(signal, onSignal);
   }
+}
+
+/**
+ * The interactive mode a UI plugin registers is named `interactive:<ui>`. `--ui` / config `ui` picks one; without
+ * it, ink, or the only UI of a preset that has one.
+ */
+export function interactiveModeName(kernel: Kernel): string {
+  if (kernel.config.ui) return `interactive:${kernel.config.ui}`;
+  const uis = kernel.modes.names().filter((n) => n.startsWith('interactive:'));
+  return uis.length === 1 ? uis[0] : 'interactive:ink';
+}
+
+function pickFrontend(kernel: Kernel, mode: DetectedMode): ModeDefinition {
+  const name = mode === 'interactive' ? interactiveModeName(kernel) : FRONTEND_FOR[mode];
+  const frontend = kernel.modes.get(name);
+  if (frontend) return frontend;
+  const preset = typeof kernel.config.preset === 'string' ? kernel.config.preset : kernel.config.preset.name;
+  if (mode === 'interactive') {
+    const uis = kernel.modes.names().filter((n) => n.startsWith('interactive:')).map((n) => n.slice('interactive:'.length));
+    if (uis.length === 0) throw new KeelError(`the preset "${preset}" has no interactive UI (plugin ui-ink or ui-plain); run keel -p "…" for a headless run`, { exitCode: 2 });
+    const source = kernel.config.sources.ui;
+    throw new KeelError(`${!source || source === 'flags' ? '--ui' : `${source}: ui`}: no UI named "${kernel.config.ui}" in preset "${preset}" (its UIs: ${uis.join(', ')})`, { exitCode: 2 });
+  }
+  throw new KeelError(`no frontend for ${mode} mode: the preset has no plugin that registers the "${name}" mode`, { exitCode: 2 });
+}
+
+/**
+ * An untrusted folder with project settings: the UI asks whether to trust it (remembered when yes), and the
+ * kernel is assembled again with the project's settings. A UI that cannot ask gets the one-line warning.
+ */
+async function settleTrust(kernel: Kernel, frontend: ModeDefinition, options: CliOptions, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; frontend: ModeDefinition }> {
+  const files = kernel.config.untrustedFiles ?? [];
+  if (files.length === 0) return { kernel, frontend };
+  const { projectRoot, keelHome: home } = kernel.config;
+  if (!frontend.askTrust) {
+    io.stderr.write(untrustedWarning(projectRoot, files));
+    return { kernel, frontend };
+  }
+  if (!(await frontend.askTrust({ folder: projectRoot, files }))) return { kernel, frontend };
+  trustFolder(home, projectRoot);
+  const trusted = await assemble(options, env, io);
+  return { kernel: trusted, frontend: pickFrontend(trusted, 'interactive') };
 }
 
 async function login(options: CliOptions, io: Io, env: NodeJS.ProcessEnv): Promise<number> {

@@ -126,6 +126,7 @@ export const coreConfigShape = {
   thinking: z.object({ budget_tokens: z.number().int().positive() }).strict(),
   contextWindow: z.number().int().positive(),
   tools: z.array(z.string()),
+  ui: z.string().min(1),
 } satisfies Record<string, ZodType>;
 
 export const DEFAULTS = {

@@ -93,6 +93,8 @@ export interface KeelConfig {
   contextWindow?: number;
   /** The only tools this agent has (Keel's or Claude Code's names); unset = every registered tool. */
   tools?: string[];
+  /** The interactive frontend: `ink` (default) or `plain`. */
+  ui?: string;
 }
 
 /** Identity helper that types a plugin factory. */

@@ -14,6 +14,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ZodType } from 'zod';
 import type { Kernel } from './kernel.js';
+import type { TrustPrompt } from './trust.js';
 
 export type {
   ContentBlock,
@@ -231,6 +232,8 @@ export interface SubcommandDefinition {
 export interface ModeDefinition {
   name: string;
   run(ctx: ModeContext): Promise<number>;
+  /** Interactive UIs: asks whether to trust an untrusted project folder before its settings load. */
+  askTrust?: TrustPrompt;
 }
 
 export type DetectedMode = 'subagent' | 'sdk' | 'headless' | 'pipe' | 'interactive';
@@ -247,8 +250,12 @@ export interface CliOptions {
   smallModel?: string;
   maxTurns?: number;
   preset?: string;
+  /** `--ui`: the interactive frontend (`ink`, `plain`). */
+  ui?: string;
   config?: string;
   trust?: boolean;
+  /** Set by the CLI for interactive runs: the UI asks about folder trust, so assembling does not warn. */
+  askTrust?: boolean;
   verbose?: boolean;
   /** `--mcp-config <file|json>`, repeatable: MCP servers for this run. */
   mcpConfig?: string[];

@@ -14,6 +14,8 @@ import print from '../plugins/print/index.js';
 import inspect from '../plugins/inspect/index.js';
 import sdk from '../plugins/sdk/index.js';
 import toolAgent from '../plugins/tool-agent/index.js';
+import uiInk from '../plugins/ui-ink/index.js';
+import uiPlain from '../plugins/ui-plain/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
 import toolBash from '../plugins/tool-bash/index.js';
 import toolWeb from '../plugins/tool-web/index.js';
@@ -79,9 +81,12 @@ export default definePreset({
     toolSearch(),
     mcpBridge(),
     toolAgent(),
-    // frontends: headless/pipe, then the SDK host and sub-agent protocol
+    // frontends: headless/pipe, the SDK host and sub-agent protocol, and the two interactive UIs
+    // (`--ui ink`, the default, or `--ui plain`)
     print(),
     sdk(),
+    uiInk(),
+    uiPlain(),
     // keel config | plugins | doctor | init
     inspect(),
   ],

@@ -1,10 +1,7 @@
 import { definePreset } from '../kernel/index.js';
 import full from './default.js';
 
-/**
- * Everything a scripted or CI run needs: the default agent without frontends that need a person at a
- * terminal. Today the only frontend is the headless one, so the two lists are the same.
- */
+/** Everything a scripted or CI run needs: the default agent without the interactive UIs (ui-ink, ui-plain). */
 export default definePreset({
   name: 'headless',
   description: 'the full agent for scripts and CI, without the interactive UI',

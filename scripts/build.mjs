@@ -30,7 +30,8 @@ await esbuild.build({
   target: 'node20',
   chunkNames: 'chunks/[name]-[hash]',
   // Resolved from node_modules at run time: jiti loads modules itself.
-  external: ['jiti', 'typescript'],
+  // Ink imports react-devtools-core only when DEV=true; it is not installed, and never bundled.
+  external: ['jiti', 'typescript', 'react-devtools-core'],
   banner: { js: "import { createRequire as __keelRequire } from 'node:module'; const require = __keelRequire(import.meta.url);" },
   legalComments: 'none',
   minify: process.env.KEEL_NO_MINIFY ? false : true,

@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, Stage, type Kernel, type Session } from '../../kernel/index.js';
 import { INDEX_FILE, parseIndex, readIfExists, stamp, TOPIC_DIR, topicFiles } from './index-file.js';
@@ -9,6 +10,18 @@ export interface MemoryIndexOptions {
 }
 
 const NAME = 'memory-index';
+
+/** What frontends use for `#note`: appends one line to the project's memory index. */
+export interface MemoryIndexService {
+  /** Appends `- <note>` to `.keel/MEMORY.md` (creating it) and returns the file written. */
+  append(projectRoot: string, note: string): Promise<string>;
+}
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    'memory-index': MemoryIndexService;
+  }
+}
 
 interface Cached {
   stamp?: string;
@@ -34,6 +47,19 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
       // `cache_control: null` marks the block volatile (the agent may edit the index mid-session): the
       // provider puts the system prompt's cache breakpoint before it.
       return { ...context, system: [...context.system, { type: 'text', text: section(text, maxTokens), cache_control: null }] };
+    });
+
+    kernel.services.provide(NAME, {
+      async append(projectRoot, note) {
+        const line = note.replace(/\s*\n\s*/g, ' ').trim();
+        if (!line) throw new Error('#: the note is empty; type # followed by the line to remember');
+        const file = path.join(projectRoot, INDEX_FILE);
+        await mkdir(path.dirname(file), { recursive: true });
+        const before = (await readIfExists(file)) ?? '';
+        const lead = before && !before.endsWith('\n') ? '\n' : '';
+        await appendFile(file, `${lead}- ${line}\n`);
+        return file;
+      },
     });
 
     kernel.commands.register({

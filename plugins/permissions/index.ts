@@ -7,6 +7,7 @@ import { hardLinks, resolveReal } from './paths.js';
 import { pathPolicy } from './path-policy.js';
 import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
+import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 
 export { MATRIX } from './policy.js';
@@ -49,7 +50,7 @@ export default definePlugin(() => ({
     const keelHome = kernel.config.keelHome ? resolveReal(kernel.config.keelHome) : '';
 
     const contextFor = (session: Session, toolName: string): PolicyContext => ({
-      rules,
+      rules: [...sessionRules(session), ...rules],
       mode: session.permissionMode,
       root: resolveReal(session.projectRoot),
       cwd: toolName === 'bash' ? shellCwd(session) : session.cwd,
@@ -61,6 +62,7 @@ export default definePlugin(() => ({
     });
 
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
+    kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
 
     // A bare deny removes the tool from the request: the model never sees it.
     kernel.hooks.selectTools.tapPromise('permissions', async (tools) =>

@@ -10,5 +10,22 @@ export default definePlugin(() => ({
   apply(kernel) {
     const service: QueryService = { ask: (request, turn) => askModel(kernel, request, turn) };
     kernel.services.provide('query', service);
+
+    kernel.commands.register({
+      name: 'model',
+      description: 'show the main and small models of this session; /model <name> switches the main model, /model small <name> the small one',
+      async run(args, ctx) {
+        const [first = '', second] = args.trim().split(/\s+/).filter(Boolean);
+        if (!first) return `Model: ${ctx.session.model}\nSmall model: ${ctx.session.smallModel}`;
+        if (first === 'small') {
+          if (!second) throw new Error('/model small: name the model, e.g. /model small claude-haiku-5-5');
+          ctx.session.smallModel = second;
+          return `Small model: ${second}`;
+        }
+        if (second) throw new Error(`/model: expected one model name, got "${args.trim()}"`);
+        ctx.session.model = first;
+        return `Model: ${first}`;
+      },
+    });
   },
 }));

@@ -113,6 +113,26 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       },
     });
 
+    kernel.commands.register({
+      name: 'status',
+      description: 'show this session: id, file, models, permission mode, folder, messages, context and cost',
+      async run(_args, ctx) {
+        const session = ctx.session;
+        const state = kernel.state.get();
+        const context = state.contextWindow ? `${state.contextTokens} / ${state.contextWindow} tokens (${Math.round((100 * state.contextTokens) / state.contextWindow)}%)` : `${state.contextTokens} tokens`;
+        return [
+          `Session: ${session.id}${session.resumedFrom ? ` (resumed from ${session.resumedFrom})` : ''}`,
+          `File: ${recorderOf(session)?.writer.file ?? '(nothing recorded yet)'}`,
+          `Model: ${session.model} (small: ${session.smallModel})`,
+          `Permission mode: ${session.permissionMode}`,
+          `Folder: ${session.cwd}`,
+          `Messages: ${session.messages.length}`,
+          `Context: ${context}`,
+          `Cost: $${state.cost.toFixed(4)}`,
+        ].join('\n');
+      },
+    });
+
     const service: SessionStoreService = {
       list: (projectRoot) => listSessions(dirOf(projectRoot)),
       fileOf: (session) => recorderOf(session)?.writer.file,

@@ -1,23 +1,73 @@
-/** tmux on a private socket (`tmux -L`), so tests never touch a developer's own tmux server. */
+/**
+ * A real pseudo-terminal for UI tests: tmux on a private socket (`tmux -L keel-ui-<random>`), one session,
+ * keys in with send-keys, the screen out with capture-pane, and the bytes the program wrote with pipe-pane.
+ * `kill()` ends the tmux server of the socket; tests call it in afterEach.
+ */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { KEEL_BIN } from './cli.js';
 
-export interface PrivateTmux {
+export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+
+export interface Terminal {
   socket: string;
-  /** Runs a tmux command on the private server; throws when it fails. */
-  run(args: string[]): string;
-  /** Runs a tmux command on the private server, ignoring failure (cleanup). */
-  quiet(args: string[]): void;
-  /** Stops the private server and every session on it. */
+  /** The visible screen, as text. */
+  screen(): string;
+  /** The whole pane: its scrollback history and the screen. */
+  history(): string;
+  /** Keys by tmux name (`Enter`, `Escape`, `C-c`, `Up`, `BTab`) or literal text with `type`. */
+  keys(...keys: string[]): void;
+  type(text: string): void;
+  /** Waits until the screen (or the history) matches, else throws with what was there. */
+  waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
+  /** Starts recording every byte the program writes to the terminal into `file`. */
+  record(file: string): void;
+  stopRecording(): void;
   kill(): void;
 }
 
-export function privateTmux(): PrivateTmux {
-  const socket = `keel-test-${process.pid}-${randomBytes(4).toString('hex')}`;
-  return {
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Starts `keel <args>` in a new terminal of `width`×`height`; the shell prints EXIT=<code> when it ends. */
+export function startKeelTerminal(opts: { cwd: string; env: Record<string, string>; args?: string[]; width?: number; height?: number; history?: number }): Terminal {
+  const socket = `keel-ui-${randomBytes(6).toString('hex')}`;
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  const env = { LANG: 'C.UTF-8', TERM: 'xterm-256color', ...opts.env };
+  // `env -i`: only what the test gives reaches keel (no CI variable, which would switch Ink to CI output).
+  const assignments = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  const command = `env -i PATH=${shellQuote(process.env.PATH ?? '')} ${assignments.join(' ')} ${shellQuote(process.execPath)} ${shellQuote(KEEL_BIN)} ${(opts.args ?? []).map(shellQuote).join(' ')}; echo EXIT=$?; sleep 600`;
+  tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ui', '-x', String(opts.width ?? 100), '-y', String(opts.height ?? 30), '-c', opts.cwd, 'bash', '--norc', '--noprofile', '-c', command);
+  tmux('set-option', '-t', 'ui', 'history-limit', String(opts.history ?? 50000));
+  const terminal: Terminal = {
     socket,
-    run: (args) => execFileSync('tmux', ['-L', socket, ...args]).toString(),
-    quiet: (args) => void spawnSync('tmux', ['-L', socket, ...args]),
+    screen: () => tmux('capture-pane', '-p', '-t', 'ui'),
+    history: () => tmux('capture-pane', '-p', '-S', '-', '-E', '-', '-t', 'ui'),
+    keys: (...keys) => void tmux('send-keys', '-t', 'ui', ...keys),
+    type: (text) => void tmux('send-keys', '-t', 'ui', '-l', text),
+    async waitFor(pattern, { history = false, timeoutMs = 20_000 } = {}) {
+      const deadline = Date.now() + timeoutMs;
+      let seen = '';
+      while (Date.now() < deadline) {
+        seen = history ? terminal.history() : terminal.screen();
+        if (pattern.test(seen)) return seen;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`the terminal never showed ${pattern}; it showed:\n${seen}`);
+    },
+    record: (file) => void tmux('pipe-pane', '-o', '-t', 'ui', `cat >> ${shellQuote(file)}`),
+    stopRecording: () => void tmux('pipe-pane', '-t', 'ui'),
     kill: () => void spawnSync('tmux', ['-L', socket, 'kill-server']),
   };
+  return terminal;
+}
+
+export function readBytes(file: string): string {
+  try {
+    return readFileSync(file, 'latin1');
+  } catch {
+    return '';
+  }
 }

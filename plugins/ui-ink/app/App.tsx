@@ -1,0 +1,186 @@
+/**
+ * The interactive screen. Finished lines go through <Static> (printed once into the terminal's scrollback,
+ * never redrawn); below them a live region, kept shorter than the screen, shows the answer's unfinished
+ * line, running tools, a question or the prompt, the spinner and the footer.
+ */
+import React, { useEffect, useState, useSyncExternalStore } from 'react';
+import { Box, Static, Text, useApp, useStdout } from 'ink';
+import type { AppState, PermissionMode } from '../../../kernel/index.js';
+import type { Controller } from '../controller.js';
+import { toolTitle } from '../format.js';
+import type { Glyphs } from '../glyphs.js';
+import type { Paint } from '../style.js';
+import { PermissionDialog } from './PermissionDialog.js';
+import { Prompt } from './Prompt.js';
+import { ResumePicker, type SessionChoice } from './ResumePicker.js';
+import { Footer, Spinner } from './Status.js';
+import { TextQuestion } from './TextQuestion.js';
+
+export interface AppProps {
+  controller: Controller;
+  glyphs: Glyphs;
+  paint: Paint;
+  /** Sessions to pick from at start (`--resume` without an id); null: no picker. */
+  initialPicker: SessionChoice[] | null;
+  listSessions(): Promise<SessionChoice[]>;
+  onExit(): void;
+}
+
+const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
+
+function useSize(): { rows: number; columns: number } {
+  const { stdout } = useStdout();
+  const read = () => ({ rows: stdout.rows || 24, columns: stdout.columns || 80 });
+  const [size, setSize] = useState(read);
+  useEffect(() => {
+    const onResize = () => setSize(read());
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  }, [stdout]);
+  return size;
+}
+
+function useKernelState(controller: Controller): AppState {
+  return useSyncExternalStore(
+    (listener) => controller.kernel.state.subscribe(listener),
+    () => controller.kernel.state.get(),
+  );
+}
+
+export function App(props: AppProps): React.ReactElement {
+  const { controller, glyphs, paint } = props;
+  const { transcript, questions } = controller;
+  const app = useApp();
+  const frame = useSyncExternalStore(
+    (l) => transcript.subscribe(l),
+    () => transcript.frame,
+  );
+  const question = useSyncExternalStore(
+    (l) => questions.subscribe(l),
+    () => questions.current,
+  );
+  const running = useSyncExternalStore(
+    (l) => controller.subscribe(l),
+    () => controller.running,
+  );
+  const state = useKernelState(controller);
+  const { rows, columns } = useSize();
+  const [picker, setPicker] = useState<SessionChoice[] | null>(props.initialPicker);
+  const [hint, setHint] = useState<string | null>(null);
+  const [armedExit, setArmedExit] = useState(false);
+  const [, setModeTick] = useState(0);
+
+  useEffect(() => {
+    if (!hint) return;
+    const timer = setTimeout(() => {
+      setHint(null);
+      setArmedExit(false);
+    }, 2000);
+    return () => clearTimeout(timer);
+  }, [hint]);
+
+  // Leaving: the live region is drawn empty first, so the prompt and footer do not stay on the screen.
+  const [exiting, setExiting] = useState(false);
+  useEffect(() => {
+    if (!exiting) return;
+    props.onExit();
+    app.exit();
+  }, [exiting]);
+  const exit = () => setExiting(true);
+
+  const submit = (text: string) => {
+    void controller.submit(text).then(async (outcome) => {
+      if (outcome === 'exit') exit();
+      else if (outcome === 'pick-session') setPicker(await props.listSessions());
+    });
+  };
+
+  const session = controller.session;
+
+  // Rows: one spare (Ink redraws the whole screen once its output fills it), the footer, the spinner.
+  const available = Math.max(3, rows - 1 - 1 - (running ? 1 : 0));
+  let live: React.ReactNode;
+  if (question?.kind === 'permission') {
+    live = <PermissionDialog key={question.call.id} question={question} waiting={questions.waiting} glyphs={glyphs} paint={paint} width={columns} maxRows={available} onAnswer={(a) => questions.answer(a)} />;
+  } else if (question?.kind === 'text') {
+    live = <TextQuestion question={question} onAnswer={(a) => questions.answer(a)} />;
+  } else if (picker) {
+    live = (
+      <ResumePicker
+        sessions={picker}
+        glyphs={glyphs}
+        maxRows={available}
+        onPick={(id) => {
+          setPicker(null);
+          if (id) void controller.resume(id);
+        }}
+      />
+    );
+  }
+  const promptRows = Math.max(2, Math.min(8, Math.floor(available / 2)));
+  let streamRows = live ? 0 : available - promptRows;
+  const toolLines: React.ReactNode[] = [];
+  if (!live) {
+    for (const tool of transcript.tools.values()) {
+      if (streamRows <= 0) break;
+      toolLines.push(
+        <Text key={tool.call.id} wrap="truncate-end">
+          <Text color="yellow">{glyphs.bullet}</Text> {toolTitle(tool.call, paint)}
+        </Text>,
+      );
+      streamRows--;
+      for (const line of transcript.toolTail(tool, Math.min(3, streamRows))) {
+        toolLines.push(
+          <Text key={`${tool.call.id}:${toolLines.length}`} dimColor wrap="truncate-end">
+            {'  '}
+            {line}
+          </Text>,
+        );
+        streamRows--;
+      }
+    }
+  }
+  const partial = transcript.partial(streamRows, columns);
+
+  return (
+    <>
+      <Static key={frame.staticKey} items={frame.staticItems}>
+        {(item) => <Text key={item.id}>{item.text}</Text>}
+      </Static>
+      {exiting ? null : <Box flexDirection="column">
+        {partial ? <Text>{partial}</Text> : null}
+        {toolLines}
+        {running ? <Spinner glyphs={glyphs} startedAt={transcript.turnStartedAt ?? Date.now()} tokens={transcript.outputTokens} thinking={transcript.thinking} notice={transcript.notice} /> : null}
+        {live ?? (
+          <Prompt
+            active={!question && !picker}
+            glyphs={glyphs}
+            width={columns}
+            maxRows={promptRows}
+            history={controller.history}
+            commands={controller.commandNames()}
+            cwd={session.cwd}
+            onSubmit={submit}
+            onEscape={() => {
+              if (controller.interrupt()) setHint(null);
+            }}
+            onCtrlC={(hadText) => {
+              if (controller.interrupt() || hadText) return;
+              if (armedExit) return exit();
+              setArmedExit(true);
+              setHint('Press Ctrl+C again to exit');
+            }}
+            onCtrlD={exit}
+            onCycleMode={() => {
+              session.permissionMode = MODES[(MODES.indexOf(session.permissionMode) + 1) % MODES.length];
+              setModeTick((n) => n + 1);
+            }}
+          />
+        )}
+        <Footer glyphs={glyphs} model={session.model} mode={session.permissionMode} contextTokens={state.contextTokens} contextWindow={state.contextWindow} cost={state.cost} hint={hint} />
+      </Box>}
+    </>
+  );
+}

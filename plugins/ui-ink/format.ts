@@ -1,0 +1,81 @@
+/** One-line summaries of tool calls, collapsed results, coloured diffs and notices, as pre-rendered lines. */
+import type { ToolCall, ToolResult } from '../../kernel/index.js';
+import type { Glyphs } from './glyphs.js';
+import type { Paint } from './style.js';
+
+/** The argument that says what a call does: the command, the path, the pattern, the URL. */
+export function keyArgument(call: ToolCall): string {
+  const input = (call.input ?? {}) as Record<string, unknown>;
+  for (const key of ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt']) {
+    const value = input[key];
+    if (typeof value === 'string' && value) return oneLine(value, 80);
+  }
+  const first = Object.values(input).find((v) => typeof v === 'string') as string | undefined;
+  return first ? oneLine(first, 80) : '';
+}
+
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s*\n\s*/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export function toolTitle(call: ToolCall, paint: Paint): string {
+  const arg = keyArgument(call);
+  return `${paint.bold(call.name)}${arg ? `(${arg})` : ''}`;
+}
+
+/** The text of a result's content blocks. */
+export function resultText(result: ToolResult): string {
+  if (typeof result.content === 'string') return result.content;
+  return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
+}
+
+/** A result collapsed to its first lines, with a count of the rest. */
+export function collapse(text: string, maxLines: number): string[] {
+  const lines = text.replace(/\s+$/, '').split('\n');
+  if (lines.length <= maxLines) return lines;
+  return [...lines.slice(0, maxLines), `… +${lines.length - maxLines} lines`];
+}
+
+/** A unified diff, coloured: additions green, removals red, hunk headers cyan. */
+export function colorDiff(diff: string, paint: Paint, maxLines: number): string[] {
+  const lines = collapse(diff, maxLines);
+  return lines.map((line) => {
+    if (line.startsWith('+++') || line.startsWith('---')) return paint.bold(line);
+    if (line.startsWith('+')) return paint.green(line);
+    if (line.startsWith('-')) return paint.red(line);
+    if (line.startsWith('@@')) return paint.cyan(line);
+    return paint.dim(line);
+  });
+}
+
+/** The finished call: its title line, then its result (or diff) indented under it. */
+export function toolBlock(call: ToolCall, result: ToolResult, glyphs: Glyphs, paint: Paint): string[] {
+  const mark = result.isError ? paint.red(glyphs.bullet) : paint.green(glyphs.bullet);
+  const head = `${mark} ${toolTitle(call, paint)}`;
+  const display = result.display ?? {};
+  let body: string[];
+  if (typeof display.diff === 'string' && display.diff && !result.isError) body = colorDiff(display.diff, paint, 20);
+  else {
+    const text = resultText(result);
+    const collapsed = collapse(text, result.isError ? 6 : 4);
+    body = result.isError ? collapsed.map((l) => paint.red(l)) : collapsed.map((l) => paint.dim(l));
+  }
+  if (body.length === 0 || (body.length === 1 && !body[0])) return [head];
+  return [head, ...body.map((line, i) => `  ${i === 0 ? paint.dim(glyphs.result) : ' '} ${line}`)];
+}
+
+/** "Retrying in 2 s (1/3): overloaded" */
+export function retryNotice(attempt: number, maxRetries: number, delayMs: number, cause: string): string {
+  const wait = delayMs >= 1000 ? `${(delayMs / 1000).toFixed(delayMs % 1000 === 0 ? 0 : 1)} s` : `${delayMs} ms`;
+  return `Retrying in ${wait} (${attempt}/${maxRetries}): ${cause}`;
+}
+
+export function formatTokens(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : String(n);
+}
+
+export function formatElapsed(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${s}s`;
+}

@@ -1,0 +1,47 @@
+/** Questions for the user (`askUser`), one at a time: calls that run in parallel wait in line, never overlap. */
+import type { Answer, Question } from '../../kernel/index.js';
+
+interface Pending {
+  question: Question;
+  resolve(answer: Answer): void;
+}
+
+export class QuestionQueue {
+  private queue: Pending[] = [];
+  private listeners = new Set<() => void>();
+
+  ask(question: Question): Promise<Answer> {
+    return new Promise((resolve) => {
+      this.queue.push({ question, resolve });
+      this.notify();
+    });
+  }
+
+  get current(): Question | null {
+    return this.queue[0]?.question ?? null;
+  }
+
+  get waiting(): number {
+    return Math.max(0, this.queue.length - 1);
+  }
+
+  answer(answer: Answer): void {
+    const head = this.queue.shift();
+    head?.resolve(answer);
+    this.notify();
+  }
+
+  /** Esc on an interrupted turn: every pending question is answered "deny". */
+  denyAll(): void {
+    while (this.queue.length > 0) this.answer(this.queue[0].question.kind === 'permission' ? { kind: 'permission', choice: 'deny' } : { kind: 'text', text: '' });
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}

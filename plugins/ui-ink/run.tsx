@@ -1,0 +1,121 @@
+/** The `interactive:ink` mode: loaded (with Ink and React) only when Keel starts on a terminal with this UI. */
+import React from 'react';
+import chalk from 'chalk';
+import { render } from 'ink';
+import type { ModeContext, Session } from '../../kernel/index.js';
+import { App } from './app/App.js';
+import type { SessionChoice } from './app/ResumePicker.js';
+import { TrustDialog } from './app/TrustDialog.js';
+import { Controller } from './controller.js';
+import { asciiStream } from './ascii.js';
+import { colorsWanted, glyphsFor, isUtf8Locale } from './glyphs.js';
+import { History, historyFile } from './history.js';
+import { QuestionQueue } from './questions.js';
+import { makePaint } from './style.js';
+import { Transcript } from './transcript.js';
+import type { TrustQuestion } from '../../kernel/index.js';
+
+export interface Bridge {
+  questions: QuestionQueue | null;
+}
+
+/** 30 frames a second at most: streamed tokens are batched into frames. */
+const FRAME_MS = 33;
+
+function setup(env: NodeJS.ProcessEnv) {
+  const colors = colorsWanted(env);
+  // Ink colours through chalk's shared instance: NO_COLOR must reach it too.
+  if (!colors) chalk.level = 0;
+  return { glyphs: glyphsFor(env), paint: makePaint(colors && chalk.level > 0) };
+}
+
+interface SessionLister {
+  list(projectRoot: string): Promise<SessionChoice[]>;
+}
+
+export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> {
+  const { kernel, io } = ctx;
+  const { glyphs, paint } = setup(process.env);
+  const stdout = terminalStream(io.stdout as NodeJS.WriteStream);
+  const transcript = new Transcript({ paint, glyphs, width: () => stdout.columns || 80, frameMs: FRAME_MS });
+  const questions = new QuestionQueue();
+  const history = new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot));
+  const controller = new Controller(kernel, ctx, transcript, questions, history, paint);
+  const stopObserving = kernel.observe((event) => transcript.onEvent(event));
+  let lastTodos = kernel.state.get().todos;
+  const stopTodos = kernel.state.subscribe((state) => {
+    if (state.todos === lastTodos) return;
+    lastTodos = state.todos;
+    transcript.printTodos(state.todos);
+  });
+  const store = kernel.services.get('session-store') as SessionLister | undefined;
+  const listSessions = async () => (store ? store.list(kernel.config.projectRoot) : []);
+  let picker: SessionChoice[] | null = null;
+  try {
+    if (ctx.options.resume === true) {
+      picker = await listSessions();
+      controller.session = await ctx.startSession({ resume: undefined });
+    } else controller.session = await ctx.startSession();
+  } catch (err) {
+    stopObserving();
+    stopTodos();
+    throw err;
+  }
+  bridge.questions = questions;
+  greet(controller.session, transcript, paint, glyphs.dot);
+  // The CLI's SIGINT handler aborts the whole run; in raw mode Ctrl+C arrives as a key instead.
+  const onAbort = () => controller.interrupt();
+  ctx.signal.addEventListener('abort', onAbort);
+  const instance = render(
+    <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
+    { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
+  );
+  // `keel "fix the test"` on a terminal: the prompt given on the command line is the first one sent.
+  if (ctx.prompt?.trim() && !picker) void controller.submit(ctx.prompt);
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    controller.interrupt();
+    bridge.questions = null;
+    ctx.signal.removeEventListener('abort', onAbort);
+    stopObserving();
+    stopTodos();
+    transcript.dispose();
+    controller.closeSession();
+  }
+  io.stdout.write(`${paint.dim(`Session saved. Resume it with: keel --resume ${controller.session.id}`)}\n`);
+  return 0;
+}
+
+function terminalStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
+  return isUtf8Locale(process.env) ? stream : asciiStream(stream);
+}
+
+function greet(session: Session, transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string): void {
+  const resumed = session.resumedFrom || session.messages.length > 0;
+  transcript.printHistory(session.messages);
+  transcript.print(
+    `${paint.bold('keel')} ${paint.dim(`${dot} ${session.cwd}`)}`,
+    paint.dim(resumed ? `Resumed session ${session.id} (${session.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Esc to interrupt, Ctrl+D to exit.'),
+  );
+}
+
+/** The trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). */
+export async function askTrustInk(question: TrustQuestion, io: ModeContext['io']): Promise<boolean> {
+  const { glyphs } = setup(process.env);
+  return new Promise((resolve) => {
+    let answer = false;
+    const instance = render(
+      <TrustDialog
+        question={question}
+        glyphs={glyphs}
+        onAnswer={(yes) => {
+          answer = yes;
+          instance.unmount();
+        }}
+      />,
+      { stdout: terminalStream(io.stdout as NodeJS.WriteStream), stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: false },
+    );
+    void instance.waitUntilExit().then(() => resolve(answer));
+  });
+}

@@ -1,0 +1,246 @@
+/**
+ * The screen's model, fed by agent events: finished lines (written once to the terminal's scrollback through
+ * Ink's <Static>) and the small live part (the answer's unfinished line, running tools, a retry wait, the
+ * spinner's numbers). Listeners are told at most once per frame, however fast tokens arrive.
+ */
+import type { AgentEvent, MessageParam, ToolCall } from '../../kernel/index.js';
+import { MarkdownStream } from './markdown.js';
+import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
+import type { Glyphs } from './glyphs.js';
+import type { Paint } from './style.js';
+
+export interface StaticItem {
+  id: number;
+  text: string;
+}
+
+/** What one frame shows: lines to print above the live region (each frame's batch is printed once). */
+export interface Frame {
+  version: number;
+  staticKey: number;
+  staticItems: StaticItem[];
+}
+
+export interface RunningTool {
+  call: ToolCall;
+  startedAt: number;
+  /** The last lines a running command printed. */
+  tail: string[];
+}
+
+export interface TranscriptOptions {
+  paint: Paint;
+  glyphs: Glyphs;
+  width: () => number;
+  frameMs: number;
+}
+
+const TAIL_LINES = 4;
+
+export class Transcript {
+  /** Finished lines not yet handed to a frame. Nothing older is kept: the terminal's scrollback holds it. */
+  private pending: StaticItem[] = [];
+  private current: Frame = { version: 0, staticKey: 0, staticItems: [] };
+  readonly tools = new Map<string, RunningTool>();
+  notice: string | null = null;
+  thinking = false;
+  turnStartedAt: number | null = null;
+  /** Output tokens of this turn: counted by the provider when known, estimated from streamed text meanwhile. */
+  outputTokens = 0;
+  private streamedChars = 0;
+  private countedTokens = 0;
+  private nextId = 0;
+  private markdown: MarkdownStream;
+  private listeners = new Set<() => void>();
+  private timer: NodeJS.Timeout | null = null;
+  private version = 0;
+
+  constructor(private readonly opts: TranscriptOptions) {
+    this.markdown = new MarkdownStream(opts.paint, opts.width, opts.glyphs);
+  }
+
+  /** The latest frame; a new object whenever something changed, so React re-renders. */
+  get frame(): Frame {
+    return this.current;
+  }
+
+  /** The answer's line being streamed, rendered, cut to the last `rows` rows of `columns`. */
+  partial(rows: number, columns: number): string {
+    return rows <= 0 ? '' : this.markdown.partialTail(rows * columns - 1);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Appends finished lines (a block of several becomes one item, printed together). */
+  print(...lines: string[]): void {
+    if (lines.length === 0) return;
+    this.pending.push({ id: this.nextId++, text: lines.join('\n') });
+    this.changed();
+  }
+
+  startTurn(): void {
+    this.turnStartedAt = Date.now();
+    this.outputTokens = 0;
+    this.streamedChars = 0;
+    this.countedTokens = 0;
+    this.changed();
+  }
+
+  endTurn(): void {
+    this.flushAnswer();
+    this.turnStartedAt = null;
+    this.thinking = false;
+    this.notice = null;
+    this.tools.clear();
+    this.changed(true);
+  }
+
+  onEvent(event: AgentEvent): void {
+    const { paint, glyphs } = this.opts;
+    switch (event.type) {
+      case 'text_delta': {
+        this.thinking = false;
+        this.notice = null;
+        this.streamedChars += event.text.length;
+        this.outputTokens = this.countedTokens + Math.round(this.streamedChars / 4);
+        const lines = this.markdown.push(event.text);
+        if (lines.length > 0) this.print(...lines);
+        else this.changed();
+        return;
+      }
+      case 'thinking_delta':
+        this.thinking = true;
+        this.changed();
+        return;
+      case 'withdraw':
+        this.markdown.discardPartial();
+        this.print(paint.yellow(`(the answer above was cut off: ${event.reason})`));
+        return;
+      case 'assistant_message':
+        this.flushAnswer();
+        return;
+      case 'usage':
+        if (event.tier !== 'main') return;
+        this.countedTokens += event.usage.output_tokens;
+        this.streamedChars = 0;
+        this.outputTokens = this.countedTokens;
+        this.changed();
+        return;
+      case 'tool_start':
+        this.flushAnswer();
+        this.tools.set(event.call.id, { call: event.call, startedAt: Date.now(), tail: [] });
+        this.changed();
+        return;
+      case 'tool_output': {
+        const tool = this.tools.get(event.id);
+        if (!tool) return;
+        const lines = [...tool.tail, ...event.chunk.replace(/\r/g, '').split('\n')].filter((l, i, all) => l !== '' || i < all.length - 1);
+        tool.tail = lines.slice(-TAIL_LINES);
+        this.changed();
+        return;
+      }
+      case 'tool_end':
+        this.tools.delete(event.call.id);
+        this.print(...toolBlock(event.call, event.result, glyphs, paint));
+        return;
+      case 'permission':
+        if (event.decision.behavior === 'deny' && event.source !== 'user') {
+          this.print(`${paint.red(glyphs.cross)} ${toolTitle(event.call, paint)} ${paint.red('denied')}: ${paint.dim(event.decision.reason)}`);
+        } else if (event.source === 'user') {
+          const allowed = event.decision.behavior === 'allow';
+          const what = event.choice === 'allow_session' ? 'allowed for this session' : event.choice === 'deny_session' ? 'denied for this session' : allowed ? 'allowed' : 'denied';
+          this.print(`${allowed ? paint.green(glyphs.check) : paint.red(glyphs.cross)} ${toolTitle(event.call, paint)} ${what}`);
+        }
+        return;
+      case 'retry':
+        this.notice = retryNotice(event.attempt, event.maxRetries, event.delayMs, event.cause);
+        this.print(paint.yellow(this.notice));
+        return;
+      case 'compact':
+        this.print(paint.dim(`${glyphs.dot} Context compacted (${event.trigger}): ${formatTokens(event.preTokens)} ${glyphs.arrow} ${formatTokens(event.postTokens)} tokens`));
+        return;
+      case 'refusal':
+        this.print(paint.red(`The model refused: ${event.text}`));
+        return;
+      case 'log':
+        if (event.level === 'error') this.print(paint.red(`Error: ${event.message}`));
+        else if (event.level === 'warn') this.print(paint.yellow(`Warning: ${event.message}`));
+        return;
+      case 'result':
+        this.flushAnswer();
+        if (event.result.aborted) this.print(paint.yellow('Interrupted.'));
+        else if (event.result.isError) this.print(paint.red(`Error: ${event.result.error ?? event.result.subtype}`));
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. */
+  printHistory(messages: MessageParam[]): void {
+    const { paint, glyphs } = this.opts;
+    for (const message of messages) {
+      const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+      const lines: string[] = [];
+      for (const block of blocks) {
+        if (block.type === 'text' && message.role === 'user') lines.push(`${paint.bold.cyan('>')} ${block.text.split('\n').join('\n  ')}`);
+        else if (block.type === 'text') {
+          const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
+          lines.push(...markdown.push(block.text), ...markdown.end());
+        } else if (block.type === 'tool_use') lines.push(`${paint.dim(glyphs.bullet)} ${toolTitle({ id: block.id, name: block.name, input: block.input }, paint)}`);
+      }
+      if (lines.length > 0) this.print(...lines);
+    }
+  }
+
+  /** The todo list, printed whenever it changes. */
+  printTodos(todos: Array<{ content: string; status: string }>): void {
+    const { paint, glyphs } = this.opts;
+    if (todos.length === 0) return;
+    const lines = todos.map((t) =>
+      t.status === 'completed' ? paint.green(`  ${glyphs.check} ${paint.strikethrough(t.content)}`) : t.status === 'in_progress' ? paint.bold(`  ${glyphs.pointer} ${t.content}`) : `  ${glyphs.dot} ${t.content}`,
+    );
+    this.print(paint.bold('Todos'), ...lines);
+  }
+
+  /** The last lines a running tool printed, for the live region. */
+  toolTail(tool: RunningTool, maxLines: number): string[] {
+    return maxLines <= 0 ? [] : tool.tail.slice(-maxLines);
+  }
+
+  private flushAnswer(): void {
+    const rest = this.markdown.end();
+    if (rest.length > 0) this.print(...rest);
+  }
+
+  /** Tells listeners on the next frame; `now` for changes the user must see at once (turn end). */
+  private changed(now = false): void {
+    this.version++;
+    if (now) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      this.emit();
+      return;
+    }
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.emit();
+    }, this.opts.frameMs);
+  }
+
+  private emit(): void {
+    const staticItems = this.pending.length > 0 ? this.pending.splice(0) : this.current.staticItems;
+    const staticKey = staticItems === this.current.staticItems ? this.current.staticKey : this.current.staticKey + 1;
+    this.current = { version: this.version, staticKey, staticItems };
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,261 @@
+import { existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { hasTmux, readBytes, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { recordSession, streamedAnswer } from '../helpers/ui-fixtures.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { runKeel } from '../helpers/cli.js';
+
+let ws: Workspace | undefined;
+let term: Terminal | undefined;
+let server: ScriptedServer | undefined;
+
+afterEach(async () => {
+  term?.kill();
+  await server?.close();
+  ws?.cleanup();
+  term = undefined;
+  server = undefined;
+  ws = undefined;
+});
+
+/** A workspace, a scripted server and keel's Ink UI on a terminal, with the prompt on screen. */
+async function start(script: ScriptStep[], opts: { args?: string[]; width?: number; height?: number; env?: Record<string, string>; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp } = {}) {
+  ws = makeWorkspace({ git: true });
+  await opts.prepare?.(ws);
+  server = await startAnthropicServer(script);
+  term = startKeelTerminal({
+    cwd: ws.dir,
+    args: opts.args ?? [],
+    width: opts.width,
+    height: opts.height,
+    env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url, ...opts.env },
+  });
+  await term.waitFor(opts.waitFor ?? /ask mode/);
+  return { ws, server, term };
+}
+
+/** Types a prompt once the prompt line is empty and ready, then presses Enter. */
+function send(t: Terminal, text: string): void {
+  t.type(text);
+  t.keys('Enter');
+}
+
+describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
+  it('streams an answer to a typed prompt, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
+    const { term: t } = await start([say('Here is **the answer**, streamed.\n\n```js\nconst answer = 42;\n```')]);
+    send(t, 'what is the answer?');
+    await t.waitFor(/const answer = 42;/);
+    const screen = await t.waitFor(/Here is the answer, streamed\./);
+    expect(screen).toContain('> what is the answer?');
+    send(t, '/cost');
+    await t.waitFor(/Total cost:/);
+    t.keys('Up');
+    await t.waitFor(/› \/cost/);
+    t.keys('Up');
+    await t.waitFor(/› what is the answer\?/);
+    t.keys('C-u', 'C-d');
+    const end = await t.waitFor(/EXIT=\d+/);
+    expect(end).toMatch(/Session saved\. Resume it with: keel --resume [\w-]+/);
+    expect(end).toContain('EXIT=0');
+    expect(end).not.toContain('ask mode');
+  });
+
+  it('approves one permission prompt and denies another', async () => {
+    const { term: t, server: s } = await start([
+      callTool('bash', { command: 'echo allowed-$((40+2))' }),
+      say('first done'),
+      callTool('bash', { command: 'echo never-ran' }),
+      say('second done'),
+    ]);
+    send(t, 'run the first');
+    await t.waitFor(/bash wants permission/);
+    expect(t.screen()).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny this session/);
+    t.keys('y');
+    await t.waitFor(/first done/);
+    expect(t.screen()).toContain('allowed-42');
+    send(t, 'run the second');
+    await t.waitFor(/bash wants permission/);
+    t.keys('Down', 'Down', 'Enter');
+    const after = await t.waitFor(/second done/);
+    expect(after, after).toMatch(/bash\(echo never-ran\) denied/);
+    const denied = s.requests[3].body.messages.at(-1).content[0];
+    expect(denied).toMatchObject({ type: 'tool_result', is_error: true });
+    expect(JSON.stringify(denied.content)).toContain('Permission denied by the user');
+  });
+
+  it('Esc interrupts a long stream and the prompt takes the next request', async () => {
+    const { term: t, server: s } = await start([
+      say('The start of a long answer. '.repeat(10), { beforeEvent: (ctx) => (ctx.index >= 5 ? ctx.closed : undefined) }),
+      say('after the interruption'),
+    ]);
+    send(t, 'talk for a long time');
+    await t.waitFor(/The start of a long answer/);
+    t.keys('Escape');
+    await t.waitFor(/Interrupted\./);
+    expect(await s.requests[0].finished).toBe('closed-early');
+    send(t, 'and now?');
+    await t.waitFor(/after the interruption/);
+  });
+
+  it('asks whether to trust a folder with project settings, remembers yes, and loads them', async () => {
+    const { term: t, ws: w } = await start([], {
+      prepare: (w) => void w.write('agent.config.ts', "export default { model: 'model-from-the-project' };\n"),
+      waitFor: /Do you trust the files in this folder\?/,
+    });
+    expect(t.screen()).toContain('agent.config.ts');
+    t.keys('y');
+    await t.waitFor(/model-from-the-project/);
+    const trusted = JSON.parse(readFileSync(path.join(w.home, 'trusted-folders.json'), 'utf8'));
+    expect(trusted.folders).toEqual([realpathSync(w.dir)]);
+    t.keys('C-c');
+    await t.waitFor(/Press Ctrl\+C again to exit/);
+    t.keys('C-c');
+    expect(await t.waitFor(/EXIT=\d+/)).toContain('EXIT=0');
+  });
+
+  it('keel --resume without an id shows a picker that searches as you type', async () => {
+    ws = makeWorkspace({ git: true });
+    const older = await recordSession(ws, 1, 'a question about apples');
+    const newer = await recordSession(ws, 1, 'a question about pears');
+    expect(older).not.toBe(newer);
+    server = await startAnthropicServer([say('resumed and answering')]);
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--resume'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const t = term;
+    await t.waitFor(/Resume a session/);
+    expect(t.screen()).toMatch(/pears[\s\S]*apples/);
+    t.type('apples');
+    await t.waitFor(/Search: apples/);
+    expect(t.screen()).not.toContain('pears');
+    t.keys('Enter');
+    await t.waitFor(/Resumed session/);
+    expect(t.screen()).toContain('> a question about apples');
+    send(t, 'go on');
+    await t.waitFor(/resumed and answering/);
+    const sent = server.requests[0].body.messages.map((m: { content: unknown }) => JSON.stringify(m.content));
+    expect(sent[0]).toContain('a question about apples');
+  });
+
+  it('sends a prompt given on the command line first', async () => {
+    const { term: t } = await start([say('answered the argument')], { args: ['hello from the command line'], waitFor: /answered the argument/ });
+    expect(t.screen()).toContain('> hello from the command line');
+  });
+
+  it('keel --continue resumes the newest session and shows its conversation', async () => {
+    ws = makeWorkspace({ git: true });
+    await recordSession(ws, 1, 'the older one');
+    await recordSession(ws, 2, 'the newest one');
+    server = await startAnthropicServer([say('continued')]);
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const screen = await term.waitFor(/Resumed session .* \(4 messages\)/);
+    expect(screen).toMatch(/> the newest one\nanswer 1: [^\n]*\n> question 2\nanswer 2:/);
+    expect(screen).not.toContain('the older one');
+  });
+
+  it('writes each answer taller than the screen to the scrollback exactly once, in order, with nothing erased', async () => {
+    const answer = (n: number) => Array.from({ length: 25 }, (_, i) => `answer-${n}-line-${String(i + 1).padStart(2, '0')}`).join('\n');
+    const { term: t } = await start([say(answer(1)), say(answer(2)), say(answer(3))], { height: 12, width: 60 });
+    for (const n of [1, 2, 3]) {
+      send(t, `prompt ${n}`);
+      await t.waitFor(new RegExp(`answer-${n}-line-25`));
+      await t.waitFor(/ask mode/);
+    }
+    const all = t.history().split('\n');
+    const expected = [1, 2, 3].flatMap((n) => [`> prompt ${n}`, ...answer(n).split('\n')]);
+    const found = expected.map((line) => all.filter((l) => l.trim() === line).length);
+    expect(found).toEqual(expected.map(() => 1));
+    const positions = expected.map((line) => all.findIndex((l) => l.trim() === line));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    // contiguous: nothing between an answer's lines
+    for (const n of [1, 2, 3]) {
+      const first = all.findIndex((l) => l.trim() === `answer-${n}-line-01`);
+      expect(all.slice(first, first + 25).map((l) => l.trim())).toEqual(answer(n).split('\n'));
+    }
+  });
+});
+
+/** The terminal bytes of one streamed answer: how many, and how far up the cursor ever went at once. */
+function analyse(bytes: string): { bytes: number; maxUp: number; clears: number } {
+  let maxUp = 0;
+  let run = 0;
+  // Cursor-up moves in a row (with only other control sequences between them) are one jump up.
+  const tokens = bytes.match(/\x1b\[(\d*)A|\x1bM|\x1b\[[\d;?]*[A-Za-z]|[^\x1b]+/g) ?? [];
+  for (const token of tokens) {
+    const up = /^\x1b\[(\d*)A$/.exec(token);
+    if (up) run += Number(up[1] || 1);
+    else if (token === '\x1bM') run += 1;
+    else if (!token.startsWith('\x1b')) {
+      maxUp = Math.max(maxUp, run);
+      run = 0;
+    }
+  }
+  maxUp = Math.max(maxUp, run);
+  const clears = (bytes.match(/\x1b\[2J|\x1b\[3J|\x1b\[H|\x1b\[\?1049h/g) ?? []).length;
+  return { bytes: bytes.length, maxUp, clears };
+}
+
+describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
+  // Tokens arrive slower than frames (40 ms apart), so the count of frames follows the tokens, not the machine's speed.
+  const TOKENS = 120;
+  const ROWS = 20;
+
+  async function streamOnce(exchanges: number): Promise<ReturnType<typeof analyse>> {
+    ws = makeWorkspace({ git: true });
+    const id = await recordSession(ws, exchanges);
+    server = await startAnthropicServer([streamedAnswer(TOKENS, 'END-OF-ANSWER', 40)]);
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--resume', id], height: ROWS, width: 100, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    await term.waitFor(/Resumed session .* \(\d+ messages\)/, { history: true });
+    await term.waitFor(/ask mode/);
+    const file = path.join(ws.dir, '..', 'bytes.log');
+    term.type('stream please');
+    await term.waitFor(/› stream please/);
+    term.record(file);
+    term.keys('Enter');
+    // A bound, not a timing assertion: the answer takes about 5 s, longer on a busy machine.
+    await term.waitFor(/END-OF-ANSWER/, { timeoutMs: 90_000 });
+    await term.waitFor(/ask mode/);
+    term.stopRecording();
+    const bytes = readBytes(file);
+    rmSync(file, { force: true });
+    term.kill();
+    term = undefined;
+    await server.close();
+    server = undefined;
+    ws.cleanup();
+    ws = undefined;
+    return analyse(bytes);
+  }
+
+  it('bytes per token at message 500 stay within a small factor of those at message 10, and the cursor never goes above the live region', async () => {
+    const small = await streamOnce(5);
+    const large = await streamOnce(250);
+    for (const run of [small, large]) {
+      expect(run.clears).toBe(0);
+      expect(run.maxUp).toBeGreaterThan(0);
+      expect(run.maxUp).toBeLessThan(ROWS);
+    }
+    const perTokenSmall = small.bytes / TOKENS;
+    const perTokenLarge = large.bytes / TOKENS;
+    expect(perTokenLarge / perTokenSmall).toBeLessThan(2);
+  }, 300_000);
+});
+
+describe.skipIf(!hasTmux)('the Ink UI on small and plain terminals', () => {
+  it('works in 40 columns and 10 rows, with NO_COLOR and a non-UTF-8 locale', async () => {
+    const { term: t } = await start([callTool('bash', { command: 'echo small-screen-ok' }), say('fits')], {
+      width: 40,
+      height: 10,
+      env: { NO_COLOR: '1', LANG: 'C', LC_ALL: 'C' },
+    });
+    send(t, 'go');
+    await t.waitFor(/bash wants permission/);
+    t.keys('1');
+    await t.waitFor(/fits/);
+    const screen = t.screen();
+    expect(screen).toContain('small-screen-ok');
+    // ASCII only: no box-drawing or braille glyphs under the C locale
+    expect(screen).not.toMatch(/[^\x00-\x7f]/);
+    expect(existsSync(ws!.home)).toBe(true);
+  });
+});

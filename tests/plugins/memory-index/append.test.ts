@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import memoryIndex, { type MemoryIndexService } from '../../../plugins/memory-index/index.js';
+import { testKernel } from '../../helpers/kernel.js';
+import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+
+let ws: Workspace | undefined;
+afterEach(() => ws?.cleanup());
+
+describe('the memory-index service (#note)', () => {
+  it('appends a line to .keel/MEMORY.md, creating it, and after a last line without a newline', async () => {
+    ws = makeWorkspace();
+    const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
+    const file = await service.append(ws.dir, 'tests run with npm test');
+    expect(file).toBe(ws.path('.keel/MEMORY.md'));
+    ws.write('.keel/MEMORY.md', `${readFileSync(file, 'utf8')}- no newline at the end`);
+    await service.append(ws.dir, 'two\nlines become one');
+    expect(readFileSync(file, 'utf8')).toBe('- tests run with npm test\n- no newline at the end\n- two lines become one\n');
+  });
+
+  it('refuses an empty note', async () => {
+    ws = makeWorkspace();
+    const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
+    await expect(service.append(ws.dir, '   ')).rejects.toThrow('#: the note is empty');
+  });
+});

@@ -1,0 +1,263 @@
+import React from 'react';
+import { render } from 'ink-testing-library';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Answer, Question } from '../../../kernel/index.js';
+import { PermissionDialog } from '../../../plugins/ui-ink/app/PermissionDialog.js';
+import { Prompt, type PromptProps } from '../../../plugins/ui-ink/app/Prompt.js';
+import { ResumePicker } from '../../../plugins/ui-ink/app/ResumePicker.js';
+import { TrustDialog } from '../../../plugins/ui-ink/app/TrustDialog.js';
+import { Footer } from '../../../plugins/ui-ink/app/Status.js';
+import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
+import { History, historyFile } from '../../../plugins/ui-ink/history.js';
+import { makePaint } from '../../../plugins/ui-ink/style.js';
+import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+
+const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
+const paint = makePaint(false);
+const tick = () => new Promise((r) => setTimeout(r, 30));
+let cleanup: Array<() => void> = [];
+
+afterEach(() => {
+  for (const fn of cleanup) fn();
+  cleanup = [];
+});
+
+function workspace(): Workspace {
+  const ws = makeWorkspace();
+  cleanup.push(() => ws.cleanup());
+  return ws;
+}
+
+function prompt(overrides: Partial<PromptProps> = {}) {
+  const ws = workspace();
+  const sent: string[] = [];
+  const events: string[] = [];
+  const history = new History(historyFile(ws.home, ws.dir));
+  const props: PromptProps = {
+    active: true,
+    glyphs,
+    width: 60,
+    maxRows: 8,
+    history,
+    commands: [
+      { name: 'compact', description: 'free room' },
+      { name: 'cost', description: 'show spend' },
+    ],
+    cwd: ws.dir,
+    onSubmit: (text) => sent.push(text),
+    onEscape: () => events.push('escape'),
+    onCtrlC: (had) => events.push(`ctrl-c:${had}`),
+    onCtrlD: () => events.push('ctrl-d'),
+    onCycleMode: () => events.push('mode'),
+    ...overrides,
+  };
+  const ui = render(<Prompt {...props} />);
+  cleanup.push(() => ui.unmount());
+  return { ui, sent, events, history, ws };
+}
+
+describe('the prompt', () => {
+  it('sends typed text on Enter and continues a line after a backslash', async () => {
+    const { ui, sent } = prompt();
+    ui.stdin.write('first line\\');
+    await tick();
+    ui.stdin.write('\r');
+    await tick();
+    ui.stdin.write('second');
+    await tick();
+    expect(ui.lastFrame()).toContain('› first line');
+    expect(ui.lastFrame()).toContain('  second');
+    ui.stdin.write('\r');
+    await tick();
+    expect(sent).toEqual(['first line\nsecond']);
+  });
+
+  it('recalls history with Up and Down, and finds an entry with Ctrl+R', async () => {
+    const { ui, sent, history } = prompt();
+    history.add('old request about cats');
+    history.add('newest request');
+    ui.stdin.write('\x1b[A');
+    await tick();
+    expect(ui.lastFrame()).toContain('› newest request');
+    ui.stdin.write('\x1b[A');
+    await tick();
+    expect(ui.lastFrame()).toContain('› old request about cats');
+    ui.stdin.write('\x1b[B');
+    await tick();
+    ui.stdin.write('\x1b[B');
+    await tick();
+    expect(ui.lastFrame()).not.toContain('request');
+    ui.stdin.write('\x12');
+    await tick();
+    ui.stdin.write('cats');
+    await tick();
+    expect(ui.lastFrame()).toContain("(reverse-i-search)`cats': old request about cats");
+    ui.stdin.write('\r');
+    await tick();
+    ui.stdin.write('\r');
+    await tick();
+    expect(sent).toEqual(['old request about cats']);
+  });
+
+  it('completes slash commands with Tab and shows what they do', async () => {
+    const { ui, sent } = prompt();
+    ui.stdin.write('/co');
+    await tick();
+    expect(ui.lastFrame()).toContain('/compact  free room');
+    expect(ui.lastFrame()).toContain('/cost  show spend');
+    ui.stdin.write('s');
+    await tick();
+    ui.stdin.write('\t');
+    await tick();
+    expect(ui.lastFrame()).toContain('› /cost');
+    ui.stdin.write('\r');
+    await tick();
+    expect(sent).toEqual(['/cost ']);
+  });
+
+  it('completes @paths from the folder', async () => {
+    const ws = workspace();
+    ws.write('src/index.ts', '');
+    const { ui } = prompt({ cwd: ws.dir });
+    ui.stdin.write('read @sr');
+    await tick();
+    ui.stdin.write('\t');
+    await tick();
+    expect(ui.lastFrame()).toContain('› read @src/');
+    ui.stdin.write('\t');
+    await tick();
+    expect(ui.lastFrame()).toContain('› read @src/index.ts');
+  });
+
+  it('collapses a large paste and sends it whole', async () => {
+    const { ui, sent } = prompt();
+    const big = Array.from({ length: 40 }, (_, i) => `pasted ${i}`).join('\n');
+    ui.stdin.write(big);
+    await tick();
+    expect(ui.lastFrame()).toContain('[Pasted text #1 +40 lines]');
+    ui.stdin.write('\r');
+    await tick();
+    expect(sent).toEqual([big]);
+  });
+
+  it('passes Esc, Shift+Tab, Ctrl+C and Ctrl+D on', async () => {
+    const { ui, events } = prompt();
+    ui.stdin.write('\x1b');
+    await tick();
+    ui.stdin.write('\x1b[Z');
+    await tick();
+    ui.stdin.write('typed');
+    await tick();
+    ui.stdin.write('\x03');
+    await tick();
+    ui.stdin.write('\x03');
+    await tick();
+    ui.stdin.write('\x04');
+    await tick();
+    expect(events).toEqual(['escape', 'mode', 'ctrl-c:true', 'ctrl-c:false', 'ctrl-d']);
+  });
+});
+
+const question = (over: Partial<Extract<Question, { kind: 'permission' }>> = {}): Extract<Question, { kind: 'permission' }> => ({
+  kind: 'permission',
+  call: { id: 'c1', name: 'bash', input: { command: 'rm -rf build' } },
+  reason: 'bash is an execute tool',
+  options: ['allow_once', 'allow_session', 'deny', 'deny_session'],
+  ...over,
+});
+
+function dialog(q = question()) {
+  const answers: Answer[] = [];
+  const ui = render(<PermissionDialog question={q} waiting={1} glyphs={glyphs} paint={paint} width={60} maxRows={14} onAnswer={(a) => answers.push(a)} />);
+  cleanup.push(() => ui.unmount());
+  return { ui, answers };
+}
+
+describe('the permission dialog', () => {
+  it('shows the tool, the command, the reason, the queue and the four answers', () => {
+    const frame = dialog().ui.lastFrame()!;
+    expect(frame).toContain('bash wants permission (1 more waiting)');
+    expect(frame).toContain('rm -rf build');
+    expect(frame).toContain('bash is an execute tool');
+    expect(frame).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny this session/);
+  });
+
+  it('answers by digit, by y and n, by arrows and Enter, and denies on Esc', async () => {
+    for (const [keys, choice] of [
+      [['2'], 'allow_session'],
+      [['y'], 'allow_once'],
+      [['n'], 'deny'],
+      [['\x1b[B', '\x1b[B', '\x1b[B', '\r'], 'deny_session'],
+      [['\x1b'], 'deny'],
+    ] as const) {
+      const { ui, answers } = dialog();
+      for (const key of keys) {
+        ui.stdin.write(key);
+        await tick();
+      }
+      expect(answers).toEqual([{ kind: 'permission', choice }]);
+    }
+  });
+
+  it('shows the diff of an edit, cut to the rows there are', () => {
+    const preview = ['--- a.ts', '+++ a.ts', '@@ -1,30 +1,30 @@', ...Array.from({ length: 30 }, (_, i) => `+line ${i}`)].join('\n');
+    const frame = dialog(question({ call: { id: 'e', name: 'edit_file', input: { path: 'a.ts' } }, preview })).ui.lastFrame()!;
+    expect(frame).toContain('edit_file(a.ts) wants permission');
+    expect(frame).toContain('+++ a.ts');
+    expect(frame).toMatch(/… \+\d+ more lines/);
+    expect(frame.split('\n').length).toBeLessThanOrEqual(14);
+  });
+
+  it('shows the URL of a fetch', () => {
+    const frame = dialog(question({ call: { id: 'w', name: 'web_fetch', input: { url: 'https://example.com/page', prompt: 'summarize' } } })).ui.lastFrame()!;
+    expect(frame).toContain('https://example.com/page');
+  });
+});
+
+describe('the resume picker', () => {
+  const sessions = [
+    { id: 'aaaa1111', lastActivity: new Date('2026-01-02T10:00:00Z'), firstPrompt: 'fix the parser', turns: 3, costUsd: 0.12 },
+    { id: 'bbbb2222', lastActivity: new Date('2026-01-01T10:00:00Z'), firstPrompt: 'write the docs', turns: 1, costUsd: 0.01 },
+  ];
+
+  it('filters as you type and picks with Enter; Esc starts a new session', async () => {
+    const picked: Array<string | null> = [];
+    const ui = render(<ResumePicker sessions={sessions} glyphs={glyphs} maxRows={10} onPick={(id) => picked.push(id)} />);
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()).toContain('fix the parser');
+    ui.stdin.write('docs');
+    await tick();
+    expect(ui.lastFrame()).not.toContain('fix the parser');
+    ui.stdin.write('\r');
+    await tick();
+    ui.stdin.write('\x1b');
+    await tick();
+    expect(picked).toEqual(['bbbb2222', null]);
+  });
+});
+
+describe('the trust dialog', () => {
+  it('lists what would run and answers yes or no', async () => {
+    const answers: boolean[] = [];
+    const ui = render(<TrustDialog question={{ folder: '/work/app', files: ['/work/app/agent.config.ts'] }} glyphs={glyphs} onAnswer={(a) => answers.push(a)} />);
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()).toContain('/work/app/agent.config.ts');
+    ui.stdin.write('n');
+    await tick();
+    ui.stdin.write('\x1b[B');
+    await tick();
+    ui.stdin.write('\x1b[A');
+    await tick();
+    ui.stdin.write('\r');
+    await tick();
+    expect(answers).toEqual([false, true]);
+  });
+});
+
+describe('the footer', () => {
+  it('shows model, permission mode, context used and cost', () => {
+    const ui = render(<Footer glyphs={glyphs} model="claude-x" mode="edits" contextTokens={50_000} contextWindow={200_000} cost={0.1234} hint={null} />);
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()).toBe('claude-x · edits mode (shift+tab) · 25% context · $0.1234');
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { Transcript, type StaticItem } from '../../../plugins/ui-ink/transcript.js';
+import { MarkdownStream } from '../../../plugins/ui-ink/markdown.js';
+import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
+import { makePaint } from '../../../plugins/ui-ink/style.js';
+import type { AgentEvent } from '../../../kernel/index.js';
+
+const paint = makePaint(false);
+const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
+
+function collect(t: Transcript): StaticItem[] {
+  const printed: StaticItem[] = [];
+  let key = -1;
+  t.subscribe(() => {
+    const frame = t.frame;
+    if (frame.staticKey !== key) printed.push(...frame.staticItems);
+    key = frame.staticKey;
+  });
+  return printed;
+}
+
+const call = { id: 't1', name: 'bash', input: { command: 'ls -la' } };
+
+describe('the transcript', () => {
+  it('prints each finished line of a streamed answer once, keeps the unfinished one live, and batches by frame', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    t.startTurn();
+    for (const text of ['Hel', 'lo\nwor', 'ld\n```ts\nconst a', ' = 1;\n```\nlast']) t.onEvent({ type: 'text_delta', text, index: 0 });
+    expect(t.partial(1, 80)).toBe('last');
+    await new Promise((r) => setTimeout(r, 10));
+    t.onEvent({ type: 'assistant_message', message: { role: 'assistant', content: [] }, response: {} as never });
+    t.endTurn();
+    expect(printed.map((i) => i.text).join('\n')).toBe('Hello\nworld\n```ts\nconst a = 1;\n```\nlast');
+    expect(new Set(printed.map((i) => i.id)).size).toBe(printed.length);
+    expect(t.partial(1, 80)).toBe('');
+  });
+
+  it('shows a long unfinished line by its tail within the rows it is given', () => {
+    const t = new Transcript({ paint, glyphs, width: () => 10, frameMs: 1 });
+    t.onEvent({ type: 'text_delta', text: 'x'.repeat(100) + 'END', index: 0 });
+    const shown = t.partial(2, 10);
+    expect(shown.length).toBeLessThanOrEqual(19);
+    expect(shown.endsWith('END')).toBe(true);
+  });
+
+  it('turns tool calls, denials, retries, compaction and errors into lines', () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    const events: AgentEvent[] = [
+      { type: 'tool_start', call },
+      { type: 'tool_output', id: 't1', chunk: 'a\nb\nc\nd\ne\nf\n', stream: 'stdout' },
+    ];
+    for (const e of events) t.onEvent(e);
+    expect(t.toolTail(t.tools.get('t1')!, 3)).toEqual(['d', 'e', 'f']);
+    t.onEvent({ type: 'tool_end', call, result: { content: '1\n2\n3\n4\n5\n6' }, durationMs: 1 });
+    t.onEvent({ type: 'tool_end', call: { id: 'e1', name: 'edit_file', input: { path: 'a.ts' } }, result: { content: 'Edited', display: { diff: '--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new' } }, durationMs: 1 });
+    t.onEvent({ type: 'permission', call, decision: { behavior: 'deny', reason: 'rule bash(rm *)' }, source: 'permissions' });
+    t.onEvent({ type: 'retry', attempt: 1, maxRetries: 3, delayMs: 2000, cause: 'overloaded' });
+    t.onEvent({ type: 'compact', trigger: 'auto', preTokens: 150_000, postTokens: 20_000, tier: 'full' });
+    t.onEvent({ type: 'log', level: 'error', message: 'the provider failed: boom' });
+    t.printTodos([{ content: 'write tests', status: 'in_progress' }]);
+    t.endTurn();
+    const text = printed.map((i) => i.text).join('\n');
+    expect(text).toContain('● bash(ls -la)\n  ⎿ 1\n    2\n    3\n    4\n    … +2 lines');
+    expect(text).toContain('edit_file(a.ts)');
+    expect(text).toContain('-old\n    +new');
+    expect(text).toContain('✗ bash(ls -la) denied: rule bash(rm *)');
+    expect(text).toContain('Retrying in 2 s (1/3): overloaded');
+    expect(text).toContain('Context compacted (auto): 150k → 20k tokens');
+    expect(text).toContain('Error: the provider failed: boom');
+    expect(text).toContain('❯ write tests');
+  });
+
+  it('prints a resumed conversation once', () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    t.printHistory([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'text', text: 'hello **there**' }, { type: 'tool_use', id: 'x', name: 'read_file', input: { path: 'a.md' } }] },
+    ]);
+    t.endTurn();
+    expect(printed.map((i) => i.text)).toEqual(['> hi', 'hello **there**\n● read_file(a.md)']);
+  });
+});
+
+describe('markdown', () => {
+  it('colours code blocks, headings and inline code when colours are on', () => {
+    const md = new MarkdownStream(makePaint(true), () => 80, glyphs);
+    const lines = md.push('# Title\nuse `x`\n```js\nconst a = "s"; // c\n```\n');
+    expect(lines[0]).toContain('\x1b[1m');
+    expect(lines[1]).toContain('\x1b[36mx');
+    expect(lines[3]).toContain('\x1b[35mconst');
+    expect(lines[3]).toContain('\x1b[32m"s"');
+    expect(lines[3]).toContain('\x1b[90m// c');
+  });
+
+  it('leaves text plain without colours and draws lists and quotes with the glyphs given', () => {
+    const md = new MarkdownStream(makePaint(false), () => 80, glyphsFor({ LANG: 'C' }));
+    expect(md.push('- item\n> quote\n---\n')).toEqual(['- item', '| quote', '-'.repeat(40)]);
+  });
+});
