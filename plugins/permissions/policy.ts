@@ -74,7 +74,7 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   if (bareDeny) return { decision: deny(`${call.name} is denied by the rule "${bareDeny.text}"`), resolved: [] };
   const planned = planRefusal(call, tool, ctx.mode);
   if (planned) return { decision: planned, resolved: [] };
-  if (tool.name === 'bash') return evaluateShell(call, rules, ctx, MATRIX[ctx.mode].execute);
+  if (tool.name === 'bash') return evaluateShell(call, rules, ctx, MATRIX[ctx.mode].execute === 'allow' ? 'allow' : 'ask');
 
   const resolved = resolvePaths(touchedPaths(tool, call.input), ctx);
   const url = urlOf(call.input);

@@ -115,6 +115,18 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
       const text = await ask(`${question.prompt} `);
       return { kind: 'text', text: text ?? '' };
     }
+    if (question.kind === 'choice') {
+      // One question after another: a number picks an option (several, comma-separated, when multiSelect), other words are the answer.
+      const answers: string[][] = [];
+      for (const q of question.questions) {
+        say(`[question] ${q.header}: ${q.question}`);
+        q.options.forEach((o, i) => say(`  ${i + 1}) ${o.label}${o.description ? ` - ${o.description}` : ''}`));
+        const reply = (await ask(q.multiSelect ? 'Answer (numbers, comma-separated, or your own words): ' : 'Answer (a number or your own words): ')) ?? '';
+        const picks = reply.split(',').map((w) => q.options[Number(w.trim()) - 1]?.label);
+        answers.push(picks.length > 0 && picks.every((p) => p !== undefined) ? (picks as string[]) : [reply.trim()]);
+      }
+      return { kind: 'choice', answers };
+    }
     const input = (question.call.input ?? {}) as Record<string, unknown>;
     say(`[permission] ${callLine(question.call)} needs your approval${question.reason ? ` (${question.reason})` : ''}`);
     const shown = question.preview ?? (question.call.name === 'bash' ? String(input.command ?? '') : typeof input.url === 'string' ? input.url : JSON.stringify(input, null, 2));
