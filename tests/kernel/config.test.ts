@@ -232,11 +232,11 @@ describe('keys owned by a plugin that is not loaded', () => {
     return { io: io as unknown as Parameters<typeof assemble>[2], text: () => text };
   };
 
-  it('warns that mcpServers has no effect and names the plugin that would use it', async () => {
+  it('warns that mcpServers has no effect in a preset without mcp-bridge, and names the plugin', async () => {
     ws = makeWorkspace({ git: true });
     const file = ws.write('agent.config.json', JSON.stringify({ mcpServers: { files: { command: 'mcp-files' } } }));
     const out = capture();
-    await assemble(flags(), env(), out.io, ws.dir);
+    await assemble({ ...flags(), preset: 'minimal' }, env(), out.io, ws.dir);
     expect(out.text()).toBe(`keel: warning: ${file}: mcpServers has no effect: the plugin that uses it (mcp-bridge) is not loaded; add it to \`plugins\` or pick a preset that has it\n`);
   });
 
