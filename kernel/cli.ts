@@ -216,6 +216,8 @@ async function runPluginSubcommand(argv: string[], program: Command, io: Io, env
   const subcommand = kernel.subcommands.get(name);
   if (!subcommand) return undefined;
   for (const warning of warnings) io.stderr.write(warning);
+  // A plugin's sub-command reads the project's settings (`keel mcp list`, `keel config`): say what was skipped.
+  if (kernel.config.untrustedFiles?.length) io.stderr.write(untrustedWarning(kernel.config.projectRoot, kernel.config.untrustedFiles));
   try {
     return await subcommand.run(argv.slice(1), { kernel, io, env });
   } catch (err) {

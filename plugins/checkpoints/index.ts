@@ -69,12 +69,19 @@ export default definePlugin((opts: CheckpointsOptions = {}) => ({
       }
     });
 
+    let warned = false;
     kernel.hooks.event.tap(NAME, (event) => {
       if (event.type !== 'user_message') return;
       const session = tracked.findLast((s) => s.messages[s.messages.length - 1] === event.message);
       const store = session && storeOf(session);
       if (!session || !store) return;
-      store.addTurn({ prompt: promptLine(event.message), messageIndex: session.messages.length - 1, promptHash: promptHash(event.message), at: new Date().toISOString() });
+      try {
+        store.addTurn({ prompt: promptLine(event.message), messageIndex: session.messages.length - 1, promptHash: promptHash(event.message), at: new Date().toISOString() });
+      } catch (err) {
+        // Checkpoints are a convenience: a folder Keel cannot write stops them, not the run (said once).
+        if (!warned) kernel.log('warn', `checkpoints: ${errorMessage(err)}; file changes are not checkpointed in this session`, NAME);
+        warned = true;
+      }
     });
 
     // EARLY: after the permission re-check, before any tap that runs the call.

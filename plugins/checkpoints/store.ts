@@ -1,3 +1,4 @@
+import { ensureDir } from '../../kernel/index.js';
 /**
  * Checkpoints on disk: `$KEEL_HOME/checkpoints/<session-id>/index.json` lists the session's user turns and,
  * for each, the files the file tools changed with their content from before the change, kept once as
@@ -98,7 +99,7 @@ export class CheckpointStore {
   }
 
   save(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    ensureDir(this.dir);
     const file = path.join(this.dir, 'index.json');
     const temp = `${file}.${process.pid}.tmp`;
     writeFileSync(temp, JSON.stringify(this.index), { mode: 0o600 });

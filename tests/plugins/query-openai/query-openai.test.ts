@@ -135,8 +135,8 @@ describe('query-openai', () => {
   it('retries a malformed stream and a stalled one', async () => {
     const { kernel, session, clock, of } = await setup([{ fault: 'malformed' }, { fault: 'stall' }, chatSay('fine')]);
     const running = runAgent(kernel, session, 'x');
-    await until(() => server!.completionRequests().length === 2 && clock.pending().includes(90_000), 'the stalled stream');
-    clock.advance(90_000);
+    await until(() => server!.completionRequests().length === 2 && clock.pending().includes(60_000), 'the stalled stream');
+    clock.advance(60_000);
     expect((await running).result).toBe('fine');
     expect(of('retry').map((e) => e.attempt)).toEqual([1, 2]);
   });
@@ -149,12 +149,12 @@ describe('query-openai', () => {
       chatSay('slow model', { beforeChunk: (ctx) => (ctx.index === 1 ? ((write = ctx.write), released) : undefined) }),
     ]);
     const running = runAgent(kernel, session, 'x');
-    await until(() => write !== undefined && clock.deadlines().includes(90_000), 'the stream to go quiet');
-    clock.advance(60_000);
+    await until(() => write !== undefined && clock.deadlines().includes(60_000), 'the stream to go quiet');
+    clock.advance(40_000);
     // OpenRouter-style keep-alive: an SSE comment the client never turns into a chunk.
     await write!(': OPENROUTER PROCESSING\n\n');
-    await until(() => clock.deadlines().includes(150_000), 'the watchdog to re-arm on the comment');
-    clock.advance(60_000);
+    await until(() => clock.deadlines().includes(100_000), 'the watchdog to re-arm on the comment');
+    clock.advance(40_000);
     release();
     expect((await running).result).toBe('slow model');
     expect(server!.completionRequests()).toHaveLength(1);
