@@ -66,6 +66,8 @@ export interface StartSpec {
   env: NodeJS.ProcessEnv;
   logDir: string;
   bufferLimit: number;
+  /** Called once when the shell's process is gone (the sandbox checks and puts back protected paths here). */
+  onExit?: () => void;
 }
 
 /** Starts a background shell and returns it at once. */
@@ -128,6 +130,7 @@ export function startBackground(spec: StartSpec): BackgroundShell {
     shell.running = false;
     shell.exitCode = code;
     shell.signal = signal;
+    spec.onExit?.();
     closeLog(shell);
     // Nothing left running: drop the exit listener (a long-lived host may run many sessions).
     if (![...table.shells.values()].some((s) => s.running)) {

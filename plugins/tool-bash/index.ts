@@ -105,6 +105,13 @@ async function runInBackground(args: z.infer<typeof input>, ctx: ToolContext, bu
     env,
     logDir: path.join(home, 'tool-outputs', session.id.replace(/[^\w.-]/g, '_'), 'background'),
     bufferLimit,
+    // The sandbox's snapshot of protected paths is compared and released when the shell ends, not at start.
+    onExit: () => {
+      void wrapped?.finish().then(
+        (note) => note && ctx.kernel.log('warn', `background shell: ${note}`, 'tool-bash'),
+        (err: unknown) => ctx.kernel.log('warn', `background shell: ${err instanceof Error ? err.message : String(err)}`, 'tool-bash'),
+      );
+    },
   });
   return {
     content: `Started in the background as ${shell.id} (pid ${shell.pid}) in ${cwd}. Read its output with bash_output (shell_id "${shell.id}"), stop it with kill_shell. It is killed when the session ends.`,
