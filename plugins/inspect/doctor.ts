@@ -52,9 +52,11 @@ export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise
   const files = Object.values(kernel.config.sources).filter((s, i, all) => s !== 'env' && s !== 'flags' && all.indexOf(s) === i);
   checks.push({ name: 'config', ok: true, detail: files.length ? `loaded ${files.join(', ')}` : 'no config files: defaults, environment and flags only' });
   checks.push(
-    kernel.config.trusted === false
-      ? { name: 'trust', ok: false, detail: `${kernel.config.projectRoot} is not trusted: its agent.config.*, hooks and servers are skipped; run keel trust to trust it` }
-      : { name: 'trust', ok: true, detail: `${kernel.config.projectRoot} is trusted` },
+    kernel.config.trusted !== false
+      ? { name: 'trust', ok: true, detail: `${kernel.config.projectRoot} is trusted` }
+      : kernel.config.untrustedFiles?.length
+        ? { name: 'trust', ok: false, detail: `${kernel.config.projectRoot} is not trusted, so ${kernel.config.untrustedFiles.join(', ')} are skipped; run keel trust to trust it` }
+        : { name: 'trust', ok: true, detail: `${kernel.config.projectRoot} is not trusted; it has no project settings to skip` },
   );
 
   const rg = onPath('rg', env);
