@@ -198,6 +198,27 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     expect(logs).toEqual([expect.stringMatching(/^warn: sandbox: reverted 2 change/)]);
   });
 
+  it('a background shell is checked when it ends: what it left on a protected path is put back with no other command run', async () => {
+    ws = makeWorkspace();
+    const logs: string[] = [];
+    const listener: Plugin = {
+      name: 'test-logs',
+      kernel: '^1.0.0',
+      apply: (k) => k.hooks.event.tap('test-logs', (e: AgentEvent) => void (e.type === 'log' && e.level === 'warn' && logs.push(e.message))),
+    };
+    const kernel = testKernel([sandbox(), toolBash(), listener], { sandbox: { enabled: true } });
+    const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
+    const turn = { session, kernel, index: 1, signal: new AbortController().signal, data: new Map(), emit: () => undefined };
+    const ctx = { signal: turn.signal, session, turn, call: { id: 'bg', name: 'bash', input: {} }, kernel, cwd: session.cwd, emit: () => undefined };
+    const started = await kernel.tools.get('bash')!.execute({ command: 'echo "export default {}" > agent.config.mjs', run_in_background: true }, ctx);
+    expect(String(started.content)).toMatch(/Started in the background/);
+    // Only the shell's own end may trigger the check: nothing else runs in this session.
+    const deadline = Date.now() + 20_000;
+    while (!logs.some((l) => l.startsWith('background shell:')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(ws.path('agent.config.mjs'))).toBe(false);
+    expect(logs).toContainEqual(expect.stringMatching(/^background shell: .*agent\.config\.mjs: created by the command, removed/s));
+  }, 30_000);
+
   it('capabilities are dropped: the read-only mounts cannot be unmounted', async () => {
     const { kernel, session } = await setup({ enabled: true });
     const r = await sh(kernel, session, 'grep CapEff /proc/self/status; umount .git/hooks; echo x > .git/hooks/pre-commit');
