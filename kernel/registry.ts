@@ -2,6 +2,7 @@
 export class Registry<T extends { name: string }> {
   private readonly items = new Map<string, { item: T; owner: string; runtime: boolean }>();
   private frozen = false;
+  private readonly waiters: Array<(name: string) => Promise<void>> = [];
 
   /** `owner` names who registers now (the plugin being applied), so conflicts name both sides. */
   constructor(
@@ -35,6 +36,20 @@ export class Registry<T extends { name: string }> {
 
   get(name: string): T | undefined {
     return this.items.get(name)?.item;
+  }
+
+  /**
+   * A plugin that attaches entries later (MCP prompts as their servers connect) says how to wait, within its own
+   * time limit, until an entry of that name would have arrived.
+   */
+  whenAttached(wait: (name: string) => Promise<void>): void {
+    this.waiters.push(wait);
+  }
+
+  /** The entry now, or after every `whenAttached` waiter has had its chance to attach it (a failing waiter is skipped). */
+  async settle(name: string): Promise<T | undefined> {
+    if (!this.items.has(name)) await Promise.all(this.waiters.map((wait) => wait(name).catch(() => undefined)));
+    return this.get(name);
   }
 
   has(name: string): boolean {

@@ -151,6 +151,17 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       return undefined;
     });
 
+    // `/mcp__server__prompt` typed (or passed to `-p`) before its server has connected waits for the servers, at
+    // most the connect timeout, instead of being taken for an unknown command.
+    kernel.commands.whenAttached(async (name) => {
+      if (!configured || !name.startsWith('mcp__')) return;
+      const ready = await ensureBridge();
+      if (!ready) return;
+      let timer: NodeJS.Timeout | undefined;
+      await holdOpen(() => Promise.race([ready.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limits.connectTimeoutMs)))]));
+      clearTimeout(timer);
+    });
+
     // A tool whose description or schema changed since the user allowed it for the session is asked again.
     const pendingAsks = new Map<string, { session: Session; name: string; hash: string }>();
     kernel.hooks.prePermission.tapPromise({ name: NAME, stage: Stage.EARLY }, async (call, turn) => {

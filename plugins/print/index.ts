@@ -41,7 +41,7 @@ export default definePlugin(() => ({
         try {
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
-          const slash = parseSlash(kernel, ctx.prompt ?? '');
+          const slash = await parseSlash(kernel, ctx.prompt ?? '');
           if (slash) return await runSlash(kernel, ctx, session, slash, write);
           const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
           return report(kernel, ctx, session, result, write);

@@ -148,6 +148,23 @@ describe('MCP servers over the wire', () => {
     expect(await processesGone(ws.dir)).toEqual([]);
   }, 90_000);
 
+  it('runs an MCP prompt headless: keel -p "/mcp__local__args-prompt …" waits for the server instead of calling it unknown', async () => {
+    const { env, ws, server } = await prepare([say('Sunny in Paris.')]);
+    const config = mcpConfig({ local: { command: process.execPath, args: [EVERYTHING, 'stdio', ws.dir] } });
+    const run = await runKeel(['-p', '/mcp__local__args-prompt city=Paris', '--mcp-config', config], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('Sunny in Paris.\n');
+    const sent = server.messageRequests()[0]!.body.messages[0] as { content: unknown };
+    expect(text(sent.content)).toContain("What's weather in Paris?");
+    // A name no server offers still goes to the model as text, once the servers have answered.
+    const { env: env2, ws: ws2, server: server2 } = await prepare([say('no such prompt')]);
+    const other = await runKeel(['-p', '/mcp__local__nope', '--mcp-config', mcpConfig({ local: { command: process.execPath, args: [EVERYTHING, 'stdio', ws2.dir] } })], { cwd: ws2.dir, env: env2, timeoutMs: 60_000 });
+    expect(other.code).toBe(0);
+    expect(text((server2.messageRequests()[0]!.body.messages[0] as { content: unknown }).content)).toContain('/mcp__local__nope');
+    expect(await processesGone(ws.dir)).toEqual([]);
+  }, 90_000);
+
   it('calls server-everything over legacy SSE, and sends configured headers with ${VAR} expanded', async () => {
     const sse = await startEverythingHttp('sse');
     stops.push(sse.stop);
