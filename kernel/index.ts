@@ -30,4 +30,4 @@ export type { TrustQuestion, TrustPrompt } from './trust.js';
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, describeProtected, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
 export { flattenPreset, type PresetLoader } from './preset.js';
-export { CLAUDE_TOOL_ALIASES, canonicalToolName, splitToolList } from './tool-names.js';
+export { CLAUDE_TOOL_ALIASES, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';

@@ -4,20 +4,39 @@
  * this one table.
  */
 export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  // The first name for a Keel tool is the one Claude Code shows (what `claudeToolName` returns).
   Read: 'read_file',
   Write: 'write_file',
   Edit: 'edit_file',
   MultiEdit: 'edit_file',
   Bash: 'bash',
+  BashOutput: 'bash_output',
+  KillShell: 'kill_shell',
   Glob: 'glob',
   Grep: 'grep',
   LS: 'ls',
   WebFetch: 'web_fetch',
+  WebSearch: 'web_search',
   TodoWrite: 'todo_write',
   Task: 'agent',
   Agent: 'agent',
   ToolSearch: 'tool_search',
+  NotebookEdit: 'notebook_edit',
+  NotebookRead: 'read_file',
+  ExitPlanMode: 'exit_plan_mode',
+  AskUserQuestion: 'ask_user_question',
 });
+
+const CLAUDE_NAME_OF: ReadonlyMap<string, string> = new Map(
+  Object.entries(CLAUDE_TOOL_ALIASES)
+    .reverse()
+    .map(([claude, keel]) => [keel, claude]),
+);
+
+/** Claude Code's name for a Keel tool (`bash` → `Bash`), or the name itself when Claude Code has no such tool. */
+export function claudeToolName(name: string): string {
+  return CLAUDE_NAME_OF.get(name) ?? name;
+}
 
 /** Keel's name for a tool named either way. */
 export function canonicalToolName(name: string): string {

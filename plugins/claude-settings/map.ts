@@ -1,28 +1,6 @@
 /** Claude Code's settings.json → Keel config values: permission rules (tool names mapped), hooks, env, model. */
 import path from 'node:path';
-import { KeelError } from '../../kernel/index.js';
-
-/** Claude Code's tool names → Keel's, for permission rules. */
-export const TOOL_NAMES: Record<string, string> = {
-  Bash: 'bash',
-  Read: 'read_file',
-  Write: 'write_file',
-  Edit: 'edit_file',
-  MultiEdit: 'edit_file',
-  Glob: 'glob',
-  Grep: 'grep',
-  LS: 'ls',
-  WebFetch: 'web_fetch',
-  WebSearch: 'web_search',
-  TodoWrite: 'todo_write',
-  Task: 'agent',
-  NotebookEdit: 'notebook_edit',
-  NotebookRead: 'read_file',
-  BashOutput: 'bash_output',
-  KillShell: 'kill_shell',
-  ExitPlanMode: 'exit_plan_mode',
-  AskUserQuestion: 'ask_user_question',
-};
+import { canonicalToolName, KeelError } from '../../kernel/index.js';
 
 const PATH_TOOLS = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'notebook_edit']);
 
@@ -34,7 +12,7 @@ export function mapRule(rule: string): string {
   const match = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s.exec(rule.trim());
   if (!match) return rule;
   const [, tool, spec] = match;
-  const name = TOOL_NAMES[tool!] ?? tool!;
+  const name = canonicalToolName(tool!);
   if (spec === undefined) return name;
   let specifier = spec;
   if (PATH_TOOLS.has(name)) {

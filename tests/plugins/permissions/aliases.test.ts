@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalToolName, splitToolList } from '../../../kernel/index.js';
+import { canonicalToolName, claudeToolName, splitToolList } from '../../../kernel/index.js';
 import { parseRule, parseRules } from '../../../plugins/permissions/rules.js';
 
 describe("Claude Code's tool names in permission rules", () => {
@@ -16,6 +16,31 @@ describe("Claude Code's tool names in permission rules", () => {
       'edit_file',
       'edit_file',
       'write_file',
+    ]);
+  });
+
+  it("cover the everyday tools too (WebSearch, NotebookEdit, BashOutput, KillShell, ExitPlanMode, AskUserQuestion)", () => {
+    expect(parseRules({ allow: ['WebSearch', 'NotebookEdit(nb/**)', 'BashOutput', 'KillShell', 'ExitPlanMode', 'AskUserQuestion', 'NotebookRead'], ask: [], deny: [] }, 'flags').map((r) => r.tool)).toEqual([
+      'web_search',
+      'notebook_edit',
+      'bash_output',
+      'kill_shell',
+      'exit_plan_mode',
+      'ask_user_question',
+      'read_file',
+    ]);
+  });
+
+  it("map back to the name Claude Code shows, for hook scripts written for it", () => {
+    expect(['read_file', 'edit_file', 'agent', 'bash', 'web_search', 'notebook_edit', 'tool_search', 'mcp__gh__issue'].map(claudeToolName)).toEqual([
+      'Read',
+      'Edit',
+      'Task',
+      'Bash',
+      'WebSearch',
+      'NotebookEdit',
+      'ToolSearch',
+      'mcp__gh__issue',
     ]);
   });
 
