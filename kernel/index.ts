@@ -16,6 +16,7 @@ export {
 } from './plugin.js';
 export { runAgent, addUsage, emptyUsage, defaultTools, toolGiven, type RunOptions } from './loop.js';
 export { startSession } from './session.js';
+export { findSlashCommand, runSlashCommand, type SlashCall } from './command.js';
 export { askModel, auxiliaryTurn, responseText, type ModelAsk } from './ask-model.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
 export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage, userExitCode } from './errors.js';

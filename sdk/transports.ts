@@ -37,6 +37,7 @@ export async function inProcessTransport(options: QueryOptions): Promise<Transpo
     askHost: true,
     partial: Boolean(options.includePartialMessages),
     once: false,
+    slashCommands: true,
   });
   driver.run().then(
     () => output.end(),

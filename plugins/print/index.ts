@@ -1,18 +1,18 @@
 import {
   definePlugin,
-  emptyUsage,
+  findSlashCommand,
   helpText,
   runAgent,
-  userMessage,
+  runSlashCommand,
   type AgentEvent,
   type Kernel,
   type ModeContext,
   type RunResult,
   type Session,
+  type SlashCall,
 } from '../../kernel/index.js';
 import { resultMessage, assistantMessage, userMessage as userLine, initMessage } from './messages.js';
 import { PartialStream } from './partial.js';
-import { parseSlash, type SlashCall } from './slash.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
 export default definePlugin(() => ({
@@ -41,7 +41,7 @@ export default definePlugin(() => ({
         try {
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
-          const slash = await parseSlash(kernel, ctx.prompt ?? '');
+          const slash = await findSlashCommand(kernel, ctx.prompt ?? '');
           if (slash) return await runSlash(kernel, ctx, session, slash, write);
           const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
           return report(kernel, ctx, session, result, write);
@@ -83,41 +83,10 @@ export function retryLine(attempt: number, maxRetries: number, delayMs: number, 
 
 /** Runs a slash command against the session (`keel -p "/cost" --continue`) and reports like a run. */
 async function runSlash(kernel: Kernel, ctx: ModeContext, session: Session, slash: SlashCall, write: (value: unknown) => void): Promise<number> {
-  const started = Date.now();
-  const printed: string[] = [];
-  const print = (text: string) => printed.push(text.endsWith('\n') ? text : `${text}\n`);
-  let output: string;
-  try {
-    const returned = await slash.command.run(slash.args, { kernel, session, print, signal: ctx.signal });
-    output = printed.join('') + (typeof returned === 'string' && returned ? returned : '');
-  } catch (err) {
-    const message = `/${slash.command.name}: ${userMessage(err)}`;
-    ctx.io.stderr.write(`keel: ${message}\n`);
-    if (ctx.options.outputFormat !== 'text') write(resultMessage(kernel, session, slashResult(started, '', message)));
-    return 1;
-  }
-  if (ctx.options.outputFormat === 'text') {
-    if (output) ctx.io.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
-  } else {
-    write(resultMessage(kernel, session, slashResult(started, output.trimEnd())));
-  }
-  return 0;
-}
-
-function slashResult(started: number, result: string, error?: string): RunResult {
-  return {
-    subtype: error ? 'error_during_execution' : 'success',
-    isError: Boolean(error),
-    result,
-    error,
-    stopReason: null,
-    numTurns: 0,
-    durationMs: Date.now() - started,
-    durationApiMs: 0,
-    usage: emptyUsage(),
-    costUsd: 0,
-    permissionDenials: [],
-  };
+  const result = await runSlashCommand(kernel, session, slash, ctx.signal);
+  // A command that printed nothing prints nothing (a run's empty answer is still one line).
+  if (ctx.options.outputFormat === 'text' && !result.isError && !result.result) return 0;
+  return report(kernel, ctx, session, result, write);
 }
 
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {

@@ -5,8 +5,10 @@
  */
 import {
   errorMessage as describeError,
+  findSlashCommand,
   normalizePermissionMode,
   runAgent,
+  runSlashCommand,
   type AgentEvent,
   type Answer,
   type ContentBlockParam,
@@ -60,6 +62,11 @@ export interface DriverOptions {
   partial: boolean;
   /** Sub-agent: run the first user message only, and abort it if the input ends first. */
   once: boolean;
+  /**
+   * A user message `/name args` runs the registered slash command (an SDK host's `/compact`, `/cost`). Off for
+   * sub-agents: their task is written by a model, which must not reach commands such as `/permissions`.
+   */
+  slashCommands: boolean;
   session?: Partial<SessionInit>;
 }
 
@@ -331,7 +338,10 @@ export class ProtocolDriver {
         this.current = new AbortController();
         // Aborted already: the turn still gets its result (an interrupted one), as every user message does.
         if (this.opts.signal.aborted) this.current.abort(this.opts.signal.reason);
-        const result = await runAgent(this.opts.kernel, session, next.content, { signal: this.current.signal, maxTurns: this.opts.maxTurns });
+        const slash = this.opts.slashCommands ? await findSlashCommand(this.opts.kernel, slashText(next.content)) : undefined;
+        const result = slash
+          ? await runSlashCommand(this.opts.kernel, session, slash, this.current.signal)
+          : await runAgent(this.opts.kernel, session, next.content, { signal: this.current.signal, maxTurns: this.opts.maxTurns });
         this.current = undefined;
         this.lastResult = result;
         this.opts.write(resultMessage(session, result));
@@ -368,6 +378,13 @@ export class ProtocolDriver {
       write({ type: 'system', subtype: 'compact_boundary', session_id: session.id, compact_metadata: { trigger: event.trigger === 'manual' ? 'manual' : 'auto', pre_tokens: event.preTokens } });
     }
   }
+}
+
+/** The text of a message that could be a slash command: a string, or a single text block. */
+function slashText(content: string | ContentBlockParam[]): string {
+  if (typeof content === 'string') return content;
+  const [only] = content;
+  return content.length === 1 && only?.type === 'text' ? only.text : '';
 }
 
 function parseAgents(value: unknown): Record<string, AgentDefinitionInput> {

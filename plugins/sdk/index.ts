@@ -50,6 +50,7 @@ export default definePlugin(() => ({
             askHost: ctx.options.permissionPromptTool === 'stdio',
             partial: Boolean(ctx.options.includePartialMessages),
             once: false,
+            slashCommands: true,
           }).run();
         } finally {
           stop();
@@ -74,6 +75,7 @@ export default definePlugin(() => ({
             askHost: true,
             partial: Boolean(ctx.options.includePartialMessages),
             once: true,
+            slashCommands: false,
           }).run();
         } finally {
           stop();

@@ -1,6 +1,6 @@
 /** The protocol driver in-process against the scripted server: every fault a host can cause, one by one. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSession } from '../../../kernel/index.js';
+import { startSession, type Plugin } from '../../../kernel/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import sdk, { ProtocolDriver, type Incoming, type OutMessage } from '../../../plugins/sdk/index.js';
@@ -33,7 +33,7 @@ async function host(script: ScriptStep[], opts: { askHost?: boolean; once?: bool
   server = await startAnthropicServer(script);
   ws = makeWorkspace({ git: true });
   started.push({ server, ws });
-  const kernel = testKernel([queryAnthropic(), permissions(), toolsFs(), sdk()], { baseURL: server.url, cwd: ws.dir, projectRoot: ws.dir });
+  const kernel = testKernel([queryAnthropic(), permissions(), toolsFs(), sdk(), shout], { baseURL: server.url, cwd: ws.dir, projectRoot: ws.dir });
   const input = new AsyncQueue<Incoming>();
   const out: OutMessage[] = [];
   const waiters: Array<{ match: (m: OutMessage) => boolean; resolve: (m: OutMessage) => void }> = [];
@@ -53,6 +53,7 @@ async function host(script: ScriptStep[], opts: { askHost?: boolean; once?: bool
     askHost: opts.askHost ?? true,
     partial: false,
     once: opts.once ?? false,
+    slashCommands: !(opts.once ?? false),
   });
   return {
     send: (value) => input.push({ where: `message ${++count}`, value }),
@@ -69,6 +70,21 @@ async function host(script: ScriptStep[], opts: { askHost?: boolean; once?: bool
     out,
   };
 }
+
+/** A slash command for the tests: `/shout x` answers `X!`, `/shout` alone fails. */
+const shout: Plugin = {
+  name: 'shout',
+  kernel: '^1.0.0',
+  apply: (k) =>
+    k.commands.register({
+      name: 'shout',
+      description: 'upper-cases its words',
+      run: async (args, ctx) => {
+        if (!args) throw new Error('nothing to shout');
+        ctx.print(`${args.toUpperCase()}!`);
+      },
+    }),
+};
 
 const user = (content: unknown) => ({ type: 'user', message: { role: 'user', content } });
 const isError = (m: OutMessage) => m.type === 'system' && m.subtype === 'error';
@@ -142,6 +158,28 @@ describe('the protocol driver', () => {
     expect(toolResultsOf(server!.messageRequests()[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('cannot ask the user') });
     h.end();
     await h.exit;
+  });
+
+  it('runs a slash command a host sends as a user message, with its output as the result and no model turn', async () => {
+    const h = await host([say('model answer')]);
+    h.send(user('/shout hello there'));
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ subtype: 'success', is_error: false, result: 'HELLO THERE!', num_turns: 0 });
+    h.send(user([{ type: 'text', text: '/shout' }]));
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ is_error: true, subtype: 'error_during_execution' });
+    // A path is not a command: it goes to the model.
+    h.send(user('/usr/bin is where it lives'));
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ result: 'model answer' });
+    h.end();
+    expect(await h.exit).toBe(0);
+    expect(server!.messageRequests()).toHaveLength(1);
+  });
+
+  it('as a sub-agent, a task that looks like a slash command goes to the model: a model-written task never runs a command', async () => {
+    const h = await host([say('did the task')], { once: true });
+    h.send(user('/shout loosen everything'));
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ result: 'did the task' });
+    expect(await h.exit).toBe(0);
+    expect(JSON.stringify(server!.messageRequests()[0]!.body.messages)).toContain('/shout loosen everything');
   });
 
   it('as a sub-agent, takes one task, and exits 2 when the input ends without one', async () => {
