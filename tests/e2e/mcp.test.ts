@@ -379,5 +379,26 @@ describe('OAuth', () => {
     expect(again.stderr).toBe('');
     expect(existsSync(browserLog)).toBe(false);
     expect(text(resultsIn(server, 5)[0]!.content)).toBe('authorized as a registered client');
-  }, 90_000);
+
+    // The access token expires: the refresh token gets a new one, with no browser, and the new pair is stored.
+    const before = JSON.parse(readFileSync(stored, 'utf8')).tokens;
+    expect(before.refresh_token).toEqual(expect.any(String));
+    const base = oauth.url.replace('/mcp', '');
+    await fetch(`${base}/expire-access`, { method: 'POST' });
+    server.push(load('mcp__secure__whoami'), callTool('mcp__secure__whoami', {}), say('refreshed'));
+    const refreshed = await runKeel(['-p', 'who am I?', '--mcp-config', config, '--permission-mode', 'auto'], {
+      cwd: ws.dir,
+      env: { ...env, BROWSER: FAKE_BROWSER, FAKE_BROWSER_LOG: browserLog },
+      timeoutMs: 60_000,
+    });
+    expect(refreshed.code).toBe(0);
+    expect(refreshed.stderr).toBe('');
+    expect(existsSync(browserLog)).toBe(false);
+    expect(text(resultsIn(server, 8)[0]!.content)).toBe('authorized as a registered client');
+    expect(await (await fetch(`${base}/grants`)).json()).toEqual(['authorization_code', 'refresh_token']);
+    const after = JSON.parse(readFileSync(stored, 'utf8')).tokens;
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    expect(statSync(stored).mode & 0o777).toBe(0o600);
+  }, 120_000);
 });
