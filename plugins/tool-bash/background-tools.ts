@@ -56,7 +56,7 @@ export const killShellTool: ToolDefinition<z.infer<typeof killInput>> = defineTo
     const shell = find(ctx.session, args.shell_id);
     if (typeof shell === 'string') return { content: shell, isError: true };
     if (!shell.running) return { content: `${shell.id} is no longer running (${shellStatus(shell)}).` };
-    killShell(shell);
+    await killShell(shell);
     return { content: `Killed ${shell.id} (${shell.command}) and its child processes.`, display: { shellId: shell.id } };
   },
 });
@@ -75,7 +75,7 @@ export const bashesCommand: CommandDefinition = {
       if (!words[1]) throw new Error('usage: /bashes kill <id>');
       const shell = find(ctx.session, words[1]);
       if (typeof shell === 'string') throw new Error(shell);
-      killShell(shell);
+      await killShell(shell);
       return `Killed ${shell.id}.`;
     }
     if (words.length > 0) throw new Error(`unknown argument "${words[0]}" (usage: /bashes, or /bashes kill <id>)`);

@@ -169,10 +169,24 @@ function closeLog(shell: BackgroundShell): void {
   shell.logFd = null;
 }
 
-/** Kills a shell's whole process group (and descendants that left it). */
-export function killShell(shell: BackgroundShell): void {
-  if (!shell.running || shell.pid <= 0) return;
+/** How long kill_shell waits for a killed shell's pipes to close before it reports. */
+const KILL_SETTLE_MS = 5_000;
+
+/**
+ * Kills a shell's whole process group (and descendants that left it), and resolves once its process is
+ * gone (or after a bound), so what is reported next (`[bash_1 killed]`) is already true.
+ */
+export function killShell(shell: BackgroundShell): Promise<void> {
+  if (!shell.running || shell.pid <= 0) return Promise.resolve();
   shell.killed = true;
+  const closed = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, KILL_SETTLE_MS);
+    timer.unref();
+    shell.child.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
   const strays = descendants(shell.pid);
   for (const target of [-shell.pid, ...strays]) {
     try {
@@ -181,10 +195,12 @@ export function killShell(shell: BackgroundShell): void {
       // already gone
     }
   }
+  return closed;
 }
 
 export function killAll(table: ShellTable): void {
-  for (const shell of table.shells.values()) killShell(shell);
+  // Runs in process 'exit' too, where nothing can be awaited: the signals are sent synchronously.
+  for (const shell of table.shells.values()) void killShell(shell);
 }
 
 /** One line of state: running, exited with a code, or killed. */
