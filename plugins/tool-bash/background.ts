@@ -180,8 +180,8 @@ export function killShell(shell: BackgroundShell): Promise<void> {
   if (!shell.running || shell.pid <= 0) return Promise.resolve();
   shell.killed = true;
   const closed = new Promise<void>((resolve) => {
+    // Not unref'd: the shell's pipes are, so this timer keeps Keel alive until the close is seen.
     const timer = setTimeout(resolve, KILL_SETTLE_MS);
-    timer.unref();
     shell.child.once('close', () => {
       clearTimeout(timer);
       resolve();
