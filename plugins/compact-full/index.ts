@@ -75,7 +75,7 @@ export default definePlugin((opts: FullCompactOptions = {}) => ({
 
     kernel.commands.register({
       name: 'compact',
-      description: 'Summarise the whole conversation to free context (optional: instructions for the summary)',
+      description: 'summarise the whole conversation to free context (optional: instructions for the summary)',
       async run(args, ctx) {
         if (ctx.session.messages.length === 0) return 'Nothing to compact yet.';
         const budget = kernel.services.get('budget') as Budget | undefined;

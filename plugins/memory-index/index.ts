@@ -64,7 +64,7 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
 
     kernel.commands.register({
       name: 'memory',
-      description: 'Show the memory index (.keel/MEMORY.md), or a topic file: /memory <topic>',
+      description: 'show the memory index (.keel/MEMORY.md), or a topic file: /memory <topic>',
       async run(args, ctx) {
         const root = ctx.session.projectRoot;
         const topic = args.trim();
