@@ -41,12 +41,12 @@ function isFile(file: string): boolean {
   }
 }
 
-/** `dir/node_modules` and each ancestor's, as Node walks them. */
-function walkUp(dir: string): string[] {
+/** `dir/node_modules` and each ancestor's up to `root`'s, as Node walks them but never above the project. */
+function walkUp(dir: string, root: string): string[] {
   const dirs: string[] = [];
   for (let d = path.resolve(dir); ; d = path.dirname(d)) {
     if (path.basename(d) !== 'node_modules') dirs.push(path.join(d, 'node_modules'));
-    if (path.dirname(d) === d) return dirs;
+    if (d === path.resolve(root) || path.dirname(d) === d) return dirs;
   }
 }
 
@@ -57,24 +57,24 @@ function inside(root: string, file: string): boolean {
 
 /**
  * The `node_modules` folders searched for a name, first match wins. Trusted folder: the project's (Node's walk up
- * from the project config that names it, else from the project root), then the user's `$KEEL_HOME/node_modules`.
- * Untrusted folder: the user's only, whoever names it, so a cloned repository cannot plant a package under a name
- * the user's config uses. A `--config` file outside the project is searched from its own folder first, as its own
- * imports would be.
+ * from the project config that names it, else from the project root, but never above the root, where a folder such
+ * as /tmp/node_modules may belong to anyone), then the user's `$KEEL_HOME/node_modules`. Untrusted folder: the
+ * user's only, whoever names it, so a cloned repository cannot plant a package under a name the user's config
+ * uses. A `--config` file outside the project has its own folder's `node_modules` searched first.
  */
 export function searchDirs(ctx: SearchContext, layer?: Pick<ConfigLayer, 'kind' | 'source'>): string[] {
   const file = layer?.kind === 'project' ? layer.source : undefined;
   const fileInProject = file !== undefined && inside(ctx.projectRoot, file);
   const dirs: string[] = [];
-  if (file && !fileInProject) dirs.push(...walkUp(path.dirname(file)));
-  if (ctx.trusted) dirs.push(...walkUp(fileInProject ? path.dirname(file) : ctx.projectRoot));
+  if (file && !fileInProject) dirs.push(path.join(path.dirname(file), 'node_modules'));
+  if (ctx.trusted) dirs.push(...walkUp(fileInProject ? path.dirname(file) : ctx.projectRoot, ctx.projectRoot));
   dirs.push(path.join(ctx.keelHome, 'node_modules'));
   return [...new Set(dirs)];
 }
 
 /** "looked in …" for a name that is not installed, saying why the project's folders were left out. */
 function notInstalled(name: string, dirs: string[], ctx: SearchContext): string {
-  const why = ctx.trusted ? '' : `; not in the project's node_modules, since ${ctx.projectRoot} is not a trusted folder`;
+  const why = ctx.trusted ? '' : `; not in the project's node_modules, since ${ctx.projectRoot} is not a trusted folder (keel trust)`;
   return `no package "${name}" is installed (looked in ${dirs.join(', ')}${why})`;
 }
 

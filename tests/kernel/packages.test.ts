@@ -73,11 +73,22 @@ describe('plugins by package name', () => {
     const file = ws.write('agent.config.ts', "export default { plugins: ['keel-plugin-nope'] };\n");
     const err = await assemble(flags(), env(), undefined, ws.dir).catch((e: unknown) => e);
     expect(err).toMatchObject({ exitCode: 2 });
-    const message = (err as Error).message;
-    expect(message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: plugins\\.0: no package "keel-plugin-nope" is installed \\(looked in `));
-    expect(message).toContain(`${project()}, `);
-    expect(message).toContain(`${user()})`);
-    expect(message.split('\n')).toHaveLength(1);
+    expect((err as Error).message).toBe(`${file}: plugins.0: no package "keel-plugin-nope" is installed (looked in ${project()}, ${user()})`);
+  });
+
+  it('walks up from a config in a subfolder to the project root, and never above it', async () => {
+    ws = makeWorkspace({ git: true });
+    writePackage(ws.path('packages/app/node_modules'), 'keel-plugin-near', factory('near'));
+    writePackage(project(), 'keel-plugin-root', factory('root'));
+    // Above the project root: Node would look here, Keel does not (another user may own such a folder).
+    writePackage(path.join(path.dirname(ws.dir), 'node_modules'), 'keel-plugin-above', factory('above'));
+    const file = ws.write('packages/app/agent.config.json', JSON.stringify({ preset: 'minimal', plugins: ['keel-plugin-near', 'keel-plugin-root'] }));
+    const kernel = await assemble(flags(), env(), undefined, ws.path('packages/app'));
+    expect(kernel.plugins.slice(-2).map((p) => p.name)).toEqual(['near', 'root']);
+    writeFileSync(file, JSON.stringify({ plugins: ['keel-plugin-above'] }));
+    await expect(assemble(flags(), env(), undefined, ws.path('packages/app'))).rejects.toThrow(
+      `${file}: plugins.0: no package "keel-plugin-above" is installed (looked in ${ws.path('packages/app/node_modules')}, ${ws.path('packages/node_modules')}, ${project()}, ${user()})`,
+    );
   });
 
   it('a package that is not a plugin says what it exports instead', async () => {
@@ -187,7 +198,7 @@ describe('an untrusted folder cannot hijack a package name', () => {
       // Nothing of the user's installed: the name is missing, and the error says why the project was not searched.
       const err = (await assemble(flags({ trust: false }), env(), undefined, ws.dir).catch((e: unknown) => e)) as Error;
       expect(err.message).toBe(
-        `${path.join(ws.home, 'agent.config.ts')}: plugins.0: no package "keel-plugin-x" is installed (looked in ${user()}; not in the project's node_modules, since ${ws.dir} is not a trusted folder)`,
+        `${path.join(ws.home, 'agent.config.ts')}: plugins.0: no package "keel-plugin-x" is installed (looked in ${user()}; not in the project's node_modules, since ${ws.dir} is not a trusted folder (keel trust))`,
       );
       expect(existsSync(canary)).toBe(false);
 
@@ -212,5 +223,13 @@ describe('an untrusted folder cannot hijack a package name', () => {
     // Trusted: the project's node_modules come first (its agent.config.ts could import anything anyway).
     const trusted = await assemble(flags({ trust: true, config: 'review.config.json' }), env(), undefined, ws.dir);
     expect(trusted.plugins.find((p) => p.name === 'y')?.version).toBe('project');
+    // A --config file outside the project looks in its own folder's node_modules first, trusted or not.
+    const elsewhere = path.join(ws.home, 'configs');
+    writePackage(path.join(elsewhere, 'node_modules'), 'keel-plugin-y', `export default () => ({ name: 'y', kernel: '^1.0.0', version: 'beside-config', apply() {} });\n`);
+    writeFileSync(path.join(elsewhere, 'review.json'), JSON.stringify({ plugins: ['keel-plugin-y'] }));
+    for (const trust of [false, true]) {
+      const beside = await assemble(flags({ trust, config: path.join(elsewhere, 'review.json') }), env(), undefined, ws.dir);
+      expect(beside.plugins.find((p) => p.name === 'y')?.version).toBe('beside-config');
+    }
   });
 });
