@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assemble } from '../../kernel/cli.js';
-import type { CliOptions } from '../../kernel/index.js';
+import { defineConfig, definePreset, type CliOptions } from '../../kernel/index.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace;
@@ -29,6 +29,14 @@ const project = () => ws.path('node_modules');
 const user = () => path.join(ws.home, 'node_modules');
 
 describe('plugins by package name', () => {
+  it('type-checks names, [name, options] and plugin objects in defineConfig, and a package in extends', () => {
+    const config = defineConfig({
+      preset: definePreset({ name: 'mine', extends: 'keel-preset-x' }),
+      plugins: ['keel-plugin-a', ['@acme/keel-plugin-b', { tag: 1 }], ['keel-plugin-c'], { name: 'inline', kernel: '^1.0.0', apply() {} }],
+    });
+    expect(config.plugins).toHaveLength(4);
+  });
+
   it('loads a name and a [name, options] entry from the project, beside an imported plugin', async () => {
     ws = makeWorkspace({ git: true });
     const hello = writePackage(project(), 'keel-plugin-hello', factory('hello'), '1.2.3');
