@@ -367,9 +367,10 @@ function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
 /** A preset object, or a name: a built-in first, else a package (see kernel/resolve-package.ts). */
 async function resolvePreset(preset: string | Preset, search: SearchContext, layer: ConfigLayer | undefined, packages: PackageSource[]): Promise<Preset> {
   const { loadPreset, PRESET_NAMES } = await import('../presets/index.js');
-  const file = layer?.kind === 'user' || layer?.kind === 'project' ? layer.source : undefined;
+  // A file names itself and the key; a flag or variable names itself (`--preset: …`, `KEEL_PRESET: …`).
+  const label = layer?.labels?.preset;
   const byName = async (name: string, key: string): Promise<Preset> => {
-    const at = file ? `${file}: ${key}: ` : '';
+    const at = label ? `${label}: ` : layer ? `${layer.source}: ${key}: ` : '';
     const builtIn = await loadPreset(name);
     if (builtIn) return builtIn;
     const found = await presetFromPackage(name, search, layer, at, key);

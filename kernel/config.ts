@@ -372,7 +372,7 @@ export interface ConfigFileLoader {
   (file: string): Promise<Record<string, unknown>>;
 }
 
-function isFile(file: string): boolean {
+export function isFile(file: string): boolean {
   try {
     return statSync(file).isFile();
   } catch {

@@ -2,13 +2,14 @@
  * Plugins and presets named by package in a config (`'keel-plugin-x'`, `['keel-plugin-x', options]`,
  * `preset: 'keel-preset-x'`): where a name is looked for, and what its package must export.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { pluginProblem, type ConfigLayer } from './config.js';
+import { isFile, pluginProblem, type ConfigLayer } from './config.js';
 import { errorMessage, KeelError } from './errors.js';
 import { importModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
+import { isInside } from './protected.js';
 
 /** A plugin or preset that came from a package: shown by `keel plugins` and `keel config`. */
 export interface PackageSource {
@@ -33,14 +34,6 @@ export interface SearchContext {
 /** An npm package name, scoped or not; no path may slip through (`../x`, `/abs`, `./local`). */
 const PACKAGE_NAME = /^(@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*$/i;
 
-function isFile(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** `dir/node_modules` and each ancestor's up to `root`'s, as Node walks them but never above the project. */
 function walkUp(dir: string, root: string): string[] {
   const dirs: string[] = [];
@@ -48,11 +41,6 @@ function walkUp(dir: string, root: string): string[] {
     if (path.basename(d) !== 'node_modules') dirs.push(path.join(d, 'node_modules'));
     if (d === path.resolve(root) || path.dirname(d) === d) return dirs;
   }
-}
-
-function inside(root: string, file: string): boolean {
-  const rel = path.relative(root, file);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /**
@@ -64,7 +52,7 @@ function inside(root: string, file: string): boolean {
  */
 export function searchDirs(ctx: SearchContext, layer?: Pick<ConfigLayer, 'kind' | 'source'>): string[] {
   const file = layer?.kind === 'project' ? layer.source : undefined;
-  const fileInProject = file !== undefined && inside(ctx.projectRoot, file);
+  const fileInProject = file !== undefined && isInside(file, ctx.projectRoot);
   const dirs: string[] = [];
   if (file && !fileInProject) dirs.push(path.join(path.dirname(file), 'node_modules'));
   if (ctx.trusted) dirs.push(...walkUp(fileInProject ? path.dirname(file) : ctx.projectRoot, ctx.projectRoot));
@@ -108,7 +96,7 @@ function fail(message: string, cause?: unknown): KeelError {
 
 /** What a value is, for "it exports … instead". */
 function describe(value: unknown): string {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return `a function${value.name && value.name !== 'default' ? ` (${value.name})` : ''}`;
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') {

@@ -200,8 +200,8 @@ describe('an untrusted folder cannot hijack a package name', () => {
     try {
       plantCanary(canary, 'plugin');
       plantCanary(canary, 'preset');
-      await expect(assemble(flags({ trust: false, preset: 'keel-preset-x' }), env(), undefined, ws.dir)).rejects.toThrow(/unknown preset "keel-preset-x"/);
-      await expect(assemble(flags({ trust: false }), { ...env(), KEEL_PRESET: 'keel-preset-x' }, undefined, ws.dir)).rejects.toThrow(/unknown preset "keel-preset-x"/);
+      await expect(assemble(flags({ trust: false, preset: 'keel-preset-x' }), env(), undefined, ws.dir)).rejects.toThrow(/^--preset: unknown preset "keel-preset-x"/);
+      await expect(assemble(flags({ trust: false }), { ...env(), KEEL_PRESET: 'keel-preset-x' }, undefined, ws.dir)).rejects.toThrow(/^KEEL_PRESET: unknown preset "keel-preset-x"/);
       writeFileSync(path.join(ws.home, 'agent.config.ts'), "export default { plugins: ['keel-plugin-x'] };\n");
       // Nothing of the user's installed: the name is missing, and the error says why the project was not searched.
       const err = (await assemble(flags({ trust: false }), env(), undefined, ws.dir).catch((e: unknown) => e)) as Error;
