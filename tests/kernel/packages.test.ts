@@ -155,9 +155,14 @@ describe('presets by package name', () => {
     expect(flagged.plugins.map((p) => p.name)).toEqual(leanPlugins);
   });
 
-  it('a preset factory, and built-in names win over packages', async () => {
+  it('a preset factory, a package preset that extends another package, and built-in names win over packages', async () => {
     ws = makeWorkspace({ git: true });
     writePackage(project(), 'keel-preset-made', `export default () => ({ name: 'made', extends: 'minimal', plugins: [] });\n`);
+    writePackage(project(), 'keel-preset-lean', presetLean);
+    writePackage(user(), 'keel-preset-outer', `export default { name: 'outer', extends: 'keel-preset-lean', disable: ['print'], plugins: [] };\n`);
+    const outer = await assemble(flags({ preset: 'keel-preset-outer' }), env(), undefined, ws.dir);
+    expect(outer.plugins.map((p) => p.name)).toEqual(['system-prompt', 'query-anthropic', 'permissions', 'tools-fs', 'lean-extra']);
+    expect(outer.config.packages?.map((p) => `${p.key}:${p.package}`)).toEqual(['preset:keel-preset-outer', 'preset.extends:keel-preset-lean']);
     writePackage(project(), 'minimal', `throw new Error('a package must not shadow a built-in preset');\n`);
     const made = await assemble(flags({ preset: 'keel-preset-made' }), env(), undefined, ws.dir);
     expect((made.config.preset as { name: string }).name).toBe('made');
