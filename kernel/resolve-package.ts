@@ -126,8 +126,14 @@ async function loadPackage(name: string, dirs: string[], at: string, named: { so
   const file = entryFile(dir, pkg);
   let mod: Record<string, unknown> | undefined;
   try {
-    // Built packages load natively; a TypeScript entry goes through jiti like agent.config.ts.
-    mod = /\.[mc]?ts$/.test(file) ? await importModule(file) : ((await import(pathToFileURL(file).href)) as Record<string, unknown>);
+    // Built packages load natively; a TypeScript entry, or one that cannot find `keel` from where it is installed
+    // (its peer left out, as in $KEEL_HOME), goes through jiti like agent.config.ts, `keel` being this copy.
+    mod = /\.[mc]?ts$/.test(file)
+      ? await importModule(file)
+      : ((await import(pathToFileURL(file).href).catch((err: unknown) => {
+          if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && /'keel(\/[\w/-]+)?'/.test(errorMessage(err))) return importModule(file);
+          throw err;
+        })) as Record<string, unknown>);
   } catch (err) {
     throw fail(`${at}package "${name}" (${dir}) failed to load: ${oneLine(err)}`, err);
   }

@@ -76,6 +76,14 @@ describe('plugins by package name', () => {
     expect(kernel.config.packages?.[0]).toMatchObject({ path: home, source: path.join(ws.home, 'agent.config.ts') });
   });
 
+  it("a package in $KEEL_HOME that imports keel without a copy of keel beside it gets the running Keel", async () => {
+    ws = makeWorkspace({ git: true });
+    writePackage(user(), 'keel-plugin-peerless', "import { definePlugin, KERNEL_VERSION } from 'keel';\nexport default definePlugin(() => ({ name: 'peerless', kernel: '^1.0.0', version: KERNEL_VERSION, apply() {} }));\n");
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ preset: 'minimal', plugins: ['keel-plugin-peerless'] }));
+    const kernel = await assemble(flags(), env(), undefined, ws.dir);
+    expect(kernel.plugins.at(-1)).toMatchObject({ name: 'peerless', version: '1.0.0' });
+  });
+
   it('a missing package says where it looked', async () => {
     ws = makeWorkspace({ git: true });
     const file = ws.write('agent.config.ts', "export default { plugins: ['keel-plugin-nope'] };\n");
