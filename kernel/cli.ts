@@ -26,6 +26,7 @@ import { flattenPreset } from './preset.js';
 import { createSession, startSession } from './session.js';
 import { describeProtected } from './protected.js';
 import { splitToolList } from './tool-names.js';
+import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from './types.js';
 
@@ -308,11 +309,16 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   if (projectFile && (trusted || options.config)) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
   else if (projectFile) untrusted.push(projectFile);
   layers.push(envLayer(env), flagsLayer(options));
+  // Plugins and presets named by package resolve once trust is known: see kernel/resolve-package.ts.
+  const search: SearchContext = { projectRoot, keelHome: home, trusted };
+  const packages: PackageSource[] = [];
+  for (const layer of layers) await resolvePluginNames(layer, search, packages);
   for (const layer of layers) validateLayer(layer, {}, true);
 
   const base = { cwd, projectRoot, keelHome: home };
   const draft = mergeLayers(layers, base);
-  const preset = await resolvePreset(draft.preset);
+  const presetLayer = [...layers].reverse().find((l) => l.values.preset !== undefined);
+  const preset = await resolvePreset(draft.preset, search, presetLayer, packages);
   const plugins = selectPlugins(preset, draft, layers);
 
   // Plugins may contribute layers of their own (front matter, .mcp.json) before the final validation.
@@ -329,7 +335,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   for (const warning of inert.warnings) io?.stderr.write(`keel: warning: ${warning}\n`);
   const shapes = Object.assign({}, inert.shapes, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
-  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, trusted, untrustedFiles: untrusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
+  const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, packages, trusted, untrustedFiles: untrusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;
@@ -358,11 +364,22 @@ function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
   return at;
 }
 
-async function resolvePreset(preset: string | Preset): Promise<Preset> {
+/** A preset object, or a name: a built-in first, else a package (see kernel/resolve-package.ts). */
+async function resolvePreset(preset: string | Preset, search: SearchContext, layer: ConfigLayer | undefined, packages: PackageSource[]): Promise<Preset> {
   const { loadPreset, PRESET_NAMES } = await import('../presets/index.js');
-  const found = typeof preset === 'string' ? await loadPreset(preset) : preset;
-  if (!found) throw new KeelError(`unknown preset "${preset}" (known presets: ${PRESET_NAMES.join(', ')})`, { exitCode: 2 });
-  return flattenPreset(found, loadPreset, PRESET_NAMES);
+  // A file names itself and the key; a flag or variable names itself (`--preset: …`, `KEEL_PRESET: …`).
+  const label = layer?.labels?.preset;
+  const byName = async (name: string, key: string): Promise<Preset> => {
+    const at = label ? `${label}: ` : layer ? `${layer.source}: ${key}: ` : '';
+    const builtIn = await loadPreset(name);
+    if (builtIn) return builtIn;
+    const found = await presetFromPackage(name, search, layer, at, key);
+    if ('looked' in found) throw new KeelError(`${at}unknown preset "${name}" (known presets: ${PRESET_NAMES.join(', ')}), and ${found.looked}`, { code: 'config', exitCode: 2 });
+    packages.push(found.source);
+    return found.preset;
+  };
+  const top = typeof preset === 'string' ? await byName(preset, 'preset') : preset;
+  return flattenPreset(top, (name) => byName(name, 'preset.extends'), PRESET_NAMES);
 }
 
 function selectPlugins(preset: Preset, config: ResolvedConfig, layers: ConfigLayer[]): Plugin[] {

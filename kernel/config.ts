@@ -9,6 +9,7 @@ import semver from 'semver';
 import { z, type ZodType } from 'zod';
 import { KeelError } from './errors.js';
 import { isPlugin, KERNEL_VERSION, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
+import type { PackageSource } from './resolve-package.js';
 import type { PermissionMode } from './types.js';
 
 export type LayerKind = 'defaults' | 'user' | 'project' | 'env' | 'flags';
@@ -46,6 +47,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
    * for writes by their real path, so neither an odd `--config` name nor a symlink's target escapes.
    */
   configFiles?: string[];
+  /** Plugins and presets that config named by package, with the folder each was loaded from. */
+  packages?: PackageSource[];
   /** The project files that were not loaded because the folder is not trusted. */
   untrustedFiles?: string[];
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
@@ -369,7 +372,7 @@ export interface ConfigFileLoader {
   (file: string): Promise<Record<string, unknown>>;
 }
 
-function isFile(file: string): boolean {
+export function isFile(file: string): boolean {
   try {
     return statSync(file).isFile();
   } catch {

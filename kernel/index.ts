@@ -9,6 +9,7 @@ export {
   isPlugin,
   KERNEL_VERSION,
   type Plugin,
+  type PluginEntry,
   type Preset,
   type KeelConfig,
   type PermissionRules,
@@ -31,4 +32,5 @@ export type { TrustQuestion, TrustPrompt } from './trust.js';
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, describeProtected, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
 export { flattenPreset, type PresetLoader } from './preset.js';
+export type { PackageSource } from './resolve-package.js';
 export { CLAUDE_TOOL_ALIASES, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';

@@ -35,13 +35,18 @@ function keelAliases(): Record<string, string> {
   };
 }
 
+/** Imports a module through jiti (TypeScript included), with `keel` resolving to this copy of Keel. */
+export async function importModule(file: string): Promise<Record<string, unknown> | undefined> {
+  const { createJiti } = await import('jiti');
+  const jiti = createJiti(file, { alias: keelAliases(), interopDefault: true, moduleCache: false, fsCache: false });
+  return (await jiti.import(file)) as Record<string, unknown> | undefined;
+}
+
 /** Imports a config file and returns its default export (or the module's namespace for JSON). */
 export async function loadConfigModule(file: string): Promise<Record<string, unknown>> {
   try {
     if (file.endsWith('.json')) return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    const { createJiti } = await import('jiti');
-    const jiti = createJiti(file, { alias: keelAliases(), interopDefault: true, moduleCache: false, fsCache: false });
-    const mod = (await jiti.import(file)) as Record<string, unknown> | undefined;
+    const mod = await importModule(file);
     const value = mod && typeof mod === 'object' && 'default' in mod ? mod.default : mod;
     const config = typeof value === 'function' ? await (value as () => unknown)() : value;
     return (config ?? {}) as Record<string, unknown>;

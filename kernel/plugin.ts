@@ -38,7 +38,7 @@ export interface Plugin {
 export interface Preset {
   name: string;
   description?: string;
-  /** A preset to start from: a built-in's name (`default`, `headless`, `minimal`, `policy-strict`) or a preset object. */
+  /** A preset to start from: a built-in's name (`default`, `headless`, `minimal`, `policy-strict`), a package name or a preset object. */
   extends?: string | Preset;
   /** Plugins applied in this order (after the base's, when extending). */
   plugins: Plugin[];
@@ -68,15 +68,21 @@ export interface McpServerConfig {
   oauth?: { clientId?: string; clientSecret?: string; scope?: string; callbackPort?: number };
 }
 
+/** An entry of a config's `plugins`: a plugin, or a package by name with its factory's options. */
+export type PluginEntry = Plugin | string | [name: string, options?: unknown];
+
 /**
  * `agent.config.ts`. Plugins that own more keys augment this interface:
  * `declare module 'keel' { interface KeelConfig { sandbox?: SandboxConfig } }`.
  */
 export interface KeelConfig {
-  /** A preset by name (`default`, `minimal`, `headless`) or a preset object. */
+  /** A preset by name (a built-in such as `default`, else a package such as `keel-preset-x`) or a preset object. */
   preset?: string | Preset;
-  /** Plugins added after the preset's. */
-  plugins?: Plugin[];
+  /**
+   * Plugins added after the preset's: plugin objects, or packages by name (`'keel-plugin-x'`, or
+   * `['keel-plugin-x', options]` to call its factory with options).
+   */
+  plugins?: PluginEntry[];
   /** Plugin names to leave out of the preset. */
   disable?: string[];
   model?: string;

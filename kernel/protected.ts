@@ -40,7 +40,7 @@ export interface ProtectedMatch {
   reason: string;
 }
 
-function isInside(child: string, root: string): boolean {
+export function isInside(child: string, root: string): boolean {
   const rel = path.relative(root, child);
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }

@@ -1,10 +1,10 @@
 /** `keel config`: the merged config, each key with the layer that set it. */
-import type { Kernel } from '../../kernel/index.js';
+import type { Kernel, PackageSource } from '../../kernel/index.js';
 
 /** Keys whose values are secrets: shown as set or not, never printed. */
 const SECRET = /key|token|secret|password/i;
 /** Bookkeeping the CLI adds to the resolved config; not settings anyone wrote. */
-const INTERNAL = new Set(['sources', 'extra', 'cwd', 'projectRoot', 'keelHome', 'trusted', 'preset', 'plugins', 'disable']);
+const INTERNAL = new Set(['sources', 'extra', 'cwd', 'projectRoot', 'keelHome', 'trusted', 'preset', 'plugins', 'disable', 'packages']);
 
 function redact(key: string, value: unknown): unknown {
   if (SECRET.test(key)) return typeof value === 'string' && value ? '[set]' : value;
@@ -25,8 +25,14 @@ export function configEntries(kernel: Kernel): ConfigEntry[] {
   const sources = kernel.config.sources ?? {};
   const entries: ConfigEntry[] = [];
   const preset = kernel.config.preset;
-  entries.push({ key: 'preset', value: typeof preset === 'string' ? preset : preset.name, source: sources.preset ?? 'default' });
+  const packages = kernel.config.packages ?? [];
+  const fromPackage = (s: PackageSource) => `${s.source}: ${s.key}, package ${s.package}${s.version ? `@${s.version}` : ''} from ${s.path}`;
+  const presetName = typeof preset === 'string' ? preset : preset.name;
+  const presetPackage = packages.find((s) => s.kind === 'preset' && s.provides === presetName && s.key === 'preset');
+  entries.push({ key: 'preset', value: presetName, source: presetPackage ? fromPackage(presetPackage) : (sources.preset ?? 'default') });
   entries.push({ key: 'plugins', value: kernel.plugins.map((p) => p.name), source: sources.plugins ? `preset + ${sources.plugins}` : 'preset' });
+  // Each plugin or preset named by package: the entry that named it and the folder it came from.
+  for (const s of packages) if (s !== presetPackage) entries.push({ key: s.key === 'preset.extends' ? 'preset.extends' : `plugins.${s.provides}`, value: s.provides, source: fromPackage(s) });
   if (kernel.config.disable.length) entries.push({ key: 'disable', value: kernel.config.disable, source: sources.disable ?? 'config' });
   for (const key of Object.keys(config).sort()) {
     if (INTERNAL.has(key) || config[key] === undefined) continue;

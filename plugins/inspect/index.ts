@@ -1,4 +1,4 @@
-import { definePlugin, type Kernel, type Preset } from '../../kernel/index.js';
+import { definePlugin, type Kernel, type PackageSource, type Plugin, type Preset } from '../../kernel/index.js';
 import { configEntries, formatConfig } from './config-view.js';
 import { formatDoctor, runDoctor } from './doctor.js';
 import { init } from './init.js';
@@ -9,7 +9,16 @@ function pluginsText(kernel: Kernel): string {
   const preset = kernel.config.preset as Preset | string;
   const fromPreset = new Set(typeof preset === 'string' ? [] : preset.plugins);
   const presetName = typeof preset === 'string' ? preset : preset.name;
-  const rows = kernel.plugins.map((p) => [p.name, p.version ?? '-', fromPreset.has(p) ? `preset ${presetName}` : `config ${kernel.config.sources.plugins ?? ''}`.trim()]);
+  const packages = kernel.config.packages ?? [];
+  const presetPackage = packages.find((s) => s.kind === 'preset' && s.provides === presetName);
+  const fromPackage = (s: PackageSource) => `package ${s.package}${s.version ? `@${s.version}` : ''} (${s.path}; ${s.source}: ${s.key})`;
+  const source = (p: Plugin) => {
+    const byName = packages.find((s) => s.kind === 'plugin' && s.provides === p.name);
+    if (byName && !fromPreset.has(p)) return fromPackage(byName);
+    if (fromPreset.has(p)) return `preset ${presetName}${presetPackage ? `, ${fromPackage(presetPackage)}` : ''}`;
+    return `config ${kernel.config.sources.plugins ?? ''}`.trim();
+  };
+  const rows = kernel.plugins.map((p) => [p.name, p.version ?? '-', source(p)]);
   const width = Math.max(...rows.map((r) => r[0]!.length), 6);
   const lines = [`${'plugin'.padEnd(width)}  version  source`, ...rows.map(([name, version, source]) => `${name!.padEnd(width)}  ${version!.padEnd(7)}  ${source}`)];
   return `${lines.join('\n')}\n\nHooks and their taps, in call order:\n${kernel.describe()}`;

@@ -1,41 +1,38 @@
 /**
  * A third-party plugin as a user meets it: examples/keel-plugin-git-guard and Keel itself are packed with
- * `npm pack`, both tarballs are installed into a temp project, the plugin is named in that project's
- * agent.config.ts, and the installed `keel` binary refuses a scripted `git push` through it.
+ * `npm pack`, both tarballs are installed into a temp project, the project's agent.config.ts names the plugin by
+ * its package (`plugins: [['keel-plugin-git-guard', { branches: ['main'] }]]`), and the installed `keel` binary
+ * refuses a scripted `git push` through it.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer } from '../helpers/anthropic-server.js';
 import { collect } from '../helpers/cli.js';
+import { installPacked, REPO_ROOT } from '../helpers/pack.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
-import { spawn } from 'node:child_process';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const example = path.join(root, 'examples', 'keel-plugin-git-guard');
+const example = path.join(REPO_ROOT, 'examples', 'keel-plugin-git-guard');
 let ws: Workspace;
+let keel: string;
 
-function npm(args: string[], cwd: string): string {
-  return execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' } });
+function runInstalled(args: string[], extraEnv: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [keel, ...args], {
+    cwd: ws.path('app'),
+    env: { PATH: process.env.PATH, HOME: ws.home, KEEL_HOME: ws.home, NO_COLOR: '1', ...extraEnv },
+  });
+  child.stdin!.end();
+  return collect(child, 60_000);
 }
 
 beforeAll(() => {
   ws = makeWorkspace();
-  const packs = ws.path('packs');
-  mkdirSync(packs);
-  // --ignore-scripts: packing must not rebuild dist/ under the other tests' feet; `npm test` built it already.
-  const keelTgz = npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', packs], root).trim().split('\n').pop()!;
-  const guardTgz = npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', packs], example).trim().split('\n').pop()!;
   const project = ws.path('app');
-  mkdirSync(project);
-  writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  npm(['install', '--prefer-offline', '--ignore-scripts', '--no-save', path.join(packs, keelTgz), path.join(packs, guardTgz)], project);
-  writeFileSync(
-    path.join(project, 'agent.config.ts'),
-    "import { defineConfig } from 'keel';\nimport gitGuard from 'keel-plugin-git-guard';\n\nexport default defineConfig({ plugins: [gitGuard()] });\n",
-  );
+  keel = installPacked(ws.path('packs'), project, [example]);
+  writeFileSync(path.join(project, 'agent.config.ts'), "import { defineConfig } from 'keel';\n\nexport default defineConfig({ plugins: [['keel-plugin-git-guard', { branches: ['main'] }]] });\n");
+  // The same plugin imported by a config, as before names were possible.
+  writeFileSync(path.join(project, 'imported.config.ts'), "import { defineConfig } from 'keel';\nimport gitGuard from 'keel-plugin-git-guard';\n\nexport default defineConfig({ plugins: [gitGuard()] });\n");
   const git = (...args: string[]) => execFileSync('git', args, { cwd: project, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
   git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'init');
@@ -57,12 +54,7 @@ describe('a packed third-party plugin', () => {
     ]);
     try {
       const project = ws.path('app');
-      const child = spawn(process.execPath, [path.join(project, 'node_modules', 'keel', 'bin', 'keel.js'), '-p', 'ship it', '--trust', '--permission-mode', 'auto'], {
-        cwd: project,
-        env: { PATH: process.env.PATH, HOME: ws.home, KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' },
-      });
-      child.stdin!.end();
-      const run = await collect(child, 60_000);
+      const run = await runInstalled(['-p', 'ship it', '--trust', '--permission-mode', 'auto'], { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url });
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       const results: Record<string, { content: unknown; is_error?: boolean }> = {};
@@ -75,5 +67,19 @@ describe('a packed third-party plugin', () => {
     } finally {
       await server.close();
     }
+  }, 90_000);
+
+  it('keel plugins names the package, its version and the folder it came from; an importing config still works', async () => {
+    const trust = await runInstalled(['trust']);
+    expect(trust.code).toBe(0);
+    const dir = path.join(ws.path('app'), 'node_modules', 'keel-plugin-git-guard');
+    const byName = await runInstalled(['plugins']);
+    expect(byName.code).toBe(0);
+    expect(byName.stdout).toMatch(new RegExp(`\\ngit-guard\\s+1\\.0\\.0\\s+package keel-plugin-git-guard@1\\.0\\.0 \\(${dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}; .*agent\\.config\\.ts: plugins\\.0\\)\\n`));
+    const config = await runInstalled(['config']);
+    expect(config.stdout).toContain(`plugins.git-guard = "git-guard"  (${path.join(ws.path('app'), 'agent.config.ts')}: plugins.0, package keel-plugin-git-guard@1.0.0 from ${dir})`);
+    const imported = await runInstalled(['--config', 'imported.config.ts', 'describe']);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/prePermission: .*git-guard/);
   }, 90_000);
 });

@@ -134,6 +134,33 @@ describe('class 1: config in an untrusted folder', () => {
     expect(run.stderr).toContain('AGENTS.md');
   });
 
+  it("a package planted in node_modules under a name the user's config uses does not run untrusted", async () => {
+    const h = await hostile(probe());
+    const plant = (root: string, name: string, body: string) => {
+      mkdirSync(path.join(root, 'node_modules', name), { recursive: true });
+      writeFileSync(path.join(root, 'node_modules', name, 'package.json'), JSON.stringify({ name, version: '9.9.9', type: 'module', main: 'index.js' }));
+      writeFileSync(path.join(root, 'node_modules', name, 'index.js'), body);
+    };
+    const evil = `${esm(h, "() => ({ name: 'x', kernel: '^1.0.0', apply() {} })")}`;
+    plant(h.dir, 'keel-plugin-x', evil);
+    plant(h.dir, 'keel-preset-x', esm(h, "{ name: 'evil', extends: 'minimal', plugins: [] }"));
+    // The user's config names both; the user's own copy of the plugin sits in $KEEL_HOME/node_modules.
+    plant(h.keelHome, 'keel-plugin-x', "export default () => ({ name: 'x', kernel: '^1.0.0', apply() {} });\n");
+    writeFileSync(path.join(h.keelHome, 'agent.config.mjs'), "export default { plugins: ['keel-plugin-x'] };\n");
+    h.settle();
+    await expectNothingLoaded(h);
+    // A preset name the user has not installed is missing, not taken from the project, flag or config alike.
+    const flag = await h.run(['-p', 'go', '--preset', 'keel-preset-x']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('is not a trusted folder (keel trust)');
+    expect(h.verdict().ran).toBe(false);
+    // Control: once trusted, the project's node_modules come first, and the planted package would run.
+    h.server.push(say('ok'));
+    const trusted = await h.run(['-p', 'go', '--trust']);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    expect(h.verdict().ran).toBe(true);
+  });
+
   it('control: the same agent.config.mjs runs once the folder is trusted (the marker works)', async () => {
     const h = await hostile([say('ok')]);
     h.write('agent.config.mjs', esm(h));
