@@ -1,5 +1,5 @@
 /** Plain-text renderings of events: one line per tool call, results and diffs collapsed, notices spelled out. */
-import type { AgentEvent, ToolCall, ToolResult } from '../../kernel/index.js';
+import type { AgentEvent, MessageParam, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
 
 export function keyArgument(call: ToolCall): string {
   const input = (call.input ?? {}) as Record<string, unknown>;
@@ -35,4 +35,82 @@ export function resultLines(call: ToolCall, result: ToolResult): string[] {
 export function retryLine(event: Extract<AgentEvent, { type: 'retry' }>): string {
   const wait = event.delayMs >= 1000 ? `${(event.delayMs / 1000).toFixed(event.delayMs % 1000 === 0 ? 0 : 1)} s` : `${event.delayMs} ms`;
   return `[retry] Retrying in ${wait} (${event.attempt}/${event.maxRetries}): ${event.cause}`;
+}
+
+export const LABELS: Record<PermissionChoice, string> = { allow_once: 'Allow once', allow_session: 'Allow this session', deny: 'Deny', deny_session: 'Deny this session' };
+
+/** Events some plugins add (web search, permission mode changes), read by shape: no plugin is imported. */
+interface WebSearchEvent {
+  type: 'web_search';
+  query: string;
+  results: Array<{ title: string; url: string }>;
+}
+interface ModeEvent {
+  type: 'permission_mode';
+  to: string;
+  reason: string;
+}
+
+function isWebSearch(event: { type: string }): event is WebSearchEvent {
+  const e = event as Partial<WebSearchEvent>;
+  return event.type === 'web_search' && typeof e.query === 'string' && Array.isArray(e.results);
+}
+
+function isModeChange(event: { type: string }): event is ModeEvent {
+  return event.type === 'permission_mode' && typeof (event as Partial<ModeEvent>).to === 'string';
+}
+
+/** The lines an event prints (none for the events the UI does not show). Text deltas are streamed apart. */
+export function eventLines(event: AgentEvent): string[] {
+  switch (event.type) {
+    case 'withdraw':
+      return [`[retry] the answer above was cut off: ${event.reason}`];
+    case 'tool_start':
+      return [`[tool] ${callLine(event.call)}`];
+    case 'tool_output':
+      return event.chunk.replace(/\r/g, '').replace(/\n$/, '').split('\n').map((line) => `  > ${line}`);
+    case 'tool_end':
+      return resultLines(event.call, event.result);
+    case 'permission':
+      if (event.source === 'user') return [`[permission] ${callLine(event.call)}: ${event.choice ? LABELS[event.choice] : event.decision.behavior}`];
+      return event.decision.behavior === 'deny' ? [`[denied] ${callLine(event.call)}: ${event.decision.reason}`] : [];
+    case 'retry':
+      return [retryLine(event)];
+    case 'compact':
+      return [`[compact] Context compacted (${event.trigger}): ${event.preTokens} -> ${event.postTokens} tokens`];
+    case 'refusal':
+      return [`[error] The model refused: ${event.text}`];
+    case 'log':
+      return event.level === 'error' || event.level === 'warn' ? [`[${event.level}] ${event.message}`] : [];
+    case 'result':
+      if (event.result.aborted) return ['[interrupted]'];
+      return event.result.isError ? [`[error] ${event.result.error ?? event.result.subtype}`] : [];
+    default:
+      break;
+  }
+  if (isWebSearch(event)) {
+    const shown = event.results.slice(0, 5).map((r) => `  - ${r.title || r.url} <${r.url}>`);
+    const more = event.results.length > shown.length ? [`  ... +${event.results.length - shown.length} more`] : [];
+    return [`[web search] "${event.query}": ${event.results.length} result${event.results.length === 1 ? '' : 's'}`, ...shown, ...more];
+  }
+  if (isModeChange(event)) return [`[mode] Permission mode: ${event.to} (${event.reason})`];
+  return [];
+}
+
+export function todoLines(todos: Array<{ content: string; status: string }>): string[] {
+  return todos.length === 0 ? [] : ['[todos]', ...todos.map((t) => `  [${t.status === 'completed' ? 'x' : t.status === 'in_progress' ? '>' : ' '}] ${t.content}`)];
+}
+
+/** A resumed conversation, printed once: prompts as `> `, answers as text, one line per tool call. */
+export function historyLines(messages: MessageParam[]): string[] {
+  const out: string[] = [];
+  for (const message of messages) {
+    const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+    for (const block of blocks) {
+      if (block.type === 'text' && message.role === 'user') out.push(`> ${block.text.split('\n').join('\n  ')}`);
+      else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
+      else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
+    }
+  }
+  return out;
 }
