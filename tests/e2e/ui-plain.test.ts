@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { historyFile } from '../../plugins/ui-plain/history.js';
+import { hasTmux, readBytes, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
 import { recordSession } from '../helpers/ui-fixtures.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
@@ -19,13 +21,27 @@ afterEach(async () => {
   ws = undefined;
 });
 
-async function start(script: ScriptStep[], opts: { args?: string[]; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp; flag?: boolean } = {}) {
+async function start(script: ScriptStep[], opts: { args?: string[]; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp; flag?: boolean; width?: number; env?: Record<string, string> } = {}) {
   ws = makeWorkspace({ git: true });
   await opts.prepare?.(ws);
   server = await startAnthropicServer(script);
-  term = startKeelTerminal({ cwd: ws.dir, args: [...(opts.flag === false ? [] : ['--ui', 'plain']), ...(opts.args ?? [])], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+  term = startKeelTerminal({ cwd: ws.dir, width: opts.width, args: [...(opts.flag === false ? [] : ['--ui', 'plain']), ...(opts.args ?? [])], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url, ...opts.env } });
   await term.waitFor(opts.waitFor ?? /^> ?$/m);
   return { ws, server, term };
+}
+
+/** Writes this project's prompt history, oldest first, as earlier runs would have left it. */
+function seedHistory(w: Workspace, entries: string[]): void {
+  const file = historyFile(w.home, realpathSync(w.dir));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+}
+
+/** The text of the user's last message in a recorded request. */
+function lastPrompt(body: { messages: Array<{ role: string; content: unknown }> }): string {
+  const content = body.messages.at(-1)?.content;
+  if (typeof content === 'string') return content;
+  return (content as Array<{ type: string; text?: string }>).filter((b) => b.type === 'text').map((b) => b.text).join('');
 }
 
 function send(t: Terminal, text: string): void {
@@ -59,7 +75,8 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     await t.waitFor(/^one$/m);
     expect(t.screen()).toContain('| plain-2');
     send(t, 'second');
-    await t.waitFor(/Answer \[1-4/);
+    // A question takes only lines typed after it is asked: wait for this one before answering.
+    await t.waitFor(/echo not-run[\s\S]*Answer \[1-4[^\n]*\s*$/);
     send(t, '3');
     await t.waitFor(/^two$/m);
     expect(t.screen()).toContain('[permission] bash: echo not-run: Deny');
@@ -127,5 +144,124 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     send(t, 'continue');
     await t.waitFor(/^resumed$/m);
     expect(JSON.stringify(server.requests[0].body.messages[0])).toContain('about apples');
+  });
+
+  it('Ctrl+R searches history as you type: refine, step older, failing, cancel, take to edit, Enter sends', async () => {
+    const { term: t, server: s } = await start([say('sent the edited one'), say('sent the match')], {
+      prepare: (w) => seedHistory(w, ['fix the parser', 'deploy the app', 'lint everything', 'deploy the docs']),
+    });
+    t.type('draft');
+    t.keys('C-r');
+    await t.waitFor(/\(reverse-i-search\)'':/);
+    t.type('pars');
+    await t.waitFor(/\(reverse-i-search\)'pars': fix the parser/);
+    t.keys('BSpace', 'BSpace', 'BSpace', 'BSpace');
+    t.type('deploy');
+    await t.waitFor(/\(reverse-i-search\)'deploy': deploy the docs/);
+    t.keys('C-r');
+    await t.waitFor(/\(reverse-i-search\)'deploy': deploy the app/);
+    t.keys('C-r');
+    await t.waitFor(/\(failing reverse-i-search\)'deploy': deploy the app/);
+    // Esc goes back to the line as it was.
+    t.keys('Escape');
+    await t.waitFor(/^> draft\s*$/m);
+    // Ctrl+G too, after a search that found something.
+    t.keys('C-r');
+    t.type('lint');
+    await t.waitFor(/'lint': lint everything/);
+    t.keys('C-g');
+    await t.waitFor(/^> draft\s*$/m);
+    // Right takes the match into the line to edit it; Ctrl+E, more text, Enter sends it.
+    t.keys('C-u', 'C-r');
+    t.type('docs');
+    await t.waitFor(/'docs': deploy the docs/);
+    t.keys('Right', 'C-e');
+    t.type(' now');
+    await t.waitFor(/^> deploy the docs now\s*$/m);
+    t.keys('Enter');
+    await t.waitFor(/sent the edited one/);
+    expect(lastPrompt(s.requests[0].body)).toBe('deploy the docs now');
+    // Enter in the search sends the match at once, as bash does; Ctrl+R on an empty query takes the last one again.
+    t.keys('C-r', 'C-r');
+    await t.waitFor(/'docs': deploy the docs now/);
+    t.keys('BSpace', 'BSpace', 'BSpace', 'BSpace');
+    t.type('fix');
+    await t.waitFor(/'fix': fix the parser/);
+    t.keys('Enter');
+    await t.waitFor(/sent the match/);
+    expect(lastPrompt(s.requests[1].body)).toBe('fix the parser');
+    expect(t.screen()).toMatch(/^> fix the parser\s*$/m);
+  });
+
+  it('keeps the Ctrl+R search on one row of a 40-column terminal', async () => {
+    const long = `please look at ${'the very long history entry '.repeat(4)}and find the needle in it`;
+    const { term: t } = await start([], { width: 40, prepare: (w) => seedHistory(w, [long, 'short one']) });
+    t.keys('C-r');
+    t.type('needle');
+    const screen = await t.waitFor(/'needle': .*needle/);
+    const row = screen.split('\n').find((l) => l.includes('reverse-i-search')) ?? '';
+    expect(row.length).toBeLessThan(40);
+    expect(screen).not.toMatch(/^and find/m);
+    t.keys('C-g');
+    await t.waitFor(/^> ?\s*$/m);
+  });
+
+  it('a bracketed paste of several lines does not submit on its newlines: Enter sends it whole as one prompt', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-paste-'));
+    try {
+      const { term: t, server: s } = await start([say('got the block')]);
+      const bytes = path.join(dir, 'bytes');
+      t.record(bytes);
+      t.type('review this: ');
+      t.paste('first line\nsecond line\nthird line\n');
+      await t.waitFor(/^> review this: \[pasted 3 lines\]\s*$/m);
+      expect(s.requests).toHaveLength(0);
+      t.type(' thanks');
+      t.keys('Enter');
+      await t.waitFor(/got the block/);
+      expect(s.requests).toHaveLength(1);
+      expect(lastPrompt(s.requests[0].body)).toBe('review this: first line\nsecond line\nthird line thanks');
+      // A one-line paste is typed into the line as it is.
+      t.paste('just one line');
+      await t.waitFor(/^> just one line\s*$/m);
+      t.keys('C-u', 'C-d');
+      await t.waitFor(/EXIT=0/);
+      t.stopRecording();
+      const written = readBytes(bytes);
+      // The paste came bracketed, so mode 2004 was on (tmux brackets only then); leaving turned it off.
+      expect(written).toContain('\x1b[?2004l');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers the model\'s choice question with a number', async () => {
+    const question = { questions: [{ question: 'Which database?', header: 'Database', options: [{ label: 'Postgres', description: 'the server one' }, { label: 'SQLite' }] }] };
+    const { term: t, server: s } = await start([callTool('ask_user_question', question), say('SQLite it is')]);
+    send(t, 'set up storage');
+    await t.waitFor(/Answer \(a number or your own words\):/);
+    expect(t.screen()).toMatch(/\[question\] Database: Which database\?\n {2}1\) Postgres - the server one\n {2}2\) SQLite/);
+    send(t, '2');
+    await t.waitFor(/^SQLite it is$/m);
+    expect(JSON.stringify(s.requests[1].body.messages.at(-1).content)).toContain('SQLite');
+  });
+
+  it('shows the plan of exit_plan_mode; no with feedback keeps planning, yes switches to edits mode', async () => {
+    const { term: t, server: s } = await start(
+      [callTool('exit_plan_mode', { plan: '1. change parse.ts\n2. run the tests' }), callTool('exit_plan_mode', { plan: '1. change parse.ts\n2. add a test\n3. run the tests' }), say('carrying it out')],
+      { args: ['--permission-mode', 'plan'] },
+    );
+    send(t, 'plan the fix');
+    await t.waitFor(/Approve this plan\? \[1-2, y = yes, n = keep planning\]:/);
+    expect(t.screen()).toMatch(/\[plan\] The plan to approve:\n {2}\| 1\. change parse\.ts\n {2}\| 2\. run the tests\n1\) Yes, carry it out \(edits mode\) {2}2\) No, keep planning/);
+    send(t, 'n');
+    await t.waitFor(/What should change\? \(Enter for nothing\):/);
+    send(t, 'add a test first');
+    await t.waitFor(/\| 2\. add a test[\s\S]*Approve this plan\?[^\n]*\s*$/);
+    expect(JSON.stringify(s.requests[1].body.messages.at(-1).content)).toContain('add a test first');
+    send(t, 'y');
+    await t.waitFor(/^carrying it out$/m);
+    expect(t.screen()).toContain('[mode] Permission mode: edits (plan approved)');
+    expect(t.screen()).toMatch(/\[claude-sonnet-5-5 - edits mode -/);
   });
 });
