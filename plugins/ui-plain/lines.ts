@@ -1,6 +1,17 @@
 /** Plain-text renderings of events: one line per tool call, results and diffs collapsed, notices spelled out. */
 import type { AgentEvent, MessageParam, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
 
+/**
+ * Text safe to print as plain lines: terminal escape sequences (colours from a command's output, cursor
+ * moves, titles) and other control characters are dropped; newlines and tabs stay.
+ */
+export function clean(text: string): string {
+  return text
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g, '')
+    .replace(/\r\n/g, '\n')
+    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
+}
+
 export function keyArgument(call: ToolCall): string {
   const input = (call.input ?? {}) as Record<string, unknown>;
   for (const key of ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt']) {
@@ -16,8 +27,8 @@ export function callLine(call: ToolCall): string {
 }
 
 function text(result: ToolResult): string {
-  if (typeof result.content === 'string') return result.content;
-  return result.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
+  if (typeof result.content === 'string') return clean(result.content);
+  return clean(result.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n'));
 }
 
 export function collapse(body: string, max: number): string[] {
@@ -27,7 +38,7 @@ export function collapse(body: string, max: number): string[] {
 
 export function resultLines(call: ToolCall, result: ToolResult): string[] {
   const diff = result.display?.diff;
-  const body = typeof diff === 'string' && diff && !result.isError ? collapse(diff, 20) : collapse(text(result), result.isError ? 6 : 4);
+  const body = typeof diff === 'string' && diff && !result.isError ? collapse(clean(diff), 20) : collapse(text(result), result.isError ? 6 : 4);
   const head = `[${result.isError ? 'failed' : 'done'}] ${callLine(call)}`;
   return [head, ...body.filter((l, i) => l !== '' || i > 0).map((l) => `  | ${l}`)];
 }
@@ -68,7 +79,7 @@ export function eventLines(event: AgentEvent): string[] {
     case 'tool_start':
       return [`[tool] ${callLine(event.call)}`];
     case 'tool_output':
-      return event.chunk.replace(/\r/g, '').replace(/\n$/, '').split('\n').map((line) => `  > ${line}`);
+      return clean(event.chunk).replace(/\n$/, '').split('\n').map((line) => `  > ${line}`);
     case 'tool_end':
       return resultLines(event.call, event.result);
     case 'permission':

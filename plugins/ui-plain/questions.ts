@@ -4,7 +4,7 @@
  * interrupted turn denies the one being asked.
  */
 import type { Answer, PermissionChoice, Question } from '../../kernel/index.js';
-import { callLine, LABELS } from './lines.js';
+import { callLine, clean, LABELS } from './lines.js';
 
 const PLAN_LABELS: Partial<Record<PermissionChoice, string>> = { allow_once: 'Yes, carry it out (edits mode)', allow_session: 'Yes, carry it out (edits mode)', deny: 'No, keep planning' };
 
@@ -53,7 +53,7 @@ async function askPermission(io: QuestionIo, question: PermissionQuestion, signa
   const who = question.subagent ? ` (sub-agent ${question.subagent.name})` : '';
   io.say(`[permission] ${callLine(question.call)}${who} needs your approval${question.reason ? ` (${question.reason})` : ''}`);
   const shown = question.preview ?? (question.call.name === 'bash' ? String(input.command ?? '') : typeof input.url === 'string' ? input.url : JSON.stringify(input, null, 2));
-  for (const line of shown.split('\n')) io.say(`  | ${line}`);
+  for (const line of clean(shown).split('\n')) io.say(`  | ${line}`);
   io.say(question.options.map((o, i) => `${i + 1}) ${LABELS[o]}`).join('  '));
   const choice = await pick(io, question.options, `Answer [1-${question.options.length}, y = allow once, n = deny]: `, signal);
   return { kind: 'permission', choice };
@@ -64,7 +64,7 @@ async function askPlan(io: QuestionIo, question: PermissionQuestion, signal: Abo
   const input = (question.call.input ?? {}) as Record<string, unknown>;
   const plan = question.preview ?? (typeof input.plan === 'string' ? input.plan : '');
   io.say('[plan] The plan to approve:');
-  for (const line of plan.replace(/\s+$/, '').split('\n')) io.say(`  | ${line}`);
+  for (const line of clean(plan).replace(/\s+$/, '').split('\n')) io.say(`  | ${line}`);
   io.say(question.options.map((o, i) => `${i + 1}) ${PLAN_LABELS[o] ?? LABELS[o]}`).join('  '));
   const choice = await pick(io, question.options, `Approve this plan? [1-${question.options.length}, y = yes, n = keep planning]: `, signal);
   if (choice !== 'deny' && choice !== 'deny_session') return { kind: 'permission', choice };

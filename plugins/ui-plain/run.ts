@@ -7,7 +7,7 @@ import { History, historyFile } from './history.js';
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
-import { collapse, eventLines, historyLines, todoLines } from './lines.js';
+import { clean, collapse, eventLines, historyLines, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { runShell } from './shell.js';
@@ -106,8 +106,10 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   // Events become lines; the answer streams as it comes.
   const onEvent = (event: AgentEvent) => {
     if (event.type === 'text_delta') {
-      out(event.text);
-      atLineStart = event.text.endsWith('\n');
+      const text = clean(event.text);
+      if (!text) return;
+      out(text);
+      atLineStart = text.endsWith('\n');
       return;
     }
     if (event.type === 'assistant_message') {
@@ -250,7 +252,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
             const printed: string[] = [];
             const output = await command.run(args, { kernel, session: session!, print: (t) => printed.push(t), signal });
             const all = [...printed, ...(typeof output === 'string' && output ? [output] : [])].join('\n').replace(/\n+$/, '');
-            if (all) say(all);
+            if (all) say(clean(all));
           } catch (err) {
             say(`[error] /${name}: ${userMessage(err)}`);
           }

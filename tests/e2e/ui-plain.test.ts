@@ -264,4 +264,70 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(t.screen()).toContain('[mode] Permission mode: edits (plan approved)');
     expect(t.screen()).toMatch(/\[claude-sonnet-5-5 - edits mode -/);
   });
+
+  it('runs the commands and keys of the Ink UI: /help, /status, /model, /permissions, /memory, /compact, Shift+Tab, !cmd, #note', async () => {
+    const summary = ['Completed tasks', 'Key findings', 'Current state', 'Pending work', 'Important decisions'].map((h) => `## ${h}\n- noted`).join('\n');
+    const { term: t } = await start([say('a first answer'), say(summary)]);
+    send(t, '/help');
+    await t.waitFor(/^\/status - /m);
+    const help = t.screen();
+    for (const name of ['clear', 'compact', 'cost', 'exit', 'memory', 'model', 'permissions', 'resume']) expect(help).toMatch(new RegExp(`^/${name} - `, 'm'));
+    t.keys('C-l');
+    send(t, '/status');
+    await t.waitFor(/Session[\s\S]*claude-sonnet-5-5/i);
+    send(t, '/model');
+    await t.waitFor(/^Small model: claude-haiku-5-5$/m);
+    t.keys('BTab');
+    await t.waitFor(/\[mode\] Permission mode: edits/);
+    send(t, '/permissions');
+    await t.waitFor(/^Permission mode: edits$/m);
+    send(t, '#remember the tabs');
+    await t.waitFor(/Noted in .*MEMORY\.md/);
+    send(t, '/memory');
+    await t.waitFor(/^> \/memory$[\s\S]*remember the tabs/m);
+    t.keys('BTab');
+    await t.waitFor(/\[mode\] Permission mode: auto/);
+    send(t, '!echo shell-ok');
+    await t.waitFor(/\| shell-ok/);
+    send(t, 'hello');
+    await t.waitFor(/^a first answer$/m);
+    send(t, '/compact');
+    await t.waitFor(/\[compact\] Context compacted \(manual\)/);
+  });
+
+  it('--continue resumes the latest session and prints its conversation once', async () => {
+    ws = makeWorkspace({ git: true });
+    await recordSession(ws, 1, 'the older one');
+    await recordSession(ws, 2, 'the latest one');
+    server = await startAnthropicServer([say('continued')]);
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain', '--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const t = term;
+    await t.waitFor(/Resumed session .* \(4 messages\)/);
+    expect(t.screen()).toMatch(/^> the latest one$[\s\S]*^answer 1: [\s\S]*^> question 2$/m);
+    send(t, 'go on');
+    await t.waitFor(/^continued$/m);
+    expect(JSON.stringify(server.requests[0].body.messages[0])).toContain('the latest one');
+  });
+
+  it('under NO_COLOR, a non-UTF-8 locale and 40 columns writes only ASCII and no colours, even from a command', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-ascii-'));
+    try {
+      const { term: t } = await start([callTool('bash', { command: "printf '\\033[31mred words\\033[0m\\n'" }), say('Caf\u00e9 \u2014 \u201cquoted\u201d \u2026 \u4f60\u597d')], {
+        width: 40,
+        env: { NO_COLOR: '1', LANG: 'C', LC_ALL: 'C' },
+        args: ['--permission-mode', 'auto'],
+      });
+      const bytes = path.join(dir, 'bytes');
+      t.record(bytes);
+      send(t, 'colour me');
+      await t.waitFor(/Caf\? - "quoted" \.\.\. \?\?\?\?/);
+      expect(t.screen()).toContain('| red words');
+      t.stopRecording();
+      const written = readBytes(bytes);
+      expect(written).not.toMatch(/[^\x00-\x7f]/);
+      expect(written).not.toMatch(/\x1b\[[0-9;]*m/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
