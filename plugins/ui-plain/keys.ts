@@ -123,7 +123,8 @@ export class PromptKeys {
       const placeholder = this.blocks.add(match.entry, 'history');
       return this.show(placeholder, placeholder.length);
     }
-    const at = query ? match.entry.indexOf(query) : -1;
+    // As bash: the cursor stays where the match is. A dumb terminal cannot show that, so there it goes to the end.
+    const at = query && !this.opts.dumb ? match.entry.indexOf(query) : -1;
     this.show(match.entry, at >= 0 ? at : match.entry.length);
   }
 

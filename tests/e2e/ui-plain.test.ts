@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -326,6 +327,26 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       const written = readBytes(bytes);
       expect(written).not.toMatch(/[^\x00-\x7f]/);
       expect(written).not.toMatch(/\x1b\[[0-9;]*m/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('SIGTERM ends the UI, saves the session and switches bracketed paste off', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-term-'));
+    try {
+      const { term: t } = await start([]);
+      const bytes = path.join(dir, 'bytes');
+      t.record(bytes);
+      const shell = execFileSync('tmux', ['-L', t.socket, 'list-panes', '-t', 'ui', '-F', '#{pane_pid}'], { encoding: 'utf8' }).trim();
+      const keel = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', shell], { encoding: 'utf8' }).trim().split('\n')[0]);
+      expect(keel).toBeGreaterThan(0);
+      process.kill(keel, 'SIGTERM');
+      const end = await t.waitFor(/EXIT=\d+/);
+      expect(end).toContain('EXIT=143');
+      expect(end).toMatch(/Session saved\. Resume it with: keel --resume/);
+      t.stopRecording();
+      expect(readBytes(bytes)).toContain('\x1b[?2004l');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
