@@ -125,3 +125,35 @@ export function historyLines(messages: MessageParam[]): string[] {
   }
   return out;
 }
+
+/**
+ * Calls that never ran (a policy denial, an invalid input, an unknown tool) have no tool events of their own:
+ * their error result, seen in `tool_results`, becomes a `[not run]` line. Calls the user was asked about
+ * already have their `[permission]` line.
+ */
+export class CallsNotRun {
+  private waiting = new Map<string, ToolCall>();
+
+  lines(event: AgentEvent): string[] {
+    if (event.type === 'assistant_message') {
+      const content = event.message.content;
+      if (typeof content !== 'string') for (const b of content) if (b.type === 'tool_use') this.waiting.set(b.id, { id: b.id, name: b.name, input: b.input });
+      return [];
+    }
+    if (event.type === 'tool_start' || event.type === 'permission') {
+      this.waiting.delete(event.call.id);
+      return [];
+    }
+    if (event.type !== 'tool_results' || typeof event.message.content === 'string') return [];
+    const out: string[] = [];
+    for (const block of event.message.content) {
+      if (block.type !== 'tool_result') continue;
+      const call = this.waiting.get(block.tool_use_id);
+      this.waiting.delete(block.tool_use_id);
+      if (!call || !block.is_error) continue;
+      const body = typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join(' ');
+      out.push(`[not run] ${callLine(call)}: ${clean(body).replace(/\s*\n\s*/g, ' ')}`);
+    }
+    return out;
+  }
+}

@@ -7,7 +7,7 @@ import { History, historyFile } from './history.js';
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
-import { clean, collapse, eventLines, historyLines, todoLines } from './lines.js';
+import { CallsNotRun, clean, collapse, eventLines, historyLines, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { runShell } from './shell.js';
@@ -104,7 +104,9 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   const answerQuestion = questionAsker({ say, ask: (prompt, signal) => ask(prompt, signal, true), signal: () => turnController?.signal });
 
   // Events become lines; the answer streams as it comes.
+  const notRun = new CallsNotRun();
   const onEvent = (event: AgentEvent) => {
+    for (const line of notRun.lines(event)) say(line);
     if (event.type === 'text_delta') {
       const text = clean(event.text);
       if (!text) return;

@@ -81,6 +81,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     send(t, '3');
     await t.waitFor(/^two$/m);
     expect(t.screen()).toContain('[permission] bash: echo not-run: Deny');
+    expect(t.screen()).not.toContain('[not run]');
     expect(s.requests[3].body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
   });
 
@@ -350,5 +351,32 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('prints retries, server web searches, the todo list and policy denials as lines of their own', async () => {
+    const result = { type: 'web_search_result', url: 'https://nodejs.org/en/blog/release/v22.0.0', title: 'Node.js 22 is now available!', encrypted_content: 'Enc', page_age: 'April 24, 2024' };
+    const searched = {
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'node 22 v8' } },
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [result] },
+        { type: 'text', text: 'Node 22 ships V8 12.4.' },
+      ],
+    };
+    const todos = { todos: [{ content: 'Read the code', status: 'completed' }, { content: 'Fix the parser', status: 'in_progress' }, { content: 'Run the tests', status: 'pending' }] };
+    const { term: t } = await start(
+      [{ status: 529 }, searched as ScriptStep, callTool('todo_write', todos), say('listed'), callTool('bash', { command: 'rm -rf build' }), say('could not')],
+      { prepare: (w) => writeFileSync(path.join(w.home, 'agent.config.ts'), 'export default { retry: { baseDelayMs: 1 } };\n'), args: ['--disallowedTools', 'Bash(rm:*)'] },
+    );
+    send(t, 'which v8?');
+    await t.waitFor(/^Node 22 ships V8 12\.4\.$/m);
+    const first = t.screen();
+    expect(first).toMatch(/^\[retry\] Retrying in 1 ms \(1\/\d+\): .*529/m);
+    expect(first).toMatch(/^\[web search\] "node 22 v8": 1 result\n {2}- Node\.js 22 is now available! <https:\/\/nodejs\.org\/en\/blog\/release\/v22\.0\.0>$/m);
+    send(t, 'plan it');
+    await t.waitFor(/^listed$/m);
+    expect(t.screen()).toMatch(/^\[todos\]\n {2}\[x\] Read the code\n {2}\[>\] Fix the parser\n {2}\[ \] Run the tests$/m);
+    send(t, 'clean up');
+    await t.waitFor(/^could not$/m);
+    expect(t.screen()).toMatch(/^\[not run\] bash: rm -rf build: .*denied/im);
   });
 });
