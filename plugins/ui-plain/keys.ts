@@ -20,7 +20,7 @@ export interface KeyOptions {
   rl: Interface;
   input: EventEmitter;
   /** The keypress listeners the input had before readline was created (so readline's is the one added). */
-  before: Function[];
+  before: readonly unknown[];
   find: FindInHistory;
   columns(): number;
   /** TERM=dumb: every change of the search is a new line, nothing is redrawn. */

@@ -13,8 +13,6 @@ import { questionAsker } from './questions.js';
 import { runShell } from './shell.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
 
-export { askTrustPlain } from './trust.js';
-
 const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
 const BUILTINS = [
   { name: 'help', description: 'show the keys and commands' },

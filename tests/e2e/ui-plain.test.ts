@@ -211,7 +211,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
   it('a bracketed paste of several lines does not submit on its newlines: Enter sends it whole as one prompt', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-paste-'));
     try {
-      const { term: t, server: s } = await start([say('got the block')]);
+      const { term: t, server: s } = await start([say('got the block'), say('got it again')]);
       const bytes = path.join(dir, 'bytes');
       t.record(bytes);
       t.type('review this: ');
@@ -223,6 +223,13 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       await t.waitFor(/got the block/);
       expect(s.requests).toHaveLength(1);
       expect(lastPrompt(s.requests[0].body)).toBe('review this: first line\nsecond line\nthird line thanks');
+      // Ctrl+R finds the block by any of its lines, and Enter sends it whole again.
+      t.keys('C-r');
+      t.type('second');
+      await t.waitFor(/\(reverse-i-search\)'second': second line \[3 lines\]/);
+      t.keys('Enter');
+      await t.waitFor(/got it again/);
+      expect(lastPrompt(s.requests[1].body)).toBe('review this: first line\nsecond line\nthird line thanks');
       // A one-line paste is typed into the line as it is.
       t.paste('just one line');
       await t.waitFor(/^> just one line\s*$/m);
