@@ -23,7 +23,7 @@ export default definePlugin(() => ({
         return runPlain(ctx, bridge);
       },
       async askTrust(question) {
-        const { askTrustPlain } = await import('./run.js');
+        const { askTrustPlain } = await import('./trust.js');
         return askTrustPlain(question);
       },
     });

@@ -19,6 +19,11 @@ export interface Terminal {
   /** Keys by tmux name (`Enter`, `Escape`, `C-c`, `Up`, `BTab`) or literal text with `type`. */
   keys(...keys: string[]): void;
   type(text: string): void;
+  /**
+   * Pastes `text` as a terminal does (tmux paste-buffer -p): wrapped in bracketed-paste markers when the program
+   * turned DEC mode 2004 on, line ends sent as carriage returns.
+   */
+  paste(text: string): void;
   /** Waits until the screen (or the history) matches, else throws with what was there. */
   waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
   /** Starts recording every byte the program writes to the terminal into `file`. */
@@ -47,6 +52,10 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
     history: () => tmux('capture-pane', '-p', '-S', '-', '-E', '-', '-t', 'ui'),
     keys: (...keys) => void tmux('send-keys', '-t', 'ui', ...keys),
     type: (text) => void tmux('send-keys', '-t', 'ui', '-l', text),
+    paste: (text) => {
+      tmux('set-buffer', '-b', 'keel-paste', '--', text);
+      tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
+    },
     async waitFor(pattern, { history = false, timeoutMs = 20_000 } = {}) {
       const deadline = Date.now() + timeoutMs;
       let seen = '';

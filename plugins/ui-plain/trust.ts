@@ -1,0 +1,33 @@
+/** The folder-trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). */
+import readline from 'node:readline';
+import type { TrustQuestion } from '../../kernel/index.js';
+import { asciiStream, isUtf8Locale } from './terminal.js';
+
+/** The trust question as a y/n line; Enter or the end of input means no. */
+export async function askTrustPlain(question: TrustQuestion): Promise<boolean> {
+  const output = isUtf8Locale(process.env) ? process.stdout : asciiStream(process.stdout);
+  const rl = readline.createInterface({ input: process.stdin, output, terminal: Boolean(process.stdin.isTTY && process.stdout.isTTY) });
+  let closed = false;
+  const onClose: Array<() => void> = [];
+  rl.once('close', () => {
+    closed = true;
+    for (const f of onClose) f();
+  });
+  try {
+    output.write(`Do you trust the files in ${question.folder}?\nTrusting it lets these run or load as settings:\n${question.files.map((f) => `  ${f}\n`).join('')}`);
+    for (;;) {
+      const reply = await new Promise<string | null>((resolve) => {
+        if (closed) return resolve(null);
+        onClose.push(() => resolve(null));
+        rl.question('Trust this folder (remembered)? [y/n]: ', resolve);
+      });
+      if (reply === null) return false;
+      const word = reply.trim().toLowerCase();
+      if (word === 'y' || word === 'yes') return true;
+      if (word === 'n' || word === 'no' || word === '') return false;
+      output.write('Type y or n.\n');
+    }
+  } finally {
+    rl.close();
+  }
+}
