@@ -1,5 +1,5 @@
 /** Claude Code's `-p` message shapes, so tools built for `claude -p` can read Keel's output. */
-import type { Kernel, MessageParam, QueryResponse, RunResult, Session } from '../../kernel/index.js';
+import { toolGiven, type Kernel, type MessageParam, type QueryResponse, type RunResult, type Session } from '../../kernel/index.js';
 
 export function initMessage(kernel: Kernel, session: Session) {
   return {
@@ -8,7 +8,8 @@ export function initMessage(kernel: Kernel, session: Session) {
     session_id: session.id,
     cwd: session.cwd,
     model: session.model,
-    tools: kernel.tools.names(),
+    // The tools this agent has: `--tools` / config `tools` leave the others out (as the sdk frontend does).
+    tools: kernel.tools.names().filter((name) => toolGiven(kernel, name)),
     permissionMode: session.permissionMode,
     preset: session.preset,
     slash_commands: kernel.commands.names(),

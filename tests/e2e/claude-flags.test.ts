@@ -69,6 +69,15 @@ describe("Claude Code's flags", () => {
     expect(toolNamesOf(request)).toEqual(['read_file', 'grep']);
   });
 
+  it('lists only the tools --tools gives in the stream-json init line', async () => {
+    const { env, ws } = await prepare([say('hi')]);
+    const run = await runKeel(['-p', 'go', '--tools', 'Read,Grep', '--output-format', 'stream-json', '--verbose'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    const init = ndjson(run.stdout)[0] as { subtype: string; tools: string[] };
+    expect(init.subtype).toBe('init');
+    expect(init.tools).toEqual(['read_file', 'grep']);
+  });
+
   it('rejects bad values with one line naming the flag', async () => {
     const { env, ws } = await prepare([]);
     const badId = await runKeel(['-p', 'go', '--session-id', 'not-a-uuid'], { cwd: ws.dir, env });
