@@ -8,6 +8,7 @@ import type { SessionChoice } from './app/ResumePicker.js';
 import { TrustDialog } from './app/TrustDialog.js';
 import { Controller } from './controller.js';
 import { asciiStream } from './ascii.js';
+import { bracketedPaste } from './bracketed.js';
 import { colorsWanted, glyphsFor, isUtf8Locale } from './glyphs.js';
 import { History, historyFile } from './history.js';
 import { QuestionQueue } from './questions.js';
@@ -63,9 +64,17 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   }
   bridge.questions = questions;
   greet(controller.session, transcript, paint, glyphs.dot);
-  // The CLI's SIGINT handler aborts the whole run; in raw mode Ctrl+C arrives as a key instead.
-  const onAbort = () => controller.interrupt();
+  // SIGINT, SIGTERM or SIGHUP abort the whole run (the CLI's handler): the turn stops and the UI leaves. In raw
+  // mode Ctrl+C arrives as a key instead.
+  const onAbort = () => {
+    controller.interrupt();
+    controller.requestExit();
+  };
   ctx.signal.addEventListener('abort', onAbort);
+  // A paste arrives as one unit (bracketed.ts). Turned off again however the process ends: the finally below,
+  // or the exit event after a crash or a second signal (process.exit).
+  const endPaste = bracketedPaste(stdout);
+  process.once('exit', endPaste);
   const instance = render(
     <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
     { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
@@ -75,6 +84,8 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   try {
     await instance.waitUntilExit();
   } finally {
+    endPaste();
+    process.off('exit', endPaste);
     controller.interrupt();
     bridge.questions = null;
     ctx.signal.removeEventListener('abort', onAbort);

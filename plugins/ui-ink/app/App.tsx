@@ -3,14 +3,16 @@
  * never redrawn); below them a live region, kept shorter than the screen, shows the answer's unfinished
  * line, running tools, a question or the prompt, the spinner and the footer.
  */
-import React, { useEffect, useState, useSyncExternalStore } from 'react';
+import React, { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { Box, Static, Text, useApp, useStdout } from 'ink';
 import type { AppState, PermissionMode } from '../../../kernel/index.js';
 import type { Controller } from '../controller.js';
 import { toolTitle } from '../format.js';
 import type { Glyphs } from '../glyphs.js';
 import type { Paint } from '../style.js';
+import { ChoiceDialog } from './ChoiceDialog.js';
 import { PermissionDialog } from './PermissionDialog.js';
+import { isPlanApproval, PlanDialog } from './PlanDialog.js';
 import { Prompt } from './Prompt.js';
 import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
@@ -27,6 +29,15 @@ export interface AppProps {
 }
 
 const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
+
+/** A new dialog (fresh state) for each question, even when two in a row look alike. */
+const questionKeys = new WeakMap<object, number>();
+let nextQuestionKey = 0;
+function questionKey(question: object): number {
+  let key = questionKeys.get(question);
+  if (key === undefined) questionKeys.set(question, (key = nextQuestionKey++));
+  return key;
+}
 
 function useSize(): { rows: number; columns: number } {
   const { stdout } = useStdout();
@@ -89,6 +100,13 @@ export function App(props: AppProps): React.ReactElement {
     app.exit();
   }, [exiting]);
   const exit = () => setExiting(true);
+  const exitRequested = useSyncExternalStore(
+    (l) => controller.subscribe(l),
+    () => controller.exitRequested,
+  );
+  useEffect(() => {
+    if (exitRequested) exit();
+  }, [exitRequested]);
 
   const submit = (text: string) => {
     void controller.submit(text).then(async (outcome) => {
@@ -97,12 +115,24 @@ export function App(props: AppProps): React.ReactElement {
     });
   };
 
+  // A plan waiting for approval is printed into the scrollback once, when its question comes up.
+  const shownPlan = useRef<string | null>(null);
+  useEffect(() => {
+    if (question?.kind !== 'permission' || !isPlanApproval(question) || shownPlan.current === question.call.id) return;
+    shownPlan.current = question.call.id;
+    transcript.printPlan(question.preview ?? '');
+  }, [question]);
+
   const session = controller.session;
 
   // Rows: one spare (Ink redraws the whole screen once its output fills it), the footer, the spinner.
   const available = Math.max(3, rows - 1 - 1 - (running ? 1 : 0));
   let live: React.ReactNode;
-  if (question?.kind === 'permission') {
+  if (question?.kind === 'permission' && isPlanApproval(question)) {
+    live = <PlanDialog key={question.call.id} question={question} waiting={questions.waiting} glyphs={glyphs} width={columns} onAnswer={(a) => questions.answer(a)} />;
+  } else if (question?.kind === 'choice') {
+    live = <ChoiceDialog key={questionKey(question)} question={question} waiting={questions.waiting} glyphs={glyphs} width={columns} maxRows={available} onAnswer={(a) => questions.answer(a)} />;
+  } else if (question?.kind === 'permission') {
     live = <PermissionDialog key={question.call.id} question={question} waiting={questions.waiting} glyphs={glyphs} paint={paint} width={columns} maxRows={available} onAnswer={(a) => questions.answer(a)} />;
   } else if (question?.kind === 'text') {
     live = <TextQuestion question={question} onAnswer={(a) => questions.answer(a)} />;
