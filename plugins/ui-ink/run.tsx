@@ -9,6 +9,7 @@ import { TrustDialog } from './app/TrustDialog.js';
 import { Controller } from './controller.js';
 import { asciiStream } from './ascii.js';
 import { bracketedPaste } from './bracketed.js';
+import { loggedStream, OutputLog, reprintOnNarrowing } from './resize.js';
 import { colorsWanted, glyphsFor, isUtf8Locale } from './glyphs.js';
 import { History, historyFile } from './history.js';
 import { QuestionQueue } from './questions.js';
@@ -37,7 +38,9 @@ interface SessionLister {
 export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> {
   const { kernel, io } = ctx;
   const { glyphs, paint } = setup(process.env);
-  const stdout = terminalStream(io.stdout as NodeJS.WriteStream);
+  const output = new OutputLog();
+  const terminal = terminalStream(io.stdout as NodeJS.WriteStream);
+  const stdout = loggedStream(terminal, output);
   const transcript = new Transcript({ paint, glyphs, width: () => stdout.columns || 80, frameMs: FRAME_MS });
   const questions = new QuestionQueue();
   const history = new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot));
@@ -75,6 +78,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   // or the exit event after a crash or a second signal (process.exit).
   const endPaste = bracketedPaste(stdout);
   process.once('exit', endPaste);
+  const stopResize = reprintOnNarrowing(terminal, output);
   const instance = render(
     <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
     { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
@@ -84,6 +88,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   try {
     await instance.waitUntilExit();
   } finally {
+    stopResize();
     endPaste();
     process.off('exit', endPaste);
     controller.interrupt();
