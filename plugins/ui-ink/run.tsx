@@ -7,12 +7,14 @@ import { App } from './app/App.js';
 import type { SessionChoice } from './app/ResumePicker.js';
 import { TrustDialog } from './app/TrustDialog.js';
 import { Controller } from './controller.js';
-import { asciiStream } from './ascii.js';
+import { toAscii } from './ascii.js';
 import { bracketedPaste } from './bracketed.js';
 import { loggedStream, OutputLog, reprintOnNarrowing } from './resize.js';
 import { colorsWanted, glyphsFor, isUtf8Locale } from './glyphs.js';
 import { History, historyFile } from './history.js';
 import { QuestionQueue } from './questions.js';
+import { stripColours } from './nocolor.js';
+import { mappedStream } from './stream.js';
 import { makePaint } from './style.js';
 import { Transcript } from './transcript.js';
 import type { TrustQuestion } from '../../kernel/index.js';
@@ -26,8 +28,8 @@ const FRAME_MS = 33;
 
 function setup(env: NodeJS.ProcessEnv) {
   const colors = colorsWanted(env);
-  // Ink colours through chalk's shared instance: NO_COLOR must reach it too.
-  if (!colors) chalk.level = 0;
+  // Pre-rendered lines get no styles under NO_COLOR; Ink's own (chalk's shared instance) keep their emphasis, and
+  // the stream drops their colours (terminalStream).
   return { glyphs: glyphsFor(env), paint: makePaint(colors && chalk.level > 0) };
 }
 
@@ -103,8 +105,15 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   return 0;
 }
 
+/** The terminal as Ink may write to it: ASCII only under a non-UTF-8 locale, no colours under NO_COLOR. */
 function terminalStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
-  return isUtf8Locale(process.env) ? stream : asciiStream(stream);
+  const ascii = !isUtf8Locale(process.env);
+  const plain = !colorsWanted(process.env);
+  if (!ascii && !plain) return stream;
+  return mappedStream(stream, (text) => {
+    const out = ascii ? toAscii(text) : text;
+    return plain ? stripColours(out) : out;
+  });
 }
 
 function greet(session: Session, transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string): void {

@@ -14,6 +14,8 @@ export interface Terminal {
   socket: string;
   /** The visible screen, as text. */
   screen(): string;
+  /** The visible screen with its attributes and colours as SGR sequences (capture-pane -e). */
+  styledScreen(): string;
   /** The whole pane: its scrollback history and the screen. */
   history(): string;
   /** Keys by tmux name (`Enter`, `Escape`, `C-c`, `Up`, `BTab`) or literal text with `type`. */
@@ -52,6 +54,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
   const terminal: Terminal = {
     socket,
     screen: () => tmux('capture-pane', '-p', '-t', 'ui'),
+    styledScreen: () => tmux('capture-pane', '-p', '-e', '-t', 'ui'),
     history: () => tmux('capture-pane', '-p', '-S', '-', '-E', '-', '-t', 'ui'),
     keys: (...keys) => void tmux('send-keys', '-t', 'ui', ...keys),
     type: (text) => void tmux('send-keys', '-t', 'ui', '-l', text),

@@ -59,6 +59,8 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
   const fixed = 2 + (questions.length > 1 ? 1 : 0) + questionRows + q.options.length + 1 + 1;
   const described = q.options.filter((o) => o.description).length;
   const ownRows = fixed + described <= props.maxRows;
+  // On a small screen the border and the hint go, and the question keeps one row: the dialog stays shorter than it.
+  const compact = fixed > props.maxRows;
   const tick = (n: number) => (q.multiSelect ? (state.ticked[state.index].includes(n) ? '[x] ' : '[ ] ') : '');
   const hint = [
     `${ascii ? 'Up/Down' : '↑↓'} move`,
@@ -68,7 +70,7 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
     'Esc cancel',
   ].join(` ${glyphs.dot} `);
   return (
-    <Box flexDirection="column" borderStyle={ascii ? 'classic' : 'round'} borderColor="cyan" paddingX={1} width={props.width}>
+    <Box flexDirection="column" borderStyle={compact ? undefined : ascii ? 'classic' : 'round'} borderColor="cyan" paddingX={compact ? 0 : 1} width={props.width}>
       {questions.length > 1 || props.waiting > 0 ? (
         <Text wrap="truncate-end">
           {questions.map((item, i) => (
@@ -81,7 +83,7 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
           {props.waiting > 0 ? <Text dimColor> ({props.waiting} more waiting)</Text> : null}
         </Text>
       ) : null}
-      <Text bold>
+      <Text bold wrap={compact ? 'truncate-end' : 'wrap'}>
         {questions.length === 1 ? `${q.header}: ` : ''}
         {q.question}
       </Text>
@@ -107,9 +109,11 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
         {typing ? glyphs.pointer : ' '} {q.options.length + 1}. Other: {tail(own, props.width - 16, glyphs.ellipsis)}
         {typing ? <Text inverse> </Text> : own ? '' : <Text dimColor>(type your own answer)</Text>}
       </Text>
-      <Text dimColor wrap="truncate-end">
-        {hint}
-      </Text>
+      {compact ? null : (
+        <Text dimColor wrap="truncate-end">
+          {hint}
+        </Text>
+      )}
     </Box>
   );
 }

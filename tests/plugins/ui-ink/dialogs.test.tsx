@@ -242,3 +242,16 @@ describe('bracketed paste', () => {
     expect(answers).toEqual([{ kind: 'permission', choice: 'deny' }]);
   });
 });
+
+describe('the choice dialog on a small screen', () => {
+  it('drops the border and the hint and keeps the question to one row, so it fits the rows it has', () => {
+    const four: ChoiceQuestion = { question: 'A long question that would wrap over several rows of a narrow terminal?', header: 'Pick', options: ['a', 'b', 'c', 'd'].map((label) => ({ label, description: `about ${label}` })) };
+    const answers: Answer[] = [];
+    const ui = render(<ChoiceDialog question={{ kind: 'choice', questions: [four] }} waiting={0} glyphs={glyphs} width={40} maxRows={7} onAnswer={(a) => answers.push(a)} />);
+    cleanup.push(() => ui.unmount());
+    const frame = ui.lastFrame()!;
+    expect(frame.split('\n').length).toBeLessThanOrEqual(7);
+    expect(frame).toContain('4. d');
+    expect(frame).toContain('5. Other');
+  });
+});

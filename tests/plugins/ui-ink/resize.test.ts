@@ -30,3 +30,13 @@ describe('the output log (what Ink printed above the live region)', () => {
     expect(log.output).toBe('\x1b[1mprinted line\x1b[22m\nsecond printed\n');
   });
 });
+
+describe('NO_COLOR', () => {
+  it('takes every colour out of SGR sequences and keeps the emphasis', async () => {
+    const { stripColours } = await import('../../../plugins/ui-ink/nocolor.js');
+    expect(stripColours('\x1b[1;31mbold red\x1b[39;22m \x1b[38;5;208mo\x1b[39m \x1b[48;2;1;2;3;7mx\x1b[49;27m \x1b[2mdim\x1b[22m\x1b[m')).toBe(
+      '\x1b[1mbold red\x1b[22m o \x1b[7mx\x1b[27m \x1b[2mdim\x1b[22m\x1b[m',
+    );
+    expect(stripColours('\x1b[38:5:1mcolon\x1b[0m')).toBe('colon\x1b[0m');
+  });
+});
