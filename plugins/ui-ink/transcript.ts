@@ -197,7 +197,7 @@ export class Transcript {
     const { paint, glyphs } = this.opts;
     const markdown = new MarkdownStream(paint, () => Math.max(20, this.opts.width() - 2), glyphs);
     const lines = [...markdown.push(plan), ...markdown.end()];
-    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold('Plan')}`, ...lines.map((line) => `  ${line}`));
+    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold('Plan')}`, ...lines.map((line) => (line ? `  ${line}` : '')));
   }
 
   /** A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. */

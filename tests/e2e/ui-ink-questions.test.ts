@@ -92,7 +92,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     t.keys('Enter');
     await t.waitFor(/Approve the plan above\?/);
     const screen = t.screen();
-    expect(screen).toMatch(/● Plan\n\s+Plan: fix the parser\n[\s\S]*1\. Read lexer\.ts\n\s+2\. Add a test/);
+    expect(screen).toMatch(/● Plan\n  Plan: fix the parser\n\n  1\. Read lexer\.ts\n  2\. Add a test\n\n  ```ts\n/);
     expect(screen).toContain('const fixed = true;');
     expect(screen).not.toContain('**');
     t.type('use the existing tokenizer');

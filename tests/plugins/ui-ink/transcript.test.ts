@@ -136,7 +136,7 @@ describe('events of other plugins, read by shape', () => {
     t.printPlan('# Plan\n\n1. Read **the parser**\n- edit `lexer.ts`');
     t.onEvent({ type: 'permission_mode', sessionId: 's', from: 'plan', to: 'edits', reason: 'plan approved' } as unknown as AgentEvent);
     await flushed();
-    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  Plan\n  \n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
+    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  Plan\n\n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
   });
 
   it('shows a resumed server-side search as its line', async () => {
