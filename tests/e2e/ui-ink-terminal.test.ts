@@ -63,18 +63,32 @@ describe.skipIf(!hasTmux)('bracketed paste', () => {
     expect(await pasteModeLeftOn(t)).toBe(false);
   });
 
-  for (const signal of ['TERM', 'HUP'] as const) {
+  const codes = { INT: 130, TERM: 143, HUP: 129 } as const;
+  for (const signal of ['INT', 'TERM', 'HUP'] as const) {
     it(`SIG${signal} makes the UI leave with the session saved, and turns bracketed paste off`, async () => {
       const { term: t } = await start([]);
       const pid = t.programPid();
       expect(pid).toBeGreaterThan(0);
       process.kill(pid!, `SIG${signal}`);
       const end = await t.waitFor(/EXIT=\d+/);
-      expect(end).toContain(`EXIT=${signal === 'TERM' ? 143 : 129}`);
-      if (signal === 'TERM') expect(end).toMatch(/Session saved\. Resume it with: keel --resume/);
+      expect(end).toContain(`EXIT=${codes[signal]}`);
+      expect(end).toMatch(/Session saved\. Resume it with: keel --resume/);
       expect(await pasteModeLeftOn(t)).toBe(false);
     });
   }
+
+  it('a crash turns bracketed paste off too', async () => {
+    ws = makeWorkspace({ git: true });
+    server = await startAnthropicServer([]);
+    // Preloaded into keel: an exception nobody catches, once the UI is up.
+    const crash = ws.write('crash.mjs', "setTimeout(() => { throw new Error('a crash for the test'); }, 1500);\n");
+    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url, NODE_OPTIONS: `--import=${crash}` } });
+    await term.waitFor(/ask mode/);
+    const end = await term.waitFor(/EXIT=\d+/);
+    expect(end).toContain('a crash for the test');
+    expect(end).toContain('EXIT=1');
+    expect(await pasteModeLeftOn(term)).toBe(false);
+  });
 });
 
 describe.skipIf(!hasTmux)('resizing the terminal', () => {
