@@ -61,6 +61,7 @@ export function reduceChoices(state: ChoiceState, questions: ChoiceQuestion[], a
       return { ...state, answers: questions.map(() => []), done: true };
     case 'digit':
       if (typing) return reduceChoices(state, questions, { type: 'text', text: String(action.n) });
+      if (action.n === q.options.length + 1) return { ...state, row: q.options.length };
       if (action.n < 1 || action.n > q.options.length) return state;
       if (q.multiSelect) return { ...state, row: action.n - 1, ticked: withAt(state.ticked, i, toggle(state.ticked[i], action.n - 1)) };
       return answer({ ...state, row: action.n - 1 }, questions, [q.options[action.n - 1].label]);

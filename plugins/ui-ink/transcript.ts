@@ -130,11 +130,15 @@ export class Transcript {
         this.outputTokens = this.countedTokens;
         this.changed();
         return;
-      case 'tool_start':
+      case 'tool_start': {
         this.flushAnswer();
         this.tools.set(event.call.id, { call: event.call, startedAt: Date.now(), tail: [] });
-        this.changed();
+        // A plan is printed in full before its approval is asked (exit_plan_mode asks once it runs).
+        const plan = event.call.name === 'exit_plan_mode' ? (event.call.input as { plan?: unknown } | null)?.plan : undefined;
+        if (typeof plan === 'string') this.printPlan(plan);
+        this.changed(typeof plan === 'string');
         return;
+      }
       case 'tool_output': {
         const tool = this.tools.get(event.id);
         if (!tool) return;
@@ -192,7 +196,7 @@ export class Transcript {
     }
   }
 
-  /** A plan waiting for approval, rendered as markdown into the scrollback (read in full, kept afterwards). */
+  /** A plan to approve, rendered as markdown into the scrollback (read in full, kept afterwards). */
   printPlan(plan: string): void {
     const { paint, glyphs } = this.opts;
     const markdown = new MarkdownStream(paint, () => Math.max(20, this.opts.width() - 2), glyphs);

@@ -58,8 +58,8 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     ]);
     t.type('set up the service');
     t.keys('Enter');
-    await t.waitFor(/Which database should the service use\?/);
-    expect(t.screen()).toMatch(/1\. Postgres[\s\S]*a server[\s\S]*2\. SQLite[\s\S]*one file[\s\S]*3\. Other/);
+    // (the running tool's line names the question too: wait for the dialog itself)
+    await t.waitFor(/Which database should the service use\?\s*│?\n.*1\. Postgres[\s\S]*a server[\s\S]*2\. SQLite[\s\S]*one file[\s\S]*3\. Other/);
     t.keys('2');
     await t.waitFor(/Which extras\?/);
     t.keys('Space', 'Down', 'Down', 'Space');
@@ -72,10 +72,10 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
 
     t.type('ask two at once');
     t.keys('Enter');
-    await t.waitFor(/First parallel question\?/);
-    expect(t.screen()).toContain('(1 more waiting)');
+    await t.waitFor(/\(1 more waiting\)[\s\S]*First parallel question\?[\s\S]*1\. A/);
     t.keys('1');
-    await t.waitFor(/Second parallel question\?/);
+    await t.waitFor(/Second parallel question\?[\s\S]*1\. C/);
+    expect(t.screen()).not.toContain('more waiting');
     t.keys('Escape');
     await t.waitFor(/both answered/);
     expect(toolResultText(s, 3, 0)).toContain('First parallel question?\\n→ A');
@@ -106,6 +106,20 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     expect(t.screen()).toMatch(/Permission mode: edits \(plan approved\)/);
     await t.waitFor(/edits mode/);
     expect(toolResultText(s, 2)).toContain('The user approved the plan');
+  });
+
+  it('Ctrl+C in a dialog interrupts the turn and denies the question', async () => {
+    const { term: t, server: s } = await start([callTool('bash', { command: 'echo never' }), say('after the interruption')]);
+    t.type('run it');
+    t.keys('Enter');
+    await t.waitFor(/bash wants permission/);
+    t.keys('C-c');
+    await t.waitFor(/Interrupted\./);
+    expect(t.screen()).not.toContain('wants permission');
+    t.type('next');
+    t.keys('Enter');
+    await t.waitFor(/after the interruption/);
+    expect(JSON.stringify(s.requests[1].body.messages)).toContain('next');
   });
 
   it('shows each web search as one line with its query, results and sources', async () => {

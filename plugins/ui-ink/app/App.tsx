@@ -3,7 +3,7 @@
  * never redrawn); below them a live region, kept shorter than the screen, shows the answer's unfinished
  * line, running tools, a question or the prompt, the spinner and the footer.
  */
-import React, { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import React, { useEffect, useState, useSyncExternalStore } from 'react';
 import { Box, Static, Text, useApp, useStdout } from 'ink';
 import type { AppState, PermissionMode } from '../../../kernel/index.js';
 import type { Controller } from '../controller.js';
@@ -17,6 +17,7 @@ import { Prompt } from './Prompt.js';
 import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
 import { TextQuestion } from './TextQuestion.js';
+import { useKeys } from './useKeys.js';
 
 export interface AppProps {
   controller: Controller;
@@ -115,13 +116,13 @@ export function App(props: AppProps): React.ReactElement {
     });
   };
 
-  // A plan waiting for approval is printed into the scrollback once, when its question comes up.
-  const shownPlan = useRef<string | null>(null);
-  useEffect(() => {
-    if (question?.kind !== 'permission' || !isPlanApproval(question) || shownPlan.current === question.call.id) return;
-    shownPlan.current = question.call.id;
-    transcript.printPlan(question.preview ?? '');
-  }, [question]);
+  // Ctrl+C in a dialog interrupts the turn as it does at the prompt; its pending questions are denied.
+  useKeys(
+    (input, key) => {
+      if (key.ctrl && input === 'c') controller.interrupt();
+    },
+    { isActive: Boolean(question) },
+  );
 
   const session = controller.session;
 

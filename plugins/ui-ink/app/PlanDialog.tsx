@@ -1,7 +1,7 @@
 /**
  * Approving a plan (`exit_plan_mode` asks through `askUser` with the plan as its preview). The plan itself is
- * printed into the scrollback, rendered as markdown, before this dialog shows, so a plan of any length can be
- * read in full; the dialog asks: start it (the mode becomes edits), keep planning, or keep planning with
+ * printed into the scrollback, rendered as markdown, when the call starts (transcript.ts), so a plan of any
+ * length can be read in full; the dialog asks: start it (the mode becomes edits), keep planning, or keep planning with
  * feedback typed here. Arrows and Enter, 1-3, y / n; Esc keeps planning.
  */
 import React, { useRef, useState } from 'react';
