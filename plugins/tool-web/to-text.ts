@@ -26,7 +26,9 @@ async function htmlToMarkdown(html: string): Promise<string> {
   // Loaded on first use: turndown and its DOM parser are not needed to start the CLI.
   const { default: TurndownService } = await import('turndown');
   const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
-  service.remove(['script', 'style', 'noscript', 'template', 'iframe', 'svg', 'canvas', 'head', 'title', 'form']);
+  service.remove(['script', 'style', 'noscript', 'template', 'iframe', 'canvas', 'head', 'title', 'form']);
+  // By name, not in the list: turndown types its tag list as HTML elements only, and an <svg> is not one.
+  service.remove((node) => node.nodeName.toLowerCase() === 'svg');
   return service
     .turndown(html)
     .replace(/\n{3,}/g, '\n\n')

@@ -40,6 +40,8 @@ export class Controller {
   session!: Session;
   private turn: AbortController | null = null;
   running = false;
+  /** Set when the UI must leave (a signal ended the run). */
+  exitRequested = false;
   private listeners = new Set<() => void>();
 
   constructor(
@@ -64,6 +66,11 @@ export class Controller {
   commandNames(): Array<{ name: string; description: string }> {
     const registry = this.kernel.commands.names().map((name) => ({ name, description: this.kernel.commands.get(name)?.description ?? '' }));
     return [...BUILTINS, ...registry.filter((c) => !BUILTINS.some((b) => b.name === c.name))].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  requestExit(): void {
+    this.exitRequested = true;
+    this.notify();
   }
 
   /** Esc: stops the running turn (its pending questions are denied). */

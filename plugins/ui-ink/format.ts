@@ -6,6 +6,10 @@ import type { Paint } from './style.js';
 /** The argument that says what a call does: the command, the path, the pattern, the URL. */
 export function keyArgument(call: ToolCall): string {
   const input = (call.input ?? {}) as Record<string, unknown>;
+  // A plan is printed in full on its own; a title line needs none of it.
+  if (call.name === 'exit_plan_mode') return '';
+  const asked = Array.isArray(input.questions) ? (input.questions[0] as { question?: unknown } | undefined) : undefined;
+  if (typeof asked?.question === 'string') return oneLine(asked.question, 80);
   for (const key of ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt']) {
     const value = input[key];
     if (typeof value === 'string' && value) return oneLine(value, 80);

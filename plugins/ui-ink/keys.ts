@@ -7,7 +7,8 @@ import type { Key } from 'ink';
 
 export const PASTE_CHUNK = 64;
 
-const NO_KEY: Key = {
+/** A key event with no key or modifier: plain text. */
+export const NO_KEY: Key = {
   upArrow: false,
   downArrow: false,
   leftArrow: false,

@@ -1,15 +1,15 @@
 /**
  * Streamed markdown, one completed line at a time: headings, emphasis, inline code, lists, quotes, rules and
- * fenced code blocks (coloured by `highlightLine`). A line is rendered once, when its newline arrives, so
+ * fenced code blocks (coloured by highlight.js grammars, see highlight.ts). A line is rendered once, when its newline arrives, so
  * rendering cost per token stays flat however long the answer or the session gets.
  */
-import { highlightLine, type HighlightState } from './highlight.js';
+import { CodeHighlighter } from './highlight.js';
 import type { Glyphs } from './glyphs.js';
 import type { Paint } from './style.js';
 
 export class MarkdownStream {
   private buffer = '';
-  private fence: { marker: string; lang: string; state: HighlightState } | null = null;
+  private fence: { marker: string; code: CodeHighlighter } | null = null;
 
   constructor(
     private readonly paint: Paint,
@@ -53,7 +53,7 @@ export class MarkdownStream {
   }
 
   private renderPreview(line: string): string {
-    if (this.fence) return highlightLine(line, this.fence.lang, { ...this.fence.state }, this.paint);
+    if (this.fence) return this.fence.code.preview(line);
     return inline(line, this.paint);
   }
 
@@ -65,10 +65,10 @@ export class MarkdownStream {
         this.fence = null;
         return p.gray(line.trim());
       }
-      return highlightLine(line, this.fence.lang, this.fence.state, p);
+      return this.fence.code.line(line);
     }
     if (fenceMatch) {
-      this.fence = { marker: fenceMatch[1], lang: fenceMatch[2] ?? '', state: { inBlockComment: false } };
+      this.fence = { marker: fenceMatch[1], code: new CodeHighlighter(fenceMatch[2] ?? '', p) };
       return p.gray(line.trim());
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);

@@ -31,9 +31,9 @@ export class QuestionQueue {
     this.notify();
   }
 
-  /** Esc on an interrupted turn: every pending question is answered "deny". */
+  /** Esc on an interrupted turn: every pending question is answered "deny" (or left unanswered). */
   denyAll(): void {
-    while (this.queue.length > 0) this.answer(this.queue[0].question.kind === 'permission' ? { kind: 'permission', choice: 'deny' } : { kind: 'text', text: '' });
+    while (this.queue.length > 0) this.answer(dismissal(this.queue[0].question));
   }
 
   subscribe(listener: () => void): () => void {
@@ -44,4 +44,11 @@ export class QuestionQueue {
   private notify(): void {
     for (const listener of [...this.listeners]) listener();
   }
+}
+
+/** The answer to a question the user dismissed: a denial, an empty text, or no choice for any question. */
+export function dismissal(question: Question): Answer {
+  if (question.kind === 'permission') return { kind: 'permission', choice: 'deny' };
+  if (question.kind === 'choice') return { kind: 'choice', answers: question.questions.map(() => []) };
+  return { kind: 'text', text: '' };
 }

@@ -7,10 +7,14 @@ import { App } from './app/App.js';
 import type { SessionChoice } from './app/ResumePicker.js';
 import { TrustDialog } from './app/TrustDialog.js';
 import { Controller } from './controller.js';
-import { asciiStream } from './ascii.js';
+import { toAscii } from './ascii.js';
+import { bracketedPaste } from './bracketed.js';
+import { loggedStream, OutputLog, reprintOnNarrowing } from './resize.js';
 import { colorsWanted, glyphsFor, isUtf8Locale } from './glyphs.js';
 import { History, historyFile } from './history.js';
 import { QuestionQueue } from './questions.js';
+import { stripColours } from './nocolor.js';
+import { mappedStream } from './stream.js';
 import { makePaint } from './style.js';
 import { Transcript } from './transcript.js';
 import type { TrustQuestion } from '../../kernel/index.js';
@@ -24,8 +28,8 @@ const FRAME_MS = 33;
 
 function setup(env: NodeJS.ProcessEnv) {
   const colors = colorsWanted(env);
-  // Ink colours through chalk's shared instance: NO_COLOR must reach it too.
-  if (!colors) chalk.level = 0;
+  // Pre-rendered lines get no styles under NO_COLOR; Ink's own (chalk's shared instance) keep their emphasis, and
+  // the stream drops their colours (terminalStream).
   return { glyphs: glyphsFor(env), paint: makePaint(colors && chalk.level > 0) };
 }
 
@@ -36,7 +40,9 @@ interface SessionLister {
 export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> {
   const { kernel, io } = ctx;
   const { glyphs, paint } = setup(process.env);
-  const stdout = terminalStream(io.stdout as NodeJS.WriteStream);
+  const output = new OutputLog();
+  const terminal = terminalStream(io.stdout as NodeJS.WriteStream);
+  const stdout = loggedStream(terminal, output);
   const transcript = new Transcript({ paint, glyphs, width: () => stdout.columns || 80, frameMs: FRAME_MS });
   const questions = new QuestionQueue();
   const history = new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot));
@@ -63,9 +69,18 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   }
   bridge.questions = questions;
   greet(controller.session, transcript, paint, glyphs.dot);
-  // The CLI's SIGINT handler aborts the whole run; in raw mode Ctrl+C arrives as a key instead.
-  const onAbort = () => controller.interrupt();
+  // SIGINT, SIGTERM or SIGHUP abort the whole run (the CLI's handler): the turn stops and the UI leaves. In raw
+  // mode Ctrl+C arrives as a key instead.
+  const onAbort = () => {
+    controller.interrupt();
+    controller.requestExit();
+  };
   ctx.signal.addEventListener('abort', onAbort);
+  // A paste arrives as one unit (bracketed.ts). Turned off again however the process ends: the finally below,
+  // or the exit event after a crash or a second signal (process.exit).
+  const endPaste = bracketedPaste(stdout);
+  process.once('exit', endPaste);
+  const stopResize = reprintOnNarrowing(terminal, output);
   const instance = render(
     <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
     { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
@@ -75,6 +90,9 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   try {
     await instance.waitUntilExit();
   } finally {
+    stopResize();
+    endPaste();
+    process.off('exit', endPaste);
     controller.interrupt();
     bridge.questions = null;
     ctx.signal.removeEventListener('abort', onAbort);
@@ -87,8 +105,15 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   return 0;
 }
 
+/** The terminal as Ink may write to it: ASCII only under a non-UTF-8 locale, no colours under NO_COLOR. */
 function terminalStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
-  return isUtf8Locale(process.env) ? stream : asciiStream(stream);
+  const ascii = !isUtf8Locale(process.env);
+  const plain = !colorsWanted(process.env);
+  if (!ascii && !plain) return stream;
+  return mappedStream(stream, (text) => {
+    const out = ascii ? toAscii(text) : text;
+    return plain ? stripColours(out) : out;
+  });
 }
 
 function greet(session: Session, transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string): void {

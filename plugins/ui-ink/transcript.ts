@@ -7,6 +7,7 @@ import type { AgentEvent, MessageParam, ToolCall } from '../../kernel/index.js';
 import { MarkdownStream } from './markdown.js';
 import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
 import type { Glyphs } from './glyphs.js';
+import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import type { Paint } from './style.js';
 
 export interface StaticItem {
@@ -129,11 +130,15 @@ export class Transcript {
         this.outputTokens = this.countedTokens;
         this.changed();
         return;
-      case 'tool_start':
+      case 'tool_start': {
         this.flushAnswer();
         this.tools.set(event.call.id, { call: event.call, startedAt: Date.now(), tail: [] });
-        this.changed();
+        // A plan is printed in full before its approval is asked (exit_plan_mode asks once it runs).
+        const plan = event.call.name === 'exit_plan_mode' ? (event.call.input as { plan?: unknown } | null)?.plan : undefined;
+        if (typeof plan === 'string') this.printPlan(plan);
+        this.changed(typeof plan === 'string');
         return;
+      }
       case 'tool_output': {
         const tool = this.tools.get(event.id);
         if (!tool) return;
@@ -144,6 +149,8 @@ export class Transcript {
       }
       case 'tool_end':
         this.tools.delete(event.call.id);
+        // A search that ran was shown by its web_search event: one line with the query and the results.
+        if (event.call.name === 'web_search' && !event.result.isError && Array.isArray(event.result.display?.results)) return;
         this.print(...toolBlock(event.call, event.result, glyphs, paint));
         return;
       case 'permission':
@@ -174,9 +181,27 @@ export class Transcript {
         if (event.result.aborted) this.print(paint.yellow('Interrupted.'));
         else if (event.result.isError) this.print(paint.red(`Error: ${event.result.error ?? event.result.subtype}`));
         return;
-      default:
+      default: {
+        const search = webSearchOf(event);
+        if (search) {
+          // Server-side searches are published with the finished response: its last line is printed first.
+          this.flushAnswer();
+          this.print(webSearchLine(search, glyphs, paint));
+          return;
+        }
+        const mode = modeChangeLine(event, glyphs, paint);
+        if (mode) this.print(mode);
         return;
+      }
     }
+  }
+
+  /** A plan to approve, rendered as markdown into the scrollback (read in full, kept afterwards). */
+  printPlan(plan: string): void {
+    const { paint, glyphs } = this.opts;
+    const markdown = new MarkdownStream(paint, () => Math.max(20, this.opts.width() - 2), glyphs);
+    const lines = [...markdown.push(plan), ...markdown.end()];
+    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold('Plan')}`, ...lines.map((line) => (line ? `  ${line}` : '')));
   }
 
   /** A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. */
@@ -191,6 +216,12 @@ export class Transcript {
           const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
           lines.push(...markdown.push(block.text), ...markdown.end());
         } else if (block.type === 'tool_use') lines.push(`${paint.dim(glyphs.bullet)} ${toolTitle({ id: block.id, name: block.name, input: block.input }, paint)}`);
+        else if (block.type === 'server_tool_use' && block.name === 'web_search') {
+          const found = blocks.find((b) => b.type === 'web_search_tool_result' && b.tool_use_id === block.id);
+          const results = found && found.type === 'web_search_tool_result' && Array.isArray(found.content) ? found.content : [];
+          const query = (block.input as { query?: unknown } | null)?.query;
+          lines.push(webSearchLine({ query: typeof query === 'string' ? query : '', results, citations: [] }, glyphs, paint));
+        }
       }
       if (lines.length > 0) this.print(...lines);
     }

@@ -176,7 +176,7 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
 });
 
 /** The terminal bytes of one streamed answer: how many, and how far up the cursor ever went at once. */
-function analyse(bytes: string): { bytes: number; maxUp: number; clears: number } {
+function analyse(bytes: string): { bytes: number; maxUp: number; clears: number; synced: number } {
   let maxUp = 0;
   let run = 0;
   // Cursor-up moves in a row (with only other control sequences between them) are one jump up.
@@ -192,7 +192,9 @@ function analyse(bytes: string): { bytes: number; maxUp: number; clears: number 
   }
   maxUp = Math.max(maxUp, run);
   const clears = (bytes.match(/\x1b\[2J|\x1b\[3J|\x1b\[H|\x1b\[\?1049h/g) ?? []).length;
-  return { bytes: bytes.length, maxUp, clears };
+  // redraws begun inside DEC 2026 synchronized output
+  const synced = (bytes.match(/\x1b\[\?2026h/g) ?? []).length;
+  return { bytes: bytes.length, maxUp, clears, synced };
 }
 
 describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
@@ -232,6 +234,7 @@ describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
     const large = await streamOnce(250);
     for (const run of [small, large]) {
       expect(run.clears).toBe(0);
+      expect(run.synced).toBeGreaterThan(0);
       expect(run.maxUp).toBeGreaterThan(0);
       expect(run.maxUp).toBeLessThan(ROWS);
     }
@@ -256,6 +259,13 @@ describe.skipIf(!hasTmux)('the Ink UI on small and plain terminals', () => {
     expect(screen).toContain('small-screen-ok');
     // ASCII only: no box-drawing or braille glyphs under the C locale
     expect(screen).not.toMatch(/[^\x00-\x7f]/);
+    // NO_COLOR: no colour in any SGR sequence, but the cursor is still drawn inverse and hints dim
+    const styled = t.styledScreen();
+    const params = [...styled.matchAll(/\x1b\[([\d;:]*)m/g)].flatMap((m) => m[1].split(';'));
+    // (39 and 49, "default colour", are how tmux itself writes plain cells)
+    expect(params.filter((p) => /^(3[0-8]|4[0-8]|9[0-7]|10[0-7])$/.test(p)), styled).toEqual([]);
+    expect(params).toContain('7');
+    expect(params).toContain('2');
     expect(existsSync(ws!.home)).toBe(true);
   });
 });

@@ -14,6 +14,8 @@ export interface Terminal {
   socket: string;
   /** The visible screen, as text. */
   screen(): string;
+  /** The visible screen with its attributes and colours as SGR sequences (capture-pane -e). */
+  styledScreen(): string;
   /** The whole pane: its scrollback history and the screen. */
   history(): string;
   /** Keys by tmux name (`Enter`, `Escape`, `C-c`, `Up`, `BTab`) or literal text with `type`. */
@@ -26,6 +28,14 @@ export interface Terminal {
   paste(text: string): void;
   /** Waits until the screen (or the history) matches, else throws with what was there. */
   waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
+  /** The whole pane with lines the terminal wrapped joined again (as they were written). */
+  joinedHistory(): string;
+  /** Pastes `text` as a terminal does: newlines become CR, wrapped in bracketed-paste marks when the program asked for them. */
+  paste(text: string): void;
+  /** Resizes the window (the program gets SIGWINCH). */
+  resize(width: number, height: number): void;
+  /** The pid of the command the pane's shell runs now (keel while it runs), if any. */
+  programPid(): number | undefined;
   /** Starts recording every byte the program writes to the terminal into `file`. */
   record(file: string): void;
   stopRecording(): void;
@@ -49,6 +59,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
   const terminal: Terminal = {
     socket,
     screen: () => tmux('capture-pane', '-p', '-t', 'ui'),
+    styledScreen: () => tmux('capture-pane', '-p', '-e', '-t', 'ui'),
     history: () => tmux('capture-pane', '-p', '-S', '-', '-E', '-', '-t', 'ui'),
     keys: (...keys) => void tmux('send-keys', '-t', 'ui', ...keys),
     type: (text) => void tmux('send-keys', '-t', 'ui', '-l', text),
@@ -65,6 +76,17 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error(`the terminal never showed ${pattern}; it showed:\n${seen}`);
+    },
+    joinedHistory: () => tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', 'ui'),
+    paste(text) {
+      tmux('set-buffer', '-b', 'keel-paste', '--', text);
+      tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
+    },
+    resize: (width, height) => void tmux('resize-window', '-t', 'ui', '-x', String(width), '-y', String(height)),
+    programPid() {
+      const shell = tmux('display-message', '-p', '-t', 'ui', '#{pane_pid}').trim();
+      const child = spawnSync('pgrep', ['-P', shell], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+      return child ? Number(child) : undefined;
     },
     record: (file) => void tmux('pipe-pane', '-o', '-t', 'ui', `cat >> ${shellQuote(file)}`),
     stopRecording: () => void tmux('pipe-pane', '-t', 'ui'),

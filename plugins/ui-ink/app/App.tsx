@@ -10,11 +10,14 @@ import type { Controller } from '../controller.js';
 import { toolTitle } from '../format.js';
 import type { Glyphs } from '../glyphs.js';
 import type { Paint } from '../style.js';
+import { ChoiceDialog } from './ChoiceDialog.js';
 import { PermissionDialog } from './PermissionDialog.js';
+import { isPlanApproval, PlanDialog } from './PlanDialog.js';
 import { Prompt } from './Prompt.js';
 import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
 import { TextQuestion } from './TextQuestion.js';
+import { useKeys } from './useKeys.js';
 
 export interface AppProps {
   controller: Controller;
@@ -27,6 +30,15 @@ export interface AppProps {
 }
 
 const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
+
+/** A new dialog (fresh state) for each question, even when two in a row look alike. */
+const questionKeys = new WeakMap<object, number>();
+let nextQuestionKey = 0;
+function questionKey(question: object): number {
+  let key = questionKeys.get(question);
+  if (key === undefined) questionKeys.set(question, (key = nextQuestionKey++));
+  return key;
+}
 
 function useSize(): { rows: number; columns: number } {
   const { stdout } = useStdout();
@@ -89,6 +101,13 @@ export function App(props: AppProps): React.ReactElement {
     app.exit();
   }, [exiting]);
   const exit = () => setExiting(true);
+  const exitRequested = useSyncExternalStore(
+    (l) => controller.subscribe(l),
+    () => controller.exitRequested,
+  );
+  useEffect(() => {
+    if (exitRequested) exit();
+  }, [exitRequested]);
 
   const submit = (text: string) => {
     void controller.submit(text).then(async (outcome) => {
@@ -97,12 +116,24 @@ export function App(props: AppProps): React.ReactElement {
     });
   };
 
+  // Ctrl+C in a dialog interrupts the turn as it does at the prompt; its pending questions are denied.
+  useKeys(
+    (input, key) => {
+      if (key.ctrl && input === 'c') controller.interrupt();
+    },
+    { isActive: Boolean(question) },
+  );
+
   const session = controller.session;
 
   // Rows: one spare (Ink redraws the whole screen once its output fills it), the footer, the spinner.
   const available = Math.max(3, rows - 1 - 1 - (running ? 1 : 0));
   let live: React.ReactNode;
-  if (question?.kind === 'permission') {
+  if (question?.kind === 'permission' && isPlanApproval(question)) {
+    live = <PlanDialog key={question.call.id} question={question} waiting={questions.waiting} glyphs={glyphs} width={columns} onAnswer={(a) => questions.answer(a)} />;
+  } else if (question?.kind === 'choice') {
+    live = <ChoiceDialog key={questionKey(question)} question={question} waiting={questions.waiting} glyphs={glyphs} width={columns} maxRows={available} onAnswer={(a) => questions.answer(a)} />;
+  } else if (question?.kind === 'permission') {
     live = <PermissionDialog key={question.call.id} question={question} waiting={questions.waiting} glyphs={glyphs} paint={paint} width={columns} maxRows={available} onAnswer={(a) => questions.answer(a)} />;
   } else if (question?.kind === 'text') {
     live = <TextQuestion question={question} onAnswer={(a) => questions.answer(a)} />;

@@ -1,6 +1,7 @@
 /** The permission question: the tool, its full input (diff, command, URL), and four answers by arrows, digits or y/n. */
 import React, { useRef, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
+import { useKeys } from './useKeys.js';
 import type { Answer, PermissionChoice, Question } from '../../../kernel/index.js';
 import { colorDiff, keyArgument } from '../format.js';
 import type { Glyphs } from '../glyphs.js';
@@ -44,7 +45,7 @@ export function PermissionDialog(props: PermissionDialogProps): React.ReactEleme
   };
   const choose = (choice: PermissionChoice) => props.onAnswer({ kind: 'permission', choice });
 
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (key.escape && input === '') return choose('deny');
     if (key.upArrow) return setSelected((i) => (i + options.length - 1) % options.length);
     if (key.downArrow || key.tab) return setSelected((i) => (i + 1) % options.length);

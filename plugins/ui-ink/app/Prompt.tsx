@@ -1,12 +1,13 @@
-/** The input line: multi-line editing, Emacs keys, history (Up/Down, Ctrl+R), Tab completion, paste collapsing. */
+/** The input line: multi-line editing, Emacs keys, history (Up/Down, Ctrl+R), Tab completion, bracketed paste, paste collapsing. */
 import React, { useReducer, useRef } from 'react';
-import { Box, Text, useInput, type Key } from 'ink';
+import { Box, Text, type Key } from 'ink';
 import * as ed from '../editor.js';
 import { commonPrefix, pathSuggestions, slashSuggestions, type Suggestion } from '../completion.js';
 import type { Glyphs } from '../glyphs.js';
 import type { History } from '../history.js';
-import { splitKeys } from '../keys.js';
+import { NO_KEY as NO_MODIFIERS } from '../keys.js';
 import { Pastes } from '../paste.js';
+import { useKeys } from './useKeys.js';
 
 export interface PromptProps {
   active: boolean;
@@ -170,12 +171,13 @@ export function Prompt(props: PromptProps): React.ReactElement {
     if (input) typed(input);
   };
 
-  useInput(
-    (chunk, chunkKey) => {
-      for (const [input, key] of splitKeys(chunk, chunkKey)) onKey(input, key);
-    },
-    { isActive: props.active },
-  );
+  /** A bracketed paste: inserted whole (a large one as its placeholder); its newlines never send. */
+  const pasted = (text: string) => {
+    if (live.current.search) return onSearchKey(text.split('\n')[0] ?? '', NO_MODIFIERS, live.current.search);
+    update({ editor: ed.insert(live.current.editor, pastes.current.add(text)), selected: 0, historyAt: null });
+  };
+
+  useKeys(onKey, { isActive: props.active, onPaste: pasted });
 
   const rule = <Text dimColor>{glyphs.rule.repeat(Math.max(1, props.width))}</Text>;
   const { editor: state, search, selected } = live.current;

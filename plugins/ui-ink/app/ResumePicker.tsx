@@ -1,6 +1,7 @@
 /** `keel --resume` without an id, or `/resume`: the project's sessions, filtered as you type, newest first. */
 import React, { useRef, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
+import { useKeys } from './useKeys.js';
 import type { Glyphs } from '../glyphs.js';
 
 export interface SessionChoice {
@@ -42,7 +43,7 @@ export function ResumePicker(props: ResumePickerProps): React.ReactElement {
     setSelectedState(live.current.selected);
   };
   const shown = props.sessions.filter((s) => matches(s, query));
-  useInput((input, key) => {
+  useKeys((input, key) => {
     const shown = props.sessions.filter((s) => matches(s, live.current.query));
     const selected = live.current.selected;
     if (key.escape && input === '') return props.onPick(null);
@@ -58,6 +59,11 @@ export function ResumePicker(props: ResumePickerProps): React.ReactElement {
       setQuery((q) => q + input.replace(/[\r\n]/g, ''));
       setSelected(0);
     }
+  }, {
+    onPaste: (text) => {
+      setQuery((q) => q + text.replace(/\s+/g, ' '));
+      setSelected(0);
+    },
   });
   const rows = Math.max(1, props.maxRows - 3);
   const start = Math.max(0, Math.min(selected - rows + 1, shown.length - rows));

@@ -1,16 +1,17 @@
 /** A question a plugin asks in words (`askUser` with kind `text`); secret answers are not echoed. */
 import React, { useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
+import { useKeys } from './useKeys.js';
 import type { Answer, Question } from '../../../kernel/index.js';
 
 export function TextQuestion(props: { question: Extract<Question, { kind: 'text' }>; onAnswer(answer: Answer): void }): React.ReactElement {
   const [text, setText] = useState('');
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (key.return) return props.onAnswer({ kind: 'text', text });
     if (key.escape && input === '') return props.onAnswer({ kind: 'text', text: '' });
     if (key.backspace || key.delete) return setText((t) => t.slice(0, -1));
     if (!key.ctrl && !key.meta && input) setText((t) => t + input.replace(/[\r\n]/g, ''));
-  });
+  }, { onPaste: (pasted) => setText((t) => t + pasted.replace(/[\r\n]+/g, ' ')) });
   return (
     <Box flexDirection="column">
       <Text bold>{props.question.prompt}</Text>

@@ -1,6 +1,7 @@
 /** First start in an untrusted folder: what would run, and yes/no (yes is remembered by the CLI). */
 import React, { useRef, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
+import { useKeys } from './useKeys.js';
 import type { TrustQuestion } from '../../../kernel/index.js';
 import type { Glyphs } from '../glyphs.js';
 
@@ -11,7 +12,7 @@ export function TrustDialog(props: { question: TrustQuestion; glyphs: Glyphs; on
     current.current = next(current.current);
     setSelectedState(current.current);
   };
-  useInput((input, key) => {
+  useKeys((input, key) => {
     if (key.upArrow || key.downArrow || key.tab) return setSelected((i) => 1 - i);
     if (key.return) return props.onAnswer(current.current === 0);
     if (input === 'y' || input === 'Y' || input === '1') return props.onAnswer(true);

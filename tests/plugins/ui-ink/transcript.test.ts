@@ -100,3 +100,59 @@ describe('markdown', () => {
     expect(md.push('- item\n> quote\n---\n')).toEqual(['- item', '| quote', '-'.repeat(40)]);
   });
 });
+
+describe('events of other plugins, read by shape', () => {
+  const flushed = () => new Promise((r) => setTimeout(r, 10));
+
+  it('prints a web search as one line: the query, the number of results and the sources cited', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 100, frameMs: 1 });
+    const printed = collect(t);
+    t.onEvent({ type: 'text_delta', text: 'Node 22 ships V8 12.4.', index: 0 });
+    const results = [
+      { title: 'Node.js 22', url: 'https://nodejs.org/en/blog/release/v22.0.0' },
+      { title: 'V8 12.4', url: 'https://www.v8.dev/blog/v8-release-124' },
+      { title: 'Other', url: 'https://example.com/x' },
+    ];
+    const search = { type: 'web_search', query: 'node 22 v8', results, citations: [{ title: 'Node.js 22', url: results[0].url, citedText: 'V8 12.4' }] };
+    t.onEvent(search as unknown as AgentEvent);
+    await flushed();
+    expect(printed.map((i) => i.text)).toEqual(['Node 22 ships V8 12.4.', '● Web search "node 22 v8" · 3 results · 1 cited (nodejs.org)']);
+  });
+
+  it('shows a client-side search by its event only, not its result block too', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 100, frameMs: 1 });
+    const printed = collect(t);
+    const searchCall = { id: 's1', name: 'web_search', input: { query: 'ink 6' } };
+    t.onEvent({ type: 'tool_start', call: searchCall } as AgentEvent);
+    t.onEvent({ type: 'web_search', query: 'ink 6', results: [{ title: 'Ink', url: 'https://github.com/vadimdemedes/ink' }], citations: [] } as unknown as AgentEvent);
+    t.onEvent({ type: 'tool_end', call: searchCall, result: { content: 'Results for "ink 6":\n1. Ink', display: { results: [{}] } }, durationMs: 1 } as AgentEvent);
+    await flushed();
+    expect(printed.map((i) => i.text)).toEqual(['● Web search "ink 6" · 1 result']);
+  });
+
+  it('prints a plan as markdown under a heading, and a change of permission mode', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    t.printPlan('# Plan\n\n1. Read **the parser**\n- edit `lexer.ts`');
+    t.onEvent({ type: 'permission_mode', sessionId: 's', from: 'plan', to: 'edits', reason: 'plan approved' } as unknown as AgentEvent);
+    await flushed();
+    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  Plan\n\n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
+  });
+
+  it('shows a resumed server-side search as its line', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    t.printHistory([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'server_tool_use', id: 'srv1', name: 'web_search', input: { query: 'q1' } },
+          { type: 'web_search_tool_result', tool_use_id: 'srv1', content: [{ type: 'web_search_result', url: 'https://a.dev', title: 'A', encrypted_content: 'x', page_age: null }] },
+          { type: 'text', text: 'found it' },
+        ],
+      },
+    ] as never);
+    await flushed();
+    expect(printed.map((i) => i.text)).toEqual(['● Web search "q1" · 1 result\nfound it']);
+  });
+});

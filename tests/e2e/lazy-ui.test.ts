@@ -1,0 +1,65 @@
+/**
+ * Ink, React and syntax highlighting load only in interactive mode: they are bundled into a lazily loaded chunk,
+ * which `keel -p` never imports, and which the Ink UI does.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { say } from '../helpers/anthropic-server.js';
+import { runKeel } from '../helpers/cli.js';
+import { useScriptedProjects } from '../helpers/project.js';
+import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BIN = path.resolve(here, '../../dist/bin');
+const TRACE = path.resolve(here, '../plugins/mcp-bridge/fixtures/trace-imports.mjs');
+const prepare = useScriptedProjects();
+
+/** Bundle files (the entry and every chunk) whose text contains `marker`. */
+function filesWith(marker: string): string[] {
+  const files = ['keel.js', ...readdirSync(path.join(BIN, 'chunks')).filter((f) => f.endsWith('.js')).map((f) => `chunks/${f}`)];
+  return files.filter((f) => readFileSync(path.join(BIN, f), 'utf8').includes(marker));
+}
+
+// Ink's own error text, and highlight.js's (the grammars run through emphasize).
+const INK = filesWith('Raw mode is not supported');
+const HIGHLIGHT = filesWith('Language definition for');
+
+function loaded(trace: string): string[] {
+  return readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/bin/'));
+}
+
+let term: Terminal | undefined;
+afterEach(() => {
+  term?.kill();
+  term = undefined;
+});
+
+describe('the interactive UI loads lazily', () => {
+  it('bundles Ink and the highlighter apart from the entry', () => {
+    expect(INK.length).toBeGreaterThan(0);
+    expect(HIGHLIGHT.length).toBeGreaterThan(0);
+    expect(INK).not.toContain('keel.js');
+    expect(HIGHLIGHT).not.toContain('keel.js');
+  });
+
+  it('keel -p loads neither Ink nor the highlighter', async () => {
+    const { env, ws } = await prepare([say('headless answer')]);
+    const trace = ws.path('print.trace');
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${TRACE}`, TRACE_IMPORTS_FILE: trace } });
+    expect(run.stdout).toBe('headless answer\n');
+    const urls = loaded(trace);
+    expect(urls.some((u) => u.endsWith('/dist/bin/keel.js'))).toBe(true);
+    for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.filter((u) => u.endsWith(chunk))).toEqual([]);
+  }, 60_000);
+
+  it.skipIf(!hasTmux)('the Ink UI loads both', async () => {
+    const { env, ws } = await prepare([]);
+    const trace = ws.path('ui.trace');
+    term = startKeelTerminal({ cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${TRACE}`, TRACE_IMPORTS_FILE: trace } });
+    await term.waitFor(/ask mode/);
+    const urls = loaded(trace);
+    for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.some((u) => u.endsWith(chunk)), chunk).toBe(true);
+  }, 60_000);
+});
