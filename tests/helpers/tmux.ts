@@ -30,8 +30,6 @@ export interface Terminal {
   waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
   /** The whole pane with lines the terminal wrapped joined again (as they were written). */
   joinedHistory(): string;
-  /** Pastes `text` as a terminal does: newlines become CR, wrapped in bracketed-paste marks when the program asked for them. */
-  paste(text: string): void;
   /** Resizes the window (the program gets SIGWINCH). */
   resize(width: number, height: number): void;
   /** The pid of the command the pane's shell runs now (keel while it runs), if any. */
@@ -78,10 +76,6 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
       throw new Error(`the terminal never showed ${pattern}; it showed:\n${seen}`);
     },
     joinedHistory: () => tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', 'ui'),
-    paste(text) {
-      tmux('set-buffer', '-b', 'keel-paste', '--', text);
-      tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
-    },
     resize: (width, height) => void tmux('resize-window', '-t', 'ui', '-x', String(width), '-y', String(height)),
     programPid() {
       const shell = tmux('display-message', '-p', '-t', 'ui', '#{pane_pid}').trim();
