@@ -5,7 +5,7 @@
  * refuses a scripted `git push` through it.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer } from '../helpers/anthropic-server.js';
@@ -40,9 +40,16 @@ beforeAll(() => {
 afterAll(() => ws?.cleanup());
 
 describe('a packed third-party plugin', () => {
-  it("runs its own tests", () => {
-    const out = execFileSync(process.execPath, ['--test', 'test/'], { cwd: example, encoding: 'utf8' });
+  it('runs its own tests, the in-kernel one through keel/testing of the packed keel', () => {
+    // As its author works on it: the package's folder, with keel installed beside it as a dev dependency.
+    const dev = ws.path('dev/keel-plugin-git-guard');
+    cpSync(example, dev, { recursive: true });
+    mkdirSync(path.join(dev, 'node_modules'));
+    symlinkSync(ws.path('app/node_modules/keel'), path.join(dev, 'node_modules', 'keel'));
+    const out = execFileSync(process.execPath, ['--test', 'test/'], { cwd: dev, encoding: 'utf8', env: { ...process.env, KEEL_HOME: ws.home } });
+    expect(out).toMatch(/# pass [1-9]/);
     expect(out).toMatch(/# fail 0/);
+    expect(out).toContain('a push to main is refused before the permission policy');
   });
 
   it('refuses a scripted git push and commit on main through the installed keel, and lets other commands run', async () => {
