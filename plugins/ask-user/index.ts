@@ -53,6 +53,13 @@ export default definePlugin(() => ({
             };
           }
           if (answer.kind !== 'choice') return { content: `ask_user_question: the frontend answered a ${answer.kind} question instead of the choices asked.`, isError: true };
+          // Every question left empty: the user dismissed the dialog (Esc), which is an answer of its own.
+          if (questions.every((_, i) => !answer.answers[i]?.length)) {
+            return {
+              content: 'The user declined to answer (they dismissed the questions). Do not ask the same again: go on with your best judgement and say which assumptions you made, or ask what they want instead.',
+              display: { answers: answer.answers, declined: true },
+            };
+          }
           return { content: `The user answered:\n${formatAnswers(questions, answer.answers)}`, display: { answers: answer.answers } };
         },
       }),

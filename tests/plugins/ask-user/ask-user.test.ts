@@ -26,6 +26,16 @@ describe('ask_user_question', () => {
     expect(textOf(result)).toBe('The user answered:\nWhich database?\n→ SQLite\nWhich extras?\n→ Docker, CI');
   });
 
+  it('says the user declined when every question is left empty (Esc), and marks single skipped ones', async () => {
+    h = await harness([askUser(), frontend(() => ({ kind: 'choice', answers: [[], []] }), [])]);
+    const declined = await h.run('ask_user_question', QUESTIONS);
+    expect(declined.isError).toBeFalsy();
+    expect(textOf(declined)).toMatch(/^The user declined to answer/);
+    h.cleanup();
+    h = await harness([askUser(), frontend(() => ({ kind: 'choice', answers: [['Postgres'], []] }), [])]);
+    expect(textOf(await h.run('ask_user_question', QUESTIONS))).toBe('The user answered:\nWhich database?\n→ Postgres\nWhich extras?\n→ (no answer)');
+  });
+
   it('denies with an instruction to decide alone when nobody can answer (headless)', async () => {
     h = await harness([askUser()]);
     const result = await h.run('ask_user_question', QUESTIONS);
