@@ -46,7 +46,7 @@ const QUESTIONS = {
 };
 
 describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
-  it('asks choice questions one by one (multi-select, own words), queues those of parallel calls, and Esc leaves them unanswered', async () => {
+  it('asks choice questions one by one (multi-select, own words), queues those of parallel calls, and Esc declines', async () => {
     const { term: t, server: s } = await start([
       callTool('ask_user_question', QUESTIONS),
       say('noted your choices'),
@@ -79,7 +79,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     t.keys('Escape');
     await t.waitFor(/both answered/);
     expect(toolResultText(s, 3, 0)).toContain('First parallel question?\\n→ A');
-    expect(toolResultText(s, 3, 1)).toContain('Second parallel question?\\n→ (no answer)');
+    expect(toolResultText(s, 3, 1)).toContain('The user declined to answer');
   });
 
   it('shows a plan as markdown in the scrollback, sends feedback on "keep planning", and approval switches to edits mode', async () => {
