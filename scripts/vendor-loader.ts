@@ -154,7 +154,12 @@ export function flushCaches(): void {
   for (const item of pending.splice(0)) {
     try {
       const dir = path.dirname(item.file);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // Only inside an existing $KEEL_HOME: a folder being removed (a finished test's) is not made again.
+      try {
+        mkdirSync(dir, { mode: 0o700 });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') continue;
+      }
       const st = lstatSync(dir);
       if (!st.isDirectory() || !private_(st)) continue;
       const tmp = `${item.file}.${process.pid}.tmp`;
