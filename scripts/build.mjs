@@ -146,6 +146,13 @@ for (const [key, flag] of [['version', '--version'], ['help', '--help']]) {
 }
 writeFileSync(fastPath, `${JSON.stringify(answers)}\n`);
 const written = path.join(scratchHome, 'code-cache');
+// The other bundles' caches: each bundle evaluated in a fresh process (module initialisation, not a run's paths;
+// a user's first run on a path writes the richer per-user cache).
+for (const name of Object.keys(VENDORS)) {
+  if (name === 'core') continue;
+  const made = spawnSync(process.execPath, [path.join(root, 'scripts', 'make-code-cache.cjs'), path.join(live, 'vendor', `${name}.cjs`), JSON.stringify(VENDORS[name])], { encoding: 'utf8' });
+  if (made.status !== 0) process.stderr.write(`build: no code cache for vendor/${name}.cjs (it compiles on first use)\n${made.stderr}`);
+}
 if (existsSync(written)) {
   for (const file of readdirSync(written)) {
     const name = Object.keys(VENDORS).find((n) => file.startsWith(`${n}-${hashOf[n].slice(0, 32)}-`));

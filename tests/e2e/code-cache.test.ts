@@ -97,11 +97,16 @@ describe('loadBundle', () => {
     }
   });
 
-  it('ships the build’s cache beside the bundles it belongs to', () => {
+  it('ships the build’s cache beside each bundle it belongs to, readable by every user', () => {
     const vendor = path.join(root, 'dist', 'bin', 'vendor');
-    const core = readFileSync(path.join(vendor, 'core.cjs'));
-    const cache = readFileSync(path.join(vendor, 'core.cache'));
-    expect(cache.subarray(0, 8).toString()).toBe('KEELCC1\n');
-    expect(cache.subarray(8, 40).equals(createHash('sha256').update(core).digest())).toBe(true);
+    const bundles = readdirSync(vendor).filter((f) => f.endsWith('.cjs'));
+    expect(bundles).toEqual(expect.arrayContaining(['core.cjs', 'anthropic.cjs', 'mvdan-sh.cjs']));
+    for (const bundle of bundles) {
+      const cacheFile = path.join(vendor, bundle.replace(/\.cjs$/, '.cache'));
+      const cache = readFileSync(cacheFile);
+      expect(cache.subarray(0, 8).toString()).toBe('KEELCC1\n');
+      expect(cache.subarray(8, 40).equals(createHash('sha256').update(readFileSync(path.join(vendor, bundle))).digest())).toBe(true);
+      expect(statSync(cacheFile).mode & 0o777).toBe(0o644);
+    }
   });
 });
