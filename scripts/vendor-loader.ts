@@ -10,7 +10,8 @@
  * - the per-user cache lives in `$KEEL_HOME/code-cache` (0700, files 0600, both owned by this user, no symlinks),
  *   where a repository or another user cannot plant one; the build's cache lives beside the bundles in dist/;
  * - anything unexpected (missing, foreign, truncated, corrupt, rejected) means "compile from source"; a run never
- *   fails because of a cache, and a missing or rejected per-user cache is written anew when the process exits.
+ *   fails because of a cache, and a missing or rejected per-user cache is written anew (at exit, or a few seconds
+ *   into a long run, so it holds the functions start-up and the first turn compiled).
  * `KEEL_NO_CODE_CACHE=1` turns caching off (the bundles still load, compiled from source).
  *
  * This module is bundled into the binary only; it imports nothing of Keel's.
@@ -180,8 +181,15 @@ export function flushCaches(): void {
   }
 }
 
+/**
+ * Caches are written once start-up is over: at exit, or a few seconds in for a long run. Not later: a script kept
+ * for its cache makes V8 retain more with every turn (measured: 2.6 instead of 0.8 KiB a turn).
+ */
+const FLUSH_AFTER_MS = 3000;
+
 function hookExit(): void {
   if (exitHooked) return;
   exitHooked = true;
   process.once('exit', flushCaches);
+  setTimeout(flushCaches, FLUSH_AFTER_MS).unref();
 }

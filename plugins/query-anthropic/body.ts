@@ -1,7 +1,7 @@
 /**
  * The request body without re-serialising the history on every turn. The Messages API is stateless, so each
  * request carries the whole conversation; but history messages are replaced, never edited, so each one is
- * serialised to UTF-8 once and its bytes reused by every later request.
+ * serialised to UTF-8 once, into one growing buffer that every later request sends from.
  *
  * How: the SDK still builds the body (model, system, tools, `stream`, whatever it adds), but the `messages` array
  * it serialises says, through `toJSON`, only a token unique to this process. The transport swaps that token for
@@ -26,17 +26,8 @@ const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
-/** Each message's bytes, valid while its content is the same array of the same length (a replaced array is caught). */
-const encoded = new WeakMap<MessageParam, { content: MessageParam['content']; length: number; bytes: Buffer }>();
-
-export function messageBytes(message: MessageParam): Buffer {
-  const content = message.content;
-  const known = encoded.get(message);
-  if (known && known.content === content && known.length === content.length) return known.bytes;
-  const bytes = Buffer.from(JSON.stringify(message), 'utf8');
-  encoded.set(message, { content, length: content.length, bytes });
-  return bytes;
-}
+/** A message's JSON, as `JSON.stringify` of the array holding it writes it. */
+const json = (message: MessageParam) => JSON.stringify(message);
 
 /**
  * The joined bytes of a conversation's settled messages (`m1,m2,…`), grown by appending only: a request's
@@ -46,6 +37,8 @@ export function messageBytes(message: MessageParam): Buffer {
  */
 interface Joined {
   messages: MessageParam[];
+  /** Each message's content when it was appended: a message given new content is not the one on file. */
+  contents: MessageParam['content'][];
   bytes: Buffer;
   length: number;
 }
@@ -55,15 +48,16 @@ const joinedBy = new WeakMap<MessageParam, Joined>();
 /** Messages that carry a breakpoint this turn are copies made for this request only: they are not settled. */
 const settled = (message: MessageParam) => typeof message.content === 'string' || !message.content.some((block) => 'cache_control' in block);
 
-function append(joined: Joined, bytes: Buffer): void {
-  const need = joined.length + bytes.length + 1;
+/** Appends a message's UTF-8 JSON (after a comma) in place; the buffer is never shrunk or rewritten. */
+function append(joined: Joined, text: string): void {
+  const need = joined.length + Buffer.byteLength(text, 'utf8') + 1;
   if (need > joined.bytes.length) {
-    const grown = Buffer.allocUnsafe(Math.max(need, joined.bytes.length * 2, 4096));
+    const grown = Buffer.allocUnsafeSlow(Math.max(need, joined.bytes.length * 2, 16_384));
     joined.bytes.copy(grown, 0, 0, joined.length);
     joined.bytes = grown;
   }
   if (joined.length > 0) joined.bytes[joined.length++] = 0x2c; // ','
-  joined.length += bytes.copy(joined.bytes, joined.length);
+  joined.length += joined.bytes.write(text, joined.length, 'utf8');
 }
 
 /** The messages array's bytes: the settled prefix from the joined buffer, then the rest one by one. */
@@ -73,24 +67,25 @@ function messageChunks(messages: MessageParam[]): Buffer[] {
   let k = 0;
   if (joined) {
     const n = Math.min(joined.messages.length, messages.length);
-    while (k < n && joined.messages[k] === messages[k]) k++;
+    while (k < n && joined.messages[k] === messages[k] && joined.contents[k] === messages[k].content) k++;
     // Diverged: start again rather than overwrite bytes a request may still be sending.
     if (k < joined.messages.length) joined = undefined;
   }
   if (!joined) {
-    joined = { messages: [], bytes: Buffer.alloc(0), length: 0 };
+    joined = { messages: [], contents: [], bytes: Buffer.alloc(0), length: 0 };
     joinedBy.set(messages[0], joined);
     k = 0;
   }
   while (k < messages.length && settled(messages[k])) {
-    append(joined, messageBytes(messages[k]));
+    append(joined, json(messages[k]));
     joined.messages.push(messages[k]);
+    joined.contents.push(messages[k].content);
     k++;
   }
   const out: Buffer[] = [OPEN, joined.bytes.subarray(0, joined.length)];
   for (let i = k; i < messages.length; i++) {
     if (i > 0) out.push(COMMA);
-    out.push(messageBytes(messages[i]));
+    out.push(Buffer.from(json(messages[i]), 'utf8'));
   }
   out.push(CLOSE);
   return out;
