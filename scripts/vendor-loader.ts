@@ -10,8 +10,9 @@
  * - the per-user cache lives in `$KEEL_HOME/code-cache` (0700, files 0600, both owned by this user, no symlinks),
  *   where a repository or another user cannot plant one; the build's cache lives beside the bundles in dist/;
  * - anything unexpected (missing, foreign, truncated, corrupt, rejected) means "compile from source"; a run never
- *   fails because of a cache, and a missing or rejected per-user cache is written anew (at exit, or a few seconds
- *   into a long run, so it holds the functions start-up and the first turn compiled).
+ *   fails because of a cache. When neither the build's cache nor a per-user one served (another Node version or
+ *   other V8 flags than the build's), a per-user cache is written (at exit, or a few seconds into a long run, so it
+ *   holds what start-up and the first turn compiled). With the Node that ran the build, nothing is written.
  * `KEEL_NO_CODE_CACHE=1` turns caching off (the bundles still load, compiled from source).
  *
  * This module is bundled into the binary only; it imports nothing of Keel's.
@@ -67,9 +68,13 @@ function userCacheDir(): string {
   return path.join(home, 'code-cache');
 }
 
-/** The per-user cache file of a bundle: keyed on the bundle's hash, the Node version and the architecture. */
+/**
+ * The per-user cache file of a bundle: keyed on the bundle's hash, the Node version, the architecture and the
+ * Node and V8 flags of this process (V8 rejects a cache made under other flags: one file per set).
+ */
 export function userCacheFile(dir: string, name: string, sourceHash: string): string {
-  return path.join(dir, `${name}-${sourceHash.slice(0, 32)}-${process.version}-${process.arch}.bin`);
+  const flags = createHash('sha256').update(`${process.execArgv.join(' ')}\0${process.env.NODE_OPTIONS ?? ''}`).digest('hex').slice(0, 8);
+  return path.join(dir, `${name}-${sourceHash.slice(0, 32)}-${process.version}-${process.arch}-${flags}.bin`);
 }
 
 /**
@@ -83,6 +88,7 @@ export function loadBundle(name: string, hash: string, opts: LoadOptions, useCac
   const sourceHash = createHash('sha256').update(bytes).digest();
   // A bundle that is not the one the build recorded (edited by hand, half-copied) runs without any cache.
   const cacheable = useCache && sourceHash.toString('hex') === hash;
+  // A per-user cache exists only where the build's does not fit (another Node, other flags): that one first.
   const userFile = cacheable && opts.userCacheDir ? userCacheFile(opts.userCacheDir, name, hash) : undefined;
   const fromUser = userFile ? readUserCache(userFile, opts.userCacheDir!, sourceHash) : undefined;
   const cachedData = fromUser ?? (cacheable ? readCache(path.join(opts.dir, `${name}.cache`), sourceHash) : undefined);
@@ -94,7 +100,8 @@ export function loadBundle(name: string, hash: string, opts: LoadOptions, useCac
     if (!cachedData) throw err;
     script = new vm.Script(source, { filename: file });
   }
-  if (userFile && (!fromUser || script.cachedDataRejected)) {
+  // Written only when no cache served: the build's fits the usual case, and then nothing goes to $KEEL_HOME.
+  if (userFile && (!cachedData || script.cachedDataRejected)) {
     pending.push({ script, file: userFile, sourceHash });
     hookExit();
   }

@@ -19,8 +19,18 @@ const cacheFiles = (home: string) => {
 };
 
 describe('the V8 code cache of the vendor bundles', () => {
-  it('is written 0600 in a 0700 $KEEL_HOME/code-cache, and a corrupt, truncated or foreign cache is ignored', async () => {
-    const { env, ws } = await prepare([say('one'), say('two'), say('three'), say('four')]);
+  it('uses the build’s cache with the build’s Node, writing nothing to $KEEL_HOME', async () => {
+    const { env, ws } = await prepare([say('one')]);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
+    expect(run).toMatchObject({ code: 0, stdout: 'one\n', stderr: '' });
+    expect(existsSync(path.join(ws.home, 'code-cache'))).toBe(false);
+  });
+
+  it('is written 0600 in a 0700 $KEEL_HOME/code-cache where the build’s does not fit, and a corrupt, truncated or foreign cache is ignored', async () => {
+    const prepared = await prepare([say('one'), say('two'), say('three'), say('four')]);
+    const ws = prepared.ws;
+    // V8 rejects a cache made under other flags: this run cannot use the build's.
+    const env = { ...prepared.env, NODE_OPTIONS: '--max-semi-space-size=32' };
     let run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
     expect(run).toMatchObject({ code: 0, stdout: 'one\n', stderr: '' });
     const files = cacheFiles(ws.home);
