@@ -1,5 +1,5 @@
 import { definePlugin, Stage, type Kernel, type MessageParam, type Session, type TurnRecord } from '../../kernel/index.js';
-import { estimateMessages, estimateText } from './estimate.js';
+import { estimateMessage, estimateMessages, estimateText } from './estimate.js';
 import { windowFor } from './windows.js';
 
 /** What the status line reads: the live context against the model's window. */
@@ -54,6 +54,27 @@ interface BudgetData {
   anchor?: Anchor;
   /** System prompt and tool schemas: what the API counted beyond the messages. */
   overhead: number;
+  /** The messages of the last request and the running estimate after each (see estimateSent). */
+  sent?: { messages: MessageParam[]; contents: MessageParam['content'][]; totals: number[] };
+}
+
+/**
+ * The estimate of a request's messages, asked after every turn: a request's messages are the previous one's plus
+ * the turn's, so only those are estimated; the sum over the shared prefix (same messages, same contents) is kept.
+ */
+function estimateSent(b: BudgetData, messages: readonly MessageParam[]): number {
+  const sent = (b.sent ??= { messages: [], contents: [], totals: [] });
+  let k = 0;
+  const n = Math.min(sent.messages.length, messages.length);
+  while (k < n && sent.messages[k] === messages[k] && sent.contents[k] === messages[k]!.content) k++;
+  sent.messages.length = sent.contents.length = sent.totals.length = k;
+  for (let i = k; i < messages.length; i++) {
+    const message = messages[i]!;
+    sent.messages.push(message);
+    sent.contents.push(message.content);
+    sent.totals.push((i > 0 ? sent.totals[i - 1]! : 0) + estimateMessage(message));
+  }
+  return messages.length > 0 ? sent.totals[messages.length - 1]! : 0;
 }
 
 function data(session: Session): BudgetData {
@@ -95,7 +116,7 @@ function measure(session: Session, record: TurnRecord): void {
   const at = messages.length - 1 - (record.toolResults.length > 0 ? 1 : 0);
   const message = messages[at];
   const b = data(session);
-  b.overhead = Math.max(0, prompt - estimateMessages(record.request.messages));
+  b.overhead = Math.max(0, prompt - estimateSent(b, record.request.messages));
   if (message && message.role === 'assistant') b.anchor = { index: at, message, first: messages[0]!, tokens: prompt + usage.output_tokens };
 }
 

@@ -61,14 +61,25 @@ function messageBreakpoints(messages: MessageParam[]): number[] {
   return points;
 }
 
+/**
+ * Normalised copies, one per history message (while its content is the same): the same object every turn, so
+ * what is derived from it (its serialised bytes, body.ts) is derived once.
+ */
+const normalized = new WeakMap<MessageParam, { content: MessageParam['content']; length: number; copy: MessageParam }>();
+
 /** String content as one text block; blocks that carry a `cache_control` of their own lose it. Else the message itself. */
 function normalizeMessage(message: MessageParam): MessageParam {
-  if (typeof message.content === 'string') {
-    return { ...message, content: [{ type: 'text', text: message.content }] } as MessageParam;
+  const content = message.content;
+  const known = normalized.get(message);
+  if (known && known.content === content && known.length === content.length) return known.copy;
+  let copy: MessageParam;
+  if (typeof content === 'string') copy = { ...message, content: [{ type: 'text', text: content }] } as MessageParam;
+  else {
+    const blocks = content as ContentBlockParam[];
+    copy = blocks.some((block) => 'cache_control' in block) ? ({ ...message, content: blocks.map(stripCacheControl) } as MessageParam) : message;
   }
-  const blocks = message.content as ContentBlockParam[];
-  if (!blocks.some((block) => 'cache_control' in block)) return message;
-  return { ...message, content: blocks.map(stripCacheControl) } as MessageParam;
+  normalized.set(message, { content, length: content.length, copy });
+  return copy;
 }
 
 function stripCacheControl(block: ContentBlockParam): ContentBlockParam {

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResponse, type StopReason, type Turn } from '../../kernel/index.js';
+import { prebuild } from './body.js';
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt } from './stream.js';
@@ -84,9 +85,12 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
 }
 
 async function query(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
-  const params = buildParams(request, caching);
+  const built = buildParams(request, caching);
+  // The history goes out as bytes serialised once per message; the client's fetch (nodeFetch) splices them in.
+  const { messages, prebuilt } = prebuild(built.messages);
+  const params = { ...built, messages };
   const signal = request.signal ?? turn.signal;
-  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit };
+  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;
   try {

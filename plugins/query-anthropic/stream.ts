@@ -1,6 +1,7 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
+import { MESSAGES, type PrebuiltMessages } from './body.js';
 import { ALIVE } from './transport.js';
 
 export interface AttemptContext {
@@ -15,6 +16,8 @@ export interface AttemptContext {
 export interface AttemptOptions {
   /** Emit text, thinking and tool-input deltas (main tier only). */
   visible: boolean;
+  /** The messages' bytes, when `params.messages` serialises as their placeholder (body.ts). */
+  prebuilt?: PrebuiltMessages;
   emit(event: AgentEvent): void;
 }
 
@@ -36,7 +39,7 @@ export async function streamAttempt(
     ctx.alive();
     if (chunk) head.add(chunk);
   };
-  const stream = client.messages.stream(params, { signal: ctx.signal, fetchOptions: { [ALIVE]: alive } as object });
+  const stream = client.messages.stream(params, { signal: ctx.signal, fetchOptions: { [ALIVE]: alive, ...(opts.prebuilt ? { [MESSAGES]: opts.prebuilt } : {}) } as object });
   let connected = false;
   let shown = false;
   const toolIds = new Map<number, string>();

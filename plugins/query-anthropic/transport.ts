@@ -2,18 +2,20 @@
  * The HTTP path under the SDK: a `fetch` over node:http(s) with keep-alive. Node's global fetch (undici) costs,
  * per request, a USVString pass over the whole JSON body, a Request object and a web-stream copy of the body —
  * work that grows with the history. Here the body goes out as one Buffer and the response is a real `Response`
- * over the socket's bytes. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
+ * over the socket's bytes. A request whose history was serialised ahead (`fetchOptions[MESSAGES]`, see body.ts) has
+ * those bytes spliced into the SDK's body instead of serialising the history again. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
  * which feeds the retry policy's idle watchdog: pings count as life, as they should.
  */
 import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
+import { MESSAGES, spliceMessages, type PrebuiltMessages } from './body.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
 export const ALIVE = Symbol.for('keel.query-anthropic.alive');
 
 /** Called on the response headers (no argument) and on every chunk of the body (with it). */
-type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void };
+type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [MESSAGES]?: PrebuiltMessages };
 
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
@@ -56,9 +58,19 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return reject(abortReason(signal));
     const alive = init[ALIVE] ?? (() => undefined);
-    const body = bodyOf(init.body);
+    let body: Buffer[] | undefined;
+    try {
+      const prebuilt = init[MESSAGES];
+      if (prebuilt && typeof init.body === 'string') body = spliceMessages(init.body, prebuilt);
+      else {
+        const whole = bodyOf(init.body);
+        body = whole ? [whole] : undefined;
+      }
+    } catch (err) {
+      return reject(err);
+    }
     const headers = headersOf(init);
-    if (body) headers['content-length'] = String(body.length);
+    if (body) headers['content-length'] = String(body.reduce((sum, chunk) => sum + chunk.length, 0));
     const request = (url.protocol === 'https:' ? https : http).request(url, { method: init.method ?? 'GET', headers, agent });
     let settled = false;
     let fail: (err: unknown) => void = (err) => {
@@ -125,5 +137,7 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
       Object.defineProperty(response, 'url', { value: url.href });
       resolve(response);
     });
-    request.end(body);
+    // Written before the socket is assigned: the pieces leave together (one writev), uncopied.
+    for (const chunk of body ?? []) request.write(chunk);
+    request.end();
   });

@@ -2,7 +2,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { defineTool, type ToolResult } from '../../kernel/index.js';
+import { defineTool, type MessageParam, type ToolResult } from '../../kernel/index.js';
 import { indentOf, newCellId, parseNotebook, toSource, type Cell } from './notebook.js';
 
 const input = z.object({
@@ -14,6 +14,29 @@ const input = z.object({
   edit_mode: z.enum(['replace', 'insert', 'delete']).optional().describe('replace (default); insert adds a cell after the one named (at the top when none is named); delete removes it'),
 });
 
+const touchesNotebook = (m: MessageParam) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_use' && JSON.stringify(b.input).includes('.ipynb'));
+
+/** How far a history was scanned: asked every turn, so only the messages appended since are looked at. */
+const scans = new WeakMap<MessageParam[], { scanned: number; last: MessageParam | undefined; found: boolean }>();
+
+/** True once a tool call in the history names a .ipynb file. A history rewritten in place is scanned again. */
+function mentionsNotebook(messages: MessageParam[]): boolean {
+  let scan = scans.get(messages);
+  if (!scan || scan.scanned > messages.length || messages[scan.scanned - 1] !== scan.last) scan = { scanned: 0, last: undefined, found: false };
+  if (!scan.found) {
+    for (let i = scan.scanned; i < messages.length; i++) {
+      if (touchesNotebook(messages[i])) {
+        scan.found = true;
+        break;
+      }
+    }
+  }
+  scan.scanned = messages.length;
+  scan.last = messages[messages.length - 1];
+  scans.set(messages, scan);
+  return scan.found;
+}
+
 export const notebookEditTool = defineTool({
   name: 'notebook_edit',
   description:
@@ -21,7 +44,7 @@ export const notebookEditTool = defineTool({
   permission: 'write',
   input,
   deferLoading: true,
-  loadWhen: ({ session }) => session.messages.some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_use' && JSON.stringify(b.input).includes('.ipynb'))),
+  loadWhen: ({ session }) => mentionsNotebook(session.messages),
   paths: (i) => [i.path],
   async execute(args, ctx): Promise<ToolResult> {
     const abs = path.resolve(ctx.cwd, args.path);

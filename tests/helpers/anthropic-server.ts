@@ -61,6 +61,8 @@ export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: any; // the parsed JSON body of the request, shaped by the Messages API
+  /** The body as the bytes arrived (UTF-8). */
+  rawBody: string;
   receivedAt: number;
   /** How the answer ended: `complete` when the server finished it, `closed-early` when the client went away first. */
   finished?: Promise<'complete' | 'closed-early'>;
@@ -106,7 +108,7 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
       body = raw;
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body, receivedAt: Date.now(), eventsSent: [] };
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body, rawBody: raw, receivedAt: Date.now(), eventsSent: [] };
     recorded.finished = new Promise((resolve) => res.on('close', () => resolve(res.writableFinished ? 'complete' : 'closed-early')));
     requests.push(recorded);
 
