@@ -337,7 +337,11 @@ async function decide(
   }
   if (!decision) decision = { behavior: 'deny', reason: `Permission denied: no permission policy allowed ${call.name}` };
   if (decision.behavior === 'allow') return { behavior: 'allow' };
-  if (decision.behavior === 'deny') return { behavior: 'deny', reason: decision.reason };
+  if (decision.behavior === 'deny') {
+    // Published like an answer, so frontends show a refusal the user was never asked about.
+    kernel.emit({ type: 'permission', call, decision, source: 'policy' });
+    return { behavior: 'deny', reason: decision.reason };
+  }
   let answer;
   try {
     answer = await kernel.hooks.askUser.promise(

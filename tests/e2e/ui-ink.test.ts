@@ -43,6 +43,15 @@ function send(t: Terminal, text: string): void {
 }
 
 describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
+  it('shows a call the policy refused (a deny rule) as a denial with its reason, without asking', async () => {
+    const { term: t, server: s } = await start([callTool('bash', { command: 'rm -rf build' }), say('could not clean')], { args: ['--disallowedTools', 'Bash(rm:*)'] });
+    send(t, 'clean up');
+    const screen = await t.waitFor(/could not clean/);
+    expect(screen).toMatch(/bash\(rm -rf build\) denied: .*Bash\(rm:\*\)/);
+    expect(screen).not.toContain('wants permission');
+    expect(JSON.stringify(s.requests.at(-1)!.body.messages.at(-1).content[0])).toContain('is_error');
+  });
+
   it('streams an answer to a typed prompt, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
     const { term: t } = await start([say('Here is **the answer**, streamed.\n\n```js\nconst answer = 42;\n```')]);
     send(t, 'what is the answer?');
