@@ -379,7 +379,7 @@ export interface AgentEventMap {
   tool_start: { call: ToolCall; tool?: ToolDefinition };
   tool_output: { id: string; chunk: string; stream: 'stdout' | 'stderr' };
   tool_end: { call: ToolCall; result: ToolResult; durationMs: number };
-  /** A decision that was not a plain allow: `source` is `user` (an answer), `askUser` (nobody could be asked) or `policy` (refused unasked). */
+  /** An answer or a refusal: `source` is `user` (an answer), `askUser` (nobody could be asked) or `policy` (refused unasked). */
   permission: { call: ToolCall; decision: Decision; source: string; choice?: PermissionChoice };
   retry: { attempt: number; maxRetries: number; delayMs: number; cause: string };
   tools_bytes: { bytes: number; count: number; names: string[] };
