@@ -20,6 +20,7 @@ import {
 import { ensureDir } from './ensure-dir.js';
 import { errorMessage, KeelError, userExitCode, userMessage } from './errors.js';
 import { createKernel, type Kernel } from './kernel.js';
+import { loadPreset, PRESET_NAMES } from '../presets/index.js';
 import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
 import { flattenPreset } from './preset.js';
@@ -366,7 +367,6 @@ function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
 
 /** A preset object, or a name: a built-in first, else a package (see kernel/resolve-package.ts). */
 async function resolvePreset(preset: string | Preset, search: SearchContext, layer: ConfigLayer | undefined, packages: PackageSource[]): Promise<Preset> {
-  const { loadPreset, PRESET_NAMES } = await import('../presets/index.js');
   // A file names itself and the key; a flag or variable names itself (`--preset: …`, `KEEL_PRESET: …`).
   const label = layer?.labels?.preset;
   const byName = async (name: string, key: string): Promise<Preset> => {

@@ -36,6 +36,14 @@ const VENDORS = {
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
 };
+/**
+ * Per bundle, globals bound to Keel's own implementations inside that bundle only (no global is touched). The SDK's
+ * `Headers` and `FormData`: touching Node 20's global ones loads undici, about 25 ms of a start-up, for a few header
+ * lines and an `instanceof` per request.
+ */
+const VENDOR_BINDINGS = {
+  anthropic: { define: { Headers: 'FetchHeaders', FormData: 'FormDataByBrand' }, inject: [path.join(root, 'plugins', 'query-anthropic', 'headers.ts')] },
+};
 const vendorDir = path.join(staging, 'vendor');
 const vendorOf = new Map(Object.entries(VENDORS).flatMap(([name, specs]) => specs.map((spec) => [spec, name])));
 for (const [name, specs] of Object.entries(VENDORS)) {
@@ -56,6 +64,7 @@ for (const [name, specs] of Object.entries(VENDORS)) {
     minify: process.env.KEEL_NO_MINIFY ? false : true,
     keepNames: true,
     logLevel: 'warning',
+    ...VENDOR_BINDINGS[name],
   });
 }
 // What each specifier exports, read from the built bundle (the ES module shims re-export these names).

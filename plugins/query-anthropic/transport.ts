@@ -1,8 +1,8 @@
 /**
  * The HTTP path under the SDK: a `fetch` over node:http(s) with keep-alive. Node's global fetch (undici) costs,
  * per request, a USVString pass over the whole JSON body, a Request object and a web-stream copy of the body —
- * work that grows with the history. Here the body goes out as one Buffer and the response is a real `Response`
- * over the socket's bytes. A request whose history was serialised ahead (`fetchOptions[MESSAGES]`, see body.ts) has
+ * work that grows with the history. Here the body goes out as one Buffer and the response is a `StreamResponse`
+ * over the socket's bytes (the platform's `Response` and `Headers` would load undici, about 25 ms of a start-up). A request whose history was serialised ahead (`fetchOptions[MESSAGES]`, see body.ts) has
  * those bytes spliced into the SDK's body instead of serialising the history again. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
  * which feeds the retry policy's idle watchdog: pings count as life, as they should.
  */
@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
 import { MESSAGES, spliceMessages, type PrebuiltMessages } from './body.js';
+import { FetchHeaders } from './headers.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
 export const ALIVE = Symbol.for('keel.query-anthropic.alive');
@@ -129,15 +130,95 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
           res.destroy();
         },
       });
-      const responseHeaders = new Headers();
+      const responseHeaders = new FetchHeaders();
       for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
       const noBody = res.statusCode === 204 || res.statusCode === 304 || init.method === 'HEAD';
-      const response = new Response(noBody ? null : stream, { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders });
+      const response = new StreamResponse(noBody ? null : stream, { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders, url: url.href });
       if (noBody) res.resume();
-      Object.defineProperty(response, 'url', { value: url.href });
-      resolve(response);
+      resolve(response as unknown as Response);
     });
     // Written before the socket is assigned: the pieces leave together (one writev), uncopied.
     for (const chunk of body ?? []) request.write(chunk);
     request.end();
   });
+
+interface StreamResponseInit {
+  status: number;
+  statusText: string;
+  headers: FetchHeaders;
+  url: string;
+}
+
+/**
+ * What a client reads of a fetch `Response`, over a web stream: status, headers, `body`, the body readers
+ * (`text`, `json`, `arrayBuffer`, `bytes`, `blob`) and `clone`. As with a `Response`, the body can be read once.
+ */
+export class StreamResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: FetchHeaders;
+  readonly url: string;
+  readonly redirected = false;
+  readonly type = 'basic';
+  #body: ReadableStream<Uint8Array> | null;
+  #used = false;
+
+  constructor(body: ReadableStream<Uint8Array> | null, init: StreamResponseInit) {
+    this.#body = body;
+    this.status = init.status;
+    this.statusText = init.statusText;
+    this.headers = init.headers;
+    this.url = init.url;
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status <= 299;
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    return this.#body;
+  }
+
+  /** True once the body is being read, by a reader method or through `body`. */
+  get bodyUsed(): boolean {
+    return this.#used || (this.#body?.locked ?? false);
+  }
+
+  async bytes(): Promise<Uint8Array> {
+    if (this.bodyUsed) throw new TypeError('Body is unusable: Body has already been read');
+    this.#used = true;
+    if (!this.#body) return new Uint8Array(0);
+    const chunks: Uint8Array[] = [];
+    const reader = this.#body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.bytes();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  async text(): Promise<string> {
+    return new TextDecoder().decode(await this.bytes());
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  async blob(): Promise<Blob> {
+    return new Blob([await this.arrayBuffer()], { type: this.headers.get('content-type') ?? '' });
+  }
+
+  clone(): StreamResponse {
+    if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
+    let other: ReadableStream<Uint8Array> | null = null;
+    if (this.#body) [this.#body, other] = this.#body.tee();
+    return new StreamResponse(other, { status: this.status, statusText: this.statusText, headers: new FetchHeaders(this.headers), url: this.url });
+  }
+}

@@ -1,6 +1,6 @@
 /**
  * Ink, React and syntax highlighting load only in interactive mode: they are bundled into a lazily loaded chunk,
- * which `keel -p` never imports, and which the Ink UI does.
+ * which `keel -p` never imports, and which the Ink UI does. Nor does `keel -p` load undici (Node's fetch).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(here, '../../dist/bin');
 const TRACE = path.resolve(here, '../plugins/mcp-bridge/fixtures/trace-imports.mjs');
+const BUILTINS = path.resolve(here, 'fixtures/builtins.mjs');
 const prepare = useScriptedProjects();
 
 /** Bundle files (the entry and every chunk) whose text contains `marker`. */
@@ -52,6 +53,16 @@ describe('the interactive UI loads lazily', () => {
     const urls = loaded(trace);
     expect(urls.some((u) => u.endsWith('/dist/bin/keel.js'))).toBe(true);
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.filter((u) => u.endsWith(chunk))).toEqual([]);
+  }, 60_000);
+
+  it('keel -p does not load undici (the SDK and the transport use Keel\'s Headers and response)', async () => {
+    const { env, ws } = await prepare([say('headless answer')]);
+    const file = ws.path('builtins.txt');
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${BUILTINS}`, BUILTINS_FILE: file } });
+    expect(run.stdout).toBe('headless answer\n');
+    const builtins = readFileSync(file, 'utf8').split('\n');
+    expect(builtins).toContain('NativeModule http');
+    expect(builtins.filter((m) => m.includes('undici'))).toEqual([]);
   }, 60_000);
 
   it.skipIf(!hasTmux)('the Ink UI loads both', async () => {
