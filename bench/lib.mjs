@@ -13,7 +13,7 @@ export const runs = Number(process.env.BENCH_RUNS ?? 10);
 export const peer = process.env.BENCH_VS ? process.env.BENCH_VS.split(/\s+/).filter(Boolean) : undefined;
 
 if (!existsSync('/usr/bin/time')) throw new Error('the benchmarks need /usr/bin/time (Debian package "time")');
-if (!existsSync(path.join(root, 'dist', 'bin', 'keel.js'))) throw new Error('the benchmarks need a build: npm run build');
+if (!existsSync(path.join(root, 'dist', 'bin', 'keel.cjs'))) throw new Error('the benchmarks need a build: npm run build');
 
 const jiti = createJiti(import.meta.url);
 export const { startAnthropicServer, say, callTool } = await jiti.import(path.join(root, 'tests/helpers/anthropic-server.ts'));

@@ -8,12 +8,13 @@ import { bin, interleaved, peer, printRows, runs, say, startAnthropicServer, tar
 
 const server = await startAnthropicServer([], { route: () => say('ok') });
 const home = mkdtempSync(path.join(tmpdir(), 'keel-bench-'));
-const env = { PATH: process.env.PATH, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url };
+const env = { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url };
 const rows = [
   { label: 'node -e 0', argv: [process.execPath, '-e', '0'] },
-  { label: 'keel --version', argv: [process.execPath, bin, '--version'] },
-  { label: 'keel --help', argv: [process.execPath, bin, '--help'] },
-  { label: 'keel -p (one turn)', argv: [process.execPath, bin, '-p', 'hi'] },
+  { label: 'keel --version', argv: [bin, '--version'] },
+  { label: 'keel --help', argv: [bin, '--help'] },
+  { label: 'keel -p (one turn)', argv: [bin, '-p', 'hi'] },
+  { label: 'node bin/keel.js -p (no snapshot)', argv: [process.execPath, bin, '-p', 'hi'] },
 ];
 if (peer) rows.push({ label: `${peer.join(' ')} --version`, argv: [...peer, '--version'] }, { label: `${peer.join(' ')} -p (one turn)`, argv: [...peer, '-p', 'hi'] });
 const results = await interleaved(rows, { env, cwd: home });

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, KeelError } from './errors.js';
+import { nativeImport } from './native-import.js';
 
 /** The package root of this copy of Keel (works from sources, dist/ and the bundle). */
 export function packageRoot(): string {
@@ -37,7 +38,7 @@ function keelAliases(): Record<string, string> {
 
 /** Imports a module through jiti (TypeScript included), with `keel` resolving to this copy of Keel. */
 export async function importModule(file: string): Promise<Record<string, unknown> | undefined> {
-  const { createJiti } = await import('jiti');
+  const { createJiti } = (await nativeImport('jiti')) as unknown as typeof import('jiti');
   const jiti = createJiti(file, { alias: keelAliases(), interopDefault: true, moduleCache: false, fsCache: false });
   return (await jiti.import(file)) as Record<string, unknown> | undefined;
 }

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { isFile, pluginProblem, type ConfigLayer } from './config.js';
 import { errorMessage, KeelError } from './errors.js';
 import { importModule } from './load-module.js';
+import { nativeImport } from './native-import.js';
 import type { Plugin, Preset } from './plugin.js';
 import { isInside } from './protected.js';
 
@@ -130,7 +131,7 @@ async function loadPackage(name: string, dirs: string[], at: string, named: { so
     // (its peer left out, as in $KEEL_HOME), goes through jiti like agent.config.ts, `keel` being this copy.
     mod = /\.[mc]?ts$/.test(file)
       ? await importModule(file)
-      : ((await import(pathToFileURL(file).href).catch((err: unknown) => {
+      : ((await nativeImport(pathToFileURL(file).href).catch((err: unknown) => {
           if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && /'keel(\/[\w/-]+)?'/.test(errorMessage(err))) return importModule(file);
           throw err;
         })) as Record<string, unknown>);

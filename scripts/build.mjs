@@ -3,10 +3,11 @@
 // typecheck` (first in `npm test`) is the gate for those.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
@@ -35,6 +36,15 @@ const VENDORS = {
   openai: ['openai'],
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
+  // The MCP client (with ajv): loaded only once a server is configured.
+  mcp: [
+    '@modelcontextprotocol/sdk/client/index.js',
+    '@modelcontextprotocol/sdk/client/sse.js',
+    '@modelcontextprotocol/sdk/client/streamableHttp.js',
+    '@modelcontextprotocol/sdk/client/auth.js',
+    '@modelcontextprotocol/sdk/shared/stdio.js',
+    '@modelcontextprotocol/sdk/types.js',
+  ],
 };
 /**
  * Per bundle, globals bound to Keel's own implementations inside that bundle only (no global is touched). The SDK's
@@ -107,26 +117,128 @@ const vendorShims = {
   },
 };
 
+const binary = path.join(root, 'scripts', 'binary');
+/** Modules the binary replaces with its own (scripts/binary/*), for code that may run from a start-up snapshot. */
+const BINARY_SUBSTITUTES = [
+  { importer: path.join(root, 'kernel'), spec: './native-import.js', file: path.join(binary, 'native-import.ts') },
+  { importer: path.join(root, 'plugins', 'ui-ink'), spec: './load-run.js', file: path.join(binary, 'load-run.ts') },
+];
+const binarySubstitutes = {
+  name: 'keel-binary-substitutes',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(native-import|load-run)\.js$/ }, (args) => {
+      const hit = BINARY_SUBSTITUTES.find((s) => s.spec === args.path && path.dirname(args.importer) === s.importer);
+      return hit ? { path: hit.file } : undefined;
+    });
+  },
+};
+
+/**
+ * Node built-ins keel.cjs loads on first use rather than at module load: Node's snapshot builder cannot load some
+ * (node:http throws there on Node 20) and does not vouch for the state of others after restoring. The modules a
+ * snapshot may hold as evaluated are these; every other built-in becomes an object of getters that requires the
+ * real module when a property is first read, at run time.
+ */
+const SNAPSHOT_SAFE_BUILTINS = new Set(['assert', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'os', 'path', 'querystring', 'string_decoder', 'url', 'util', 'v8']);
+const requireHere = createRequire(import.meta.url);
+const lazyBuiltins = {
+  name: 'keel-lazy-builtins',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?[a-z_/0-9]+$/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      if (!builtinModules.includes(name) || SNAPSHOT_SAFE_BUILTINS.has(name) || args.namespace === 'keel-lazy-builtin') return undefined;
+      return { path: name, namespace: 'keel-lazy-builtin' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'keel-lazy-builtin' }, (args) => {
+      const keys = Object.keys(requireHere(`node:${args.path}`));
+      return {
+        contents: [
+          `let real;`,
+          `const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));`,
+          `for (const key of ${JSON.stringify(keys)}) Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
+  },
+};
+
+// The CLI: one CommonJS file, dist/bin/keel.cjs, so the build can evaluate it into a V8 start-up snapshot
+// (dist/bin/keel.blob) that the `keel` executable starts from. Modules imported on first use stay unevaluated
+// until then (esbuild's lazy module wrappers), as in an ES module build.
+const cli = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { keel: path.join(binary, 'entry.ts') },
+  outdir: staging,
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  // `import()` of bundled modules becomes a lazy `require`: code in a snapshot has no module loader for `import()`.
+  // What is not bundled goes through the host's loader (kernel/native-import.ts).
+  supported: { 'dynamic-import': false },
+  define: { 'import.meta.url': 'keelBundleUrl' },
+  inject: [path.join(binary, 'bundle-url.ts')],
+  // Node's snapshot builder runs the file with `require`, `__filename` and `__dirname` but no `module`.
+  banner: { js: 'var module = typeof module === "object" && module ? module : { exports: {} };' },
+  // Resolved from node_modules at run time: jiti loads modules itself.
+  external: ['jiti', 'typescript'],
+  legalComments: 'none',
+  minify: process.env.KEEL_NO_MINIFY ? false : true,
+  keepNames: true,
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  plugins: [vendorShims, binarySubstitutes, lazyBuiltins],
+  metafile: Boolean(process.env.KEEL_METAFILE),
+});
+
+if (cli.metafile) writeFileSync(process.env.KEEL_METAFILE, JSON.stringify(cli.metafile));
+
+// The Ink UI: an ES module bundle of its own (Ink and yoga use top-level `await`), imported by keel.cjs when the
+// interactive mode starts. Keel's kernel module resolves to keel.cjs's instance (host.ts), never a second copy.
+const kernelExports = Object.keys(await import(pathToFileURL(path.join(root, 'dist', 'kernel', 'index.js')).href));
+const uiDir = path.join(root, 'plugins', 'ui-ink');
+const kernelIndex = path.join(root, 'kernel', 'index.js');
+const uiBindings = {
+  name: 'keel-ui-bindings',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      const target = path.resolve(path.dirname(args.importer), args.path);
+      if (target === kernelIndex) return { path: 'kernel', namespace: 'keel-host' };
+      if (args.importer.startsWith(root + path.sep + 'node_modules') || target.startsWith(uiDir + path.sep)) return undefined;
+      return { errors: [{ text: `the Ink UI bundle may import Keel only through kernel/index.js, not ${path.relative(root, target)} (a second copy of its state)` }] };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'keel-host' }, () => ({
+      contents: [
+        `const k = globalThis[Symbol.for('keel.binary.host')].kernel;`,
+        ...kernelExports.map((name) => `export const ${name} = k.${name};`),
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
 await esbuild.build({
   absWorkingDir: root,
-  entryPoints: { keel: 'kernel/cli.ts' },
-  outdir: staging,
+  entryPoints: { ink: path.join(uiDir, 'run.tsx') },
+  outdir: path.join(staging, 'ui'),
   bundle: true,
+  // Split so Ink's devtools module (imported only when DEV=true) stays a chunk of its own and its import of the
+  // uninstalled react-devtools-core never runs.
   splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  chunkNames: 'chunks/[name]-[hash]',
-  // Resolved from node_modules at run time: jiti loads modules itself.
   // Ink imports react-devtools-core only when DEV=true; it is not installed, and never bundled.
-  external: ['jiti', 'typescript', 'react-devtools-core'],
+  external: ['react-devtools-core'],
   banner: { js: "import { createRequire as __keelRequire } from 'node:module'; const require = __keelRequire(import.meta.url);" },
   legalComments: 'none',
   minify: process.env.KEEL_NO_MINIFY ? false : true,
   keepNames: true,
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [vendorShims],
+  plugins: [uiBindings],
 });
 const live = path.join(root, 'dist', 'bin');
 const old = path.join(root, 'dist', 'bin.old');
@@ -171,3 +283,20 @@ if (existsSync(written)) {
   }
 }
 rmSync(scratchHome, { recursive: true, force: true });
+
+// The start-up snapshot the `keel` executable starts from (bin/keel.js): keel.cjs evaluated by this Node, with the
+// libraries common runs import (scripts/binary/snapshot.ts). `<blob>.node` names the Node binary that made it; the
+// launcher uses the blob only with that one. Without a blob, `keel` runs keel.cjs as `node bin/keel.js` does.
+const blob = path.join(live, 'keel.blob');
+const snapshot = spawnSync(process.execPath, ['--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
+  cwd: root,
+  encoding: 'utf8',
+  env: { ...process.env, KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '' },
+});
+if (snapshot.status === 0 && existsSync(`${blob}.tmp`)) {
+  renameSync(`${blob}.tmp`, blob);
+  writeFileSync(`${blob}.node`, `${realpathSync(process.execPath)}\n`);
+} else {
+  rmSync(`${blob}.tmp`, { force: true });
+  process.stderr.write(`build: no start-up snapshot (keel starts without one, more slowly): exit ${snapshot.status}\n${snapshot.stderr}`);
+}

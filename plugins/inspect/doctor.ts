@@ -36,6 +36,8 @@ export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise
   const major = Number(process.versions.node.split('.')[0]);
   checks.push({ name: 'node', ok: major >= 20, required: true, detail: major >= 20 ? `Node ${process.version}` : `Node ${process.version} is too old: install Node 20 or newer` });
 
+  checks.push(startUpCheck());
+
   const provider = kernel.config.provider ?? 'anthropic';
   const authFile = path.join(kernel.config.keelHome, 'auth.json');
   let keySource: string | undefined;
@@ -92,6 +94,24 @@ export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise
     }
   }
   return checks;
+}
+
+/**
+ * Whether this process started from the build's start-up snapshot (bin/keel.js starts `node --snapshot-blob` when
+ * run as an executable). Without it Keel works the same and starts more slowly.
+ */
+function startUpCheck(): DoctorCheck {
+  const flag = process.execArgv.findIndex((a) => a === '--snapshot-blob' || a.startsWith('--snapshot-blob='));
+  if (flag >= 0) {
+    const blob = process.execArgv[flag].includes('=') ? process.execArgv[flag].split('=')[1] : process.execArgv[flag + 1];
+    return { name: 'start-up', ok: true, detail: `from the start-up snapshot ${blob}` };
+  }
+  const why = process.env.KEEL_NO_SNAPSHOT
+    ? 'KEEL_NO_SNAPSHOT is set'
+    : process.env.NODE_OPTIONS
+      ? 'NODE_OPTIONS is set'
+      : 'run as `keel` (not `node bin/keel.js`), with the `node` on PATH that ran the build (`npm install` or `npm run build` makes dist/bin/keel.blob)';
+  return { name: 'start-up', ok: false, detail: `without the start-up snapshot, so start-up is slower: ${why}` };
 }
 
 export function formatDoctor(checks: DoctorCheck[]): string {

@@ -18,7 +18,8 @@ export const ALIVE = Symbol.for('keel.query-anthropic.alive');
 /** Called on the response headers (no argument) and on every chunk of the body (with it). */
 type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [MESSAGES]?: PrebuiltMessages };
 
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+// Made on first request, not at module load: the binary's start-up snapshot evaluates modules at build time.
+let agents: { 'http:': http.Agent; 'https:': https.Agent } | undefined;
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
@@ -54,6 +55,7 @@ function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
 export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
   new Promise<Response>((resolve, reject) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    agents ??= { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
     const agent = agents[url.protocol as keyof typeof agents];
     if (!agent) return reject(new TypeError(`keel transport: unsupported protocol ${url.protocol}`));
     const signal = init.signal ?? undefined;

@@ -26,7 +26,9 @@ export interface SessionLock {
  * process, not to a session, and one listener serves every kernel in it.
  */
 const held = new Map<string, string>();
-const OWN_START = processStart(process.pid);
+// Read on first use, not at module load: the binary's start-up snapshot evaluates modules at build time.
+let ownStart: string | undefined | null = null;
+const ownStartTime = () => (ownStart === null ? (ownStart = processStart(process.pid)) : ownStart);
 let exitHandler: (() => void) | undefined;
 
 export function lockFileOf(sessionFile: string): string {
@@ -105,7 +107,7 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
     try {
       const fd = openSync(file, 'wx', 0o600);
       try {
-        writeSync(fd, `${process.pid} ${token}${OWN_START ? ` ${OWN_START}` : ''}\n`);
+        writeSync(fd, `${process.pid} ${token}${ownStartTime() ? ` ${ownStartTime()}` : ''}\n`);
       } finally {
         closeSync(fd);
       }

@@ -1,4 +1,5 @@
 import { definePlugin, type Answer, type Io } from '../../kernel/index.js';
+import { loadRun } from './load-run.js';
 import type { Bridge } from './run.js';
 
 /**
@@ -16,11 +17,11 @@ export default definePlugin(() => ({
     kernel.modes.register({
       name: 'interactive:ink',
       async run(ctx) {
-        const { runInk } = await import('./run.js');
+        const { runInk } = await loadRun();
         return runInk(ctx, bridge);
       },
       async askTrust(question) {
-        const { askTrustInk } = await import('./run.js');
+        const { askTrustInk } = await loadRun();
         return askTrustInk(question, process as unknown as Io);
       },
     });

@@ -39,11 +39,11 @@ describe('test hygiene', () => {
     mkdirSync(path.join(root, 'dist', 'kernel'), { recursive: true });
     const source = path.join(root, 'kernel', 'loop.ts');
     writeFileSync(source, '// source');
-    expect(staleBuild(root)).toBe('dist/bin/keel.js is missing');
-    for (const built of ['dist/bin/keel.js', 'dist/kernel/index.js']) writeFileSync(path.join(root, built), '// built');
+    expect(staleBuild(root)).toBe('dist/bin/keel.cjs is missing');
+    for (const built of ['dist/bin/keel.cjs', 'dist/kernel/index.js']) writeFileSync(path.join(root, built), '// built');
     utimesSync(source, new Date(1_000_000), new Date(1_000_000));
     expect(staleBuild(root)).toBeUndefined();
     utimesSync(source, new Date(), new Date(Date.now() + 60_000));
-    expect(staleBuild(root)).toBe('kernel/loop.ts is newer than dist/bin/keel.js');
+    expect(staleBuild(root)).toBe('kernel/loop.ts is newer than dist/bin/keel.cjs');
   });
 });

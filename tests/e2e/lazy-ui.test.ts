@@ -1,6 +1,7 @@
 /**
- * Ink, React and syntax highlighting load only in interactive mode: they are bundled into a lazily loaded chunk,
- * which `keel -p` never imports, and which the Ink UI does. Nor does `keel -p` load undici (Node's fetch).
+ * Ink, React and syntax highlighting load only in interactive mode: they are an ES module bundle of their own
+ * (dist/bin/ui/ink.js), which `keel -p` never imports, which the Ink UI does, and which the start-up snapshot does
+ * not hold. Nor does `keel -p` load undici (Node's fetch).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,9 +18,10 @@ const TRACE = path.resolve(here, '../plugins/mcp-bridge/fixtures/trace-imports.m
 const BUILTINS = path.resolve(here, 'fixtures/builtins.mjs');
 const prepare = useScriptedProjects();
 
-/** Bundle files (the entry and every chunk) whose text contains `marker`. */
+/** Bundle files (the CLI and the UI bundle) whose text contains `marker`. */
 function filesWith(marker: string): string[] {
-  const files = ['keel.js', ...readdirSync(path.join(BIN, 'chunks')).filter((f) => f.endsWith('.js')).map((f) => `chunks/${f}`)];
+  const ui = readdirSync(path.join(BIN, 'ui'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+  const files = ['keel.cjs', ...ui.map((f) => `ui/${f}`)];
   return files.filter((f) => readFileSync(path.join(BIN, f), 'utf8').includes(marker));
 }
 
@@ -41,8 +43,16 @@ describe('the interactive UI loads lazily', () => {
   it('bundles Ink and the highlighter apart from the entry', () => {
     expect(INK.length).toBeGreaterThan(0);
     expect(HIGHLIGHT.length).toBeGreaterThan(0);
-    expect(INK).not.toContain('keel.js');
-    expect(HIGHLIGHT).not.toContain('keel.js');
+    expect(INK).not.toContain('keel.cjs');
+    expect(HIGHLIGHT).not.toContain('keel.cjs');
+  });
+
+  it('the start-up snapshot holds neither Ink nor the highlighter', () => {
+    const blob = readFileSync(path.join(BIN, 'keel.blob'));
+    expect(blob.includes('Raw mode is not supported')).toBe(false);
+    expect(blob.includes('Language definition for')).toBe(false);
+    // The marker test is not vacuous: the snapshot does hold the CLI's own text.
+    expect(blob.includes('the preset to assemble')).toBe(true);
   });
 
   it('keel -p loads neither Ink nor the highlighter', async () => {
@@ -51,7 +61,8 @@ describe('the interactive UI loads lazily', () => {
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${TRACE}`, TRACE_IMPORTS_FILE: trace } });
     expect(run.stdout).toBe('headless answer\n');
     const urls = loaded(trace);
-    expect(urls.some((u) => u.endsWith('/dist/bin/keel.js'))).toBe(true);
+    // The trace sees ES modules only: the UI bundle would be one (keel.cjs is required, not imported).
+    expect(readFileSync(trace, 'utf8')).toContain('/bin/keel.js');
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.filter((u) => u.endsWith(chunk))).toEqual([]);
   }, 60_000);
 

@@ -73,20 +73,24 @@ describe('keel mcp', () => {
 describe('start-up', () => {
   it('loads no MCP code without servers, and loads the SDK once a server is configured', async () => {
     const { env, ws } = await prepare([say('one'), say('two')]);
-    const hooks = path.resolve(__dirname, '../plugins/mcp-bridge/fixtures/trace-imports.mjs');
-    const loaded = (file: string) => readFileSync(file, 'utf8').split('\n').filter((url) => /bridge-|modelcontextprotocol/.test(url));
+    // The MCP SDK is a vendor bundle of its own, outside the CLI and its start-up snapshot.
+    const bin = path.resolve(__dirname, '../../dist/bin');
+    expect(readFileSync(path.join(bin, 'keel.cjs'), 'utf8')).not.toContain('Server does not support');
+    expect(readFileSync(path.join(bin, 'vendor', 'mcp.cjs'), 'utf8')).toContain('Server does not support');
+    const hooks = path.resolve(__dirname, 'fixtures/trace-reads.mjs');
+    const mcpBundle = (file: string) => readFileSync(file, 'utf8').split('\n').filter((f) => f.endsWith('/vendor/mcp.cjs'));
     const plain = ws.path('plain.trace');
-    let run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${hooks}`, TRACE_IMPORTS_FILE: plain } });
+    let run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${hooks}`, TRACE_READS_FILE: plain } });
     expect(run.code).toBe(0);
-    expect(readFileSync(plain, 'utf8')).toContain('/dist/bin/keel.js');
-    expect(loaded(plain)).toEqual([]);
+    expect(readFileSync(plain, 'utf8')).toContain('/vendor/core.cjs');
+    expect(mcpBundle(plain)).toEqual([]);
     const withServer = ws.path('server.trace');
     run = await runKeel(['-p', 'hi', '--mcp-config', mcpConfig({ t: testServer(ws.dir) })], {
       cwd: ws.dir,
-      env: { ...env, NODE_OPTIONS: `--import=${hooks}`, TRACE_IMPORTS_FILE: withServer },
+      env: { ...env, NODE_OPTIONS: `--import=${hooks}`, TRACE_READS_FILE: withServer },
     });
     expect(run.code).toBe(0);
-    expect(loaded(withServer).some((url) => /\/chunks\/bridge-/.test(url))).toBe(true);
+    expect(mcpBundle(withServer).length).toBe(1);
   }, 60_000);
 });
 

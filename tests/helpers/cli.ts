@@ -22,17 +22,23 @@ export interface SpawnOptions {
   /** Written to stdin, which is then closed. Without it stdin is closed at once (no TTY). */
   input?: string;
   timeoutMs?: number;
+  /** Another launcher than this checkout's bin/keel.js (a copied or installed package). */
+  bin?: string;
 }
+
+/** PATH with this Node first: the `keel` executable runs the `node` it finds there, as it would for a user. */
+export const NODE_PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
 
 /** Environment for a hermetic run: only what the test gives, plus PATH/HOME basics. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { PATH: NODE_PATH, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1' };
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }
 
+/** Runs `keel` as a user's shell does: the executable itself, which starts from the build's start-up snapshot. */
 export function spawnKeel(args: string[], opts: SpawnOptions): ChildProcess {
-  const child = spawn(process.execPath, [KEEL_BIN, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(opts.bin ?? KEEL_BIN, args, { cwd: opts.cwd, env: cleanEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
   if (opts.input !== undefined) child.stdin!.end(opts.input);
   else child.stdin!.end();
   return child;

@@ -1,13 +1,13 @@
 /**
- * E2E tests spawn the built `bin/keel.js` (dist/bin) and config files load `keel` from dist/kernel: a source
+ * E2E tests spawn the built `bin/keel.js` (dist/bin/keel.cjs and its snapshot) and config files load `keel` from dist/kernel: a source
  * edited after the last build would be tested in its old form. They refuse to run on a stale build instead.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-const SOURCE_DIRS = ['kernel', 'plugins', 'presets', 'sdk', 'testing'];
+const SOURCE_DIRS = ['kernel', 'plugins', 'presets', 'sdk', 'testing', 'scripts'];
 /** What the e2e tests run: the bundle behind bin/keel.js and the library config files import. */
-const BUILT = ['dist/bin/keel.js', 'dist/kernel/index.js'];
+const BUILT = ['dist/bin/keel.cjs', 'dist/kernel/index.js'];
 
 function newestIn(dir: string, found: { file: string; mtimeMs: number }): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

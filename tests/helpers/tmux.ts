@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { KEEL_BIN } from './cli.js';
+import { KEEL_BIN, NODE_PATH } from './cli.js';
 
 export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
@@ -51,7 +51,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
   const env = { LANG: 'C.UTF-8', TERM: 'xterm-256color', ...opts.env };
   // `env -i`: only what the test gives reaches keel (no CI variable, which would switch Ink to CI output).
   const assignments = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
-  const command = `env -i PATH=${shellQuote(process.env.PATH ?? '')} ${assignments.join(' ')} ${shellQuote(process.execPath)} ${shellQuote(KEEL_BIN)} ${(opts.args ?? []).map(shellQuote).join(' ')}; echo EXIT=$?; sleep 600`;
+  const command = `env -i PATH=${shellQuote(NODE_PATH)} ${assignments.join(' ')} ${shellQuote(KEEL_BIN)} ${(opts.args ?? []).map(shellQuote).join(' ')}; echo EXIT=$?; sleep 600`;
   tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ui', '-x', String(opts.width ?? 100), '-y', String(opts.height ?? 30), '-c', opts.cwd, 'bash', '--norc', '--noprofile', '-c', command);
   tmux('set-option', '-t', 'ui', 'history-limit', String(opts.history ?? 50000));
   const terminal: Terminal = {

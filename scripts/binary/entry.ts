@@ -1,0 +1,63 @@
+/**
+ * The entry of the binary's CommonJS build, dist/bin/keel.cjs. Two ways in:
+ * - `node bin/keel.js` requires keel.cjs and calls `run` with its own `import()`;
+ * - the `keel` executable starts Node from dist/bin/keel.blob, a V8 start-up snapshot of this module made by the
+ *   build (scripts/binary/snapshot.ts): Keel, zod, the Anthropic SDK and the shell parser are already evaluated,
+ *   and the main function registered below runs.
+ */
+import path from 'node:path';
+import v8 from 'node:v8';
+import { main } from '../../kernel/cli.js';
+import * as kernel from '../../kernel/index.js';
+import { bundleFile, setBundleFile } from './bundle-url.js';
+import { setHost, type Host } from './host.js';
+import { mainContextImporter, preloadForSnapshot, refreshRandomUUID } from './snapshot.js';
+import { warmUp } from './warm-up.js';
+
+setHost({ kernel: kernel as unknown as Record<string, unknown> });
+
+/** Runs the CLI with `argv` (without node and the script) and sets the exit code. */
+export function run(argv: string[], importer: Host['import'], file?: string): void {
+  if (file) setBundleFile(file);
+  setHost({ import: importer });
+  main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`keel: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
+
+/**
+ * Node 20 restores `console` from a snapshot without its `Console` class (the property reads undefined), which Ink
+ * constructs to capture console output. The class as the build saw it, kept here, works after restoring.
+ */
+const BuiltConsole = console.Console;
+function restoreConsole(): void {
+  if (typeof console.Console !== 'function' && typeof BuiltConsole === 'function') {
+    Object.defineProperty(console, 'Console', { value: BuiltConsole, writable: true, configurable: true, enumerable: true });
+  }
+}
+
+if (v8.startupSnapshot?.isBuildingSnapshot()) {
+  preloadForSnapshot();
+  // The builder runs the event loop until it is empty, then takes the snapshot: the warm-up finishes first.
+  warmUp().catch((err: unknown) => {
+    process.stderr.write(`keel: snapshot warm-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  });
+  v8.startupSnapshot.setDeserializeMainFunction(() => {
+    // The launcher passes its own resolved path first: keel.cjs is at ../dist/bin/ from it, wherever the package
+    // has moved since the build.
+    restoreConsole();
+    refreshRandomUUID();
+    const launcher = process.argv[1];
+    process.argv.splice(1, 1, path.resolve(launcher));
+    const file = path.join(path.dirname(path.resolve(launcher)), '..', 'dist', 'bin', 'keel.cjs');
+    setBundleFile(file);
+    run(process.argv.slice(2), mainContextImporter(bundleFile()));
+  });
+}

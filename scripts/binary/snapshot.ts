@@ -1,0 +1,44 @@
+/** What the binary's start-up snapshot holds beyond Keel's statically imported modules, and its module loader. */
+import { randomUUID } from 'node:crypto';
+import vm from 'node:vm';
+
+/**
+ * Evaluates, while the snapshot is built, the libraries a common run imports on first use: the Anthropic SDK
+ * (every model request) and `diff` (edit previews and patches). Not the shell parser: its 1.3 MB bundle made every
+ * start-up about 10 ms slower to restore than loading it from its code cache when a run first checks a command.
+ */
+export function preloadForSnapshot(): void {
+  void Promise.all([import('@anthropic-ai/sdk'), import('diff')]);
+}
+
+/**
+ * `import()` for code restored from a snapshot, which has no loader of its own: a function compiled at run time
+ * with Node's main-context loader (`vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER`, Node ≥ 20.12). Bare names
+ * resolve from `file`'s folder. Node flags that loader experimental and warns once, at the first import; that
+ * warning is about Keel's plumbing, not anything the user did, so it is not printed.
+ */
+export function mainContextImporter(file: string): (specifier: string) => Promise<Record<string, unknown>> {
+  const raw = new vm.Script('(specifier) => import(specifier)', {
+    filename: file,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  }).runInThisContext() as (specifier: string) => Promise<Record<string, unknown>>;
+  return (specifier) => {
+    const emit = process.emitWarning;
+    process.emitWarning = () => undefined;
+    try {
+      return raw(specifier);
+    } finally {
+      process.emitWarning = emit;
+    }
+  };
+}
+
+/**
+ * `crypto.randomUUID()` draws from a buffer of random bytes that Node fills 128 UUIDs at a time. A snapshot holds
+ * that buffer as the build left it (the warm-up made session ids), so every restored process would hand out the
+ * same ids. Drawing one full batch forces a refill from the system's entropy, after which every id is fresh. (Math
+ * random is reseeded by V8 on restore; `randomBytes` keeps no buffer.)
+ */
+export function refreshRandomUUID(): void {
+  for (let i = 0; i < 2 * 128; i++) randomUUID();
+}

@@ -1,0 +1,99 @@
+/**
+ * The `keel` executable starts Node from the build's start-up snapshot (dist/bin/keel.blob): Keel and its libraries
+ * already evaluated, warmed by a scripted run at build time. What a snapshot could carry over from the build must
+ * not reach a run (random ids, the folder, the environment), and wherever the snapshot cannot be used Keel starts
+ * without it and works the same.
+ */
+import { cpSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { say } from '../helpers/anthropic-server.js';
+import { runKeel } from '../helpers/cli.js';
+import { useScriptedProjects } from '../helpers/project.js';
+import { makeWorkspace } from '../helpers/workspace.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const prepare = useScriptedProjects();
+
+const startUpLine = (stdout: string) => stdout.split('\n').find((line) => /\bstart-up\b/.test(line)) ?? '';
+
+/** This checkout's launcher and build, copied elsewhere (node_modules linked), as an install would place them. */
+function copiedPackage(dir: string): string {
+  const pkg = path.join(dir, 'pkg');
+  mkdirSync(pkg);
+  cpSync(path.join(root, 'bin'), path.join(pkg, 'bin'), { recursive: true });
+  cpSync(path.join(root, 'dist'), path.join(pkg, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.map') });
+  cpSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'));
+  symlinkSync(path.join(root, 'node_modules'), path.join(pkg, 'node_modules'));
+  return pkg;
+}
+
+describe('the start-up snapshot', () => {
+  it('is what the keel executable starts from', async () => {
+    const { ws, env } = await prepare([]);
+    const run = await runKeel(['doctor'], { cwd: ws.dir, env });
+    expect(startUpLine(run.stdout)).toMatch(new RegExp(`^ok\\s+start-up\\s+from the start-up snapshot ${path.join(root, 'dist', 'bin', 'keel.blob')}$`));
+  });
+
+  it('gives every run its own session id, folder and environment, not the build’s', async () => {
+    const { ws, env } = await prepare([say('one'), say('two'), say('three')]);
+    const ids = new Set<string>();
+    for (const prompt of ['one', 'two', 'three']) {
+      const run = await runKeel(['-p', prompt, '--output-format', 'json'], { cwd: ws.dir, env });
+      expect(run.code, run.stderr).toBe(0);
+      ids.add(JSON.parse(run.stdout).session_id);
+    }
+    expect(ids.size).toBe(3);
+    const sessions = await runKeel(['sessions', '--json'], { cwd: ws.dir, env });
+    expect((JSON.parse(sessions.stdout) as Array<{ id: string }>).map((s) => s.id).sort()).toEqual([...ids].sort());
+    const doctor = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/only-this-run' } });
+    expect(doctor.stdout).toContain('requests go to http://127.0.0.1:9/only-this-run');
+    expect(doctor.stdout).toContain('no API key');
+    expect(doctor.stdout).toContain(`${ws.dir} is`);
+  });
+
+  it('runs from a package moved after its build, and through a symlink as npm links bin entries', async () => {
+    const { ws, env } = await prepare([say('moved')]);
+    const scratch = makeWorkspace();
+    try {
+      const pkg = copiedPackage(scratch.dir);
+      const link = path.join(scratch.dir, 'keel');
+      symlinkSync(path.join(pkg, 'bin', 'keel.js'), link);
+      const doctor = await runKeel(['doctor'], { cwd: ws.dir, env, bin: link });
+      expect(startUpLine(doctor.stdout)).toContain(`from the start-up snapshot ${path.join(pkg, 'dist', 'bin', 'keel.blob')}`);
+      const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env, bin: link });
+      expect(run.stdout).toBe('moved\n');
+    } finally {
+      scratch.cleanup();
+    }
+  }, 60_000);
+
+  it('starts without it, and works the same, when it cannot be used', async () => {
+    const { ws, env } = await prepare([say('a'), say('b'), say('c'), say('d')]);
+    const scratch = makeWorkspace();
+    try {
+      const pkg = copiedPackage(scratch.dir);
+      const bin = path.join(pkg, 'bin', 'keel.js');
+      const blob = path.join(pkg, 'dist', 'bin', 'keel.blob');
+      const without = async (extra: Record<string, string>, why: string, answer: string) => {
+        const doctor = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ...extra }, bin });
+        expect(startUpLine(doctor.stdout)).toMatch(/^warn\s+start-up\s+without the start-up snapshot/);
+        expect(startUpLine(doctor.stdout)).toContain(why);
+        const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, ...extra }, bin });
+        expect(run.stdout, run.stderr).toBe(`${answer}\n`);
+      };
+      await without({ KEEL_NO_SNAPSHOT: '1' }, 'KEEL_NO_SNAPSHOT is set', 'a');
+      await without({ NODE_OPTIONS: '--no-warnings' }, 'NODE_OPTIONS is set', 'b');
+      // Made by another Node (V8 would refuse it and Node would exit): the launcher does not try it.
+      writeFileSync(`${blob}.node`, '/opt/some/other/node\n');
+      await without({}, 'run as `keel`', 'c');
+      // The Node that made it, since upgraded in place (newer than the blob).
+      writeFileSync(`${blob}.node`, readFileSync(path.join(root, 'dist', 'bin', 'keel.blob.node')));
+      utimesSync(blob, new Date(1_000_000), new Date(1_000_000));
+      await without({}, 'run as `keel`', 'd');
+    } finally {
+      scratch.cleanup();
+    }
+  }, 60_000);
+});
