@@ -1,10 +1,10 @@
 // Before and after, side by side: `node -e 0`, a one-turn `-p` and the edit session of another build of Keel
 // (BENCH_BASE=<checkout with a build>, e.g. the commit before a change) and of this one (also with
-// KEEL_NO_CODE_CACHE=1), interleaved in one run. Without BENCH_BASE it says so and measures nothing.
+// KEEL_NO_SNAPSHOT=1), interleaved in one run, each run as an executable. Without BENCH_BASE it says so and measures nothing.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bin, interleaved, printRows, runs, say, startAnthropicServer } from './lib.mjs';
+import { benchPath, bin, interleaved, printRows, runs, say, startAnthropicServer } from './lib.mjs';
 
 const baseBin = process.env.BENCH_BASE ? path.join(path.resolve(process.env.BENCH_BASE), 'bin', 'keel.js') : undefined;
 if (!baseBin) {
@@ -29,15 +29,15 @@ const server = await startAnthropicServer([], {
 });
 const homes = { base: path.join(dir, 'home-base'), head: path.join(dir, 'home-head') };
 for (const home of Object.values(homes)) mkdirSync(home);
-const env = (home) => ({ PATH: process.env.PATH, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url });
+const env = (home) => ({ PATH: benchPath, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url });
 const reset = async () => writeFileSync(file, 'hello world\n');
 const rows = [
   { label: 'node -e 0', argv: [process.execPath, '-e', '0'] },
-  { label: 'base -p (one turn)', argv: [process.execPath, baseBin, '-p', 'hi'], opts: { env: env(homes.base) } },
-  { label: 'head -p (one turn)', argv: [process.execPath, bin, '-p', 'hi'], opts: { env: env(homes.head) } },
-  { label: 'head -p, no code cache', argv: [process.execPath, bin, '-p', 'hi'], opts: { env: { ...env(homes.head), KEEL_NO_CODE_CACHE: '1' } } },
-  { label: 'base edit session', argv: [process.execPath, baseBin, '-p', 'edit a.txt', '--permission-mode', 'auto'], opts: { env: env(homes.base) }, before: reset },
-  { label: 'head edit session', argv: [process.execPath, bin, '-p', 'edit a.txt', '--permission-mode', 'auto'], opts: { env: env(homes.head) }, before: reset },
+  { label: 'base -p (one turn)', argv: [baseBin, '-p', 'hi'], opts: { env: env(homes.base) } },
+  { label: 'head -p (one turn)', argv: [bin, '-p', 'hi'], opts: { env: env(homes.head) } },
+  { label: 'head -p, no snapshot', argv: [bin, '-p', 'hi'], opts: { env: { ...env(homes.head), KEEL_NO_SNAPSHOT: '1' } } },
+  { label: 'base edit session', argv: [baseBin, '-p', 'edit a.txt', '--permission-mode', 'auto'], opts: { env: env(homes.base) }, before: reset },
+  { label: 'head edit session', argv: [bin, '-p', 'edit a.txt', '--permission-mode', 'auto'], opts: { env: env(homes.head) }, before: reset },
 ];
 const results = await interleaved(rows, { env: env(homes.head), cwd: project });
 await server.close();

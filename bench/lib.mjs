@@ -8,6 +8,8 @@ import { createJiti } from 'jiti';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const bin = path.join(root, 'bin', 'keel.js');
+/** PATH with this Node first: `keel`, run as an executable, starts the `node` it finds there (from its snapshot). */
+export const benchPath = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
 export const runs = Number(process.env.BENCH_RUNS ?? 10);
 /** Another agent CLI to measure beside Keel (`npm run bench -- --vs 'claude'`), split on spaces. */
 export const peer = process.env.BENCH_VS ? process.env.BENCH_VS.split(/\s+/).filter(Boolean) : undefined;

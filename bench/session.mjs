@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bin, interleaved, peer, printRows, root, runs, say, startAnthropicServer, target } from './lib.mjs';
+import { benchPath, bin, interleaved, peer, printRows, root, runs, say, startAnthropicServer, target } from './lib.mjs';
 
 const base = mkdtempSync(path.join(tmpdir(), 'keel-bench-session-'));
 const home = path.join(base, 'home');
@@ -29,11 +29,12 @@ function editStep(request) {
 }
 
 const server = await startAnthropicServer([], { route: editStep });
-const env = { PATH: process.env.PATH, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url };
+const env = { PATH: benchPath, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url };
 const reset = async () => writeFileSync(path.join(project, 'a.txt'), 'hello world\n');
 const rows = [
   { label: 'node -e 0', argv: [process.execPath, '-e', '0'] },
-  { label: 'keel edit session', argv: [process.execPath, bin, '-p', 'edit a.txt', '--permission-mode', 'auto'], before: reset },
+  { label: 'keel edit session', argv: [bin, '-p', 'edit a.txt', '--permission-mode', 'auto'], before: reset },
+  { label: 'node bin/keel.js edit session', argv: [process.execPath, bin, '-p', 'edit a.txt', '--permission-mode', 'auto'], before: reset },
 ];
 if (peer) rows.push({ label: `${peer.join(' ')} edit session`, argv: [...peer, '-p', 'edit a.txt', '--dangerously-skip-permissions'], before: reset });
 const results = await interleaved(rows, { env, cwd: project });

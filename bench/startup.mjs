@@ -1,14 +1,15 @@
 // Cold start: `node -e 0` (the floor), `keel --version`, `keel --help` and a one-turn `keel -p` against a scripted
-// server on loopback, measured interleaved in one run: wall, CPU and peak RSS, medians of BENCH_RUNS (10).
+// server on loopback, measured interleaved in one run: wall, CPU and peak RSS, medians of BENCH_RUNS (10). `keel` runs
+// as a user's shell runs it (the executable, from its start-up snapshot); `node bin/keel.js` is the path without one.
 // With `--vs '<command>'` the peer's `--version` and one-turn `-p` are measured in the same rounds.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bin, interleaved, peer, printRows, runs, say, startAnthropicServer, target } from './lib.mjs';
+import { benchPath, bin, interleaved, peer, printRows, runs, say, startAnthropicServer, target } from './lib.mjs';
 
 const server = await startAnthropicServer([], { route: () => say('ok') });
 const home = mkdtempSync(path.join(tmpdir(), 'keel-bench-'));
-const env = { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url };
+const env = { PATH: benchPath, HOME: home, KEEL_HOME: home, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url };
 const rows = [
   { label: 'node -e 0', argv: [process.execPath, '-e', '0'] },
   { label: 'keel --version', argv: [bin, '--version'] },

@@ -1,8 +1,9 @@
 /**
  * Splits a shell command into the simple commands it would run, with mvdan/sh's bash parser (GopherJS build,
- * `mvdan-sh`). The parser is loaded on the first bash call only: it costs about 150 ms to load.
+ * `mvdan-sh`). The parser is loaded on the first command that needs it: a command of plain words does not.
  */
 import type { ShNode, ShParser } from 'mvdan-sh';
+import { literalCommand } from './literal-command.js';
 import { innerScript, invocations } from './programs.js';
 
 /** One word of a command: its literal value, or null when the shell decides it at run time. */
@@ -85,8 +86,32 @@ const OPAQUE: Record<string, string> = {
   CoprocClause: 'a coprocess',
 };
 
-/** Parses `command` as bash. Never throws: a parse failure is `{ ok: false }`. */
-export async function analyzeShell(command: string, options: AnalyzeOptions = {}, depth = 0): Promise<ShellAnalysis> {
+/**
+ * Parses `command` as bash. Never throws: a parse failure is `{ ok: false }`. A command of plain words only is
+ * read without the parser (literal-command.ts); `parser: 'bash'` always uses the parser (for the parity test).
+ */
+export async function analyzeShell(command: string, options: AnalyzeOptions = {}, depth = 0, parser: 'auto' | 'bash' = 'auto'): Promise<ShellAnalysis> {
+  const literal = parser === 'auto' ? literalCommand(command) : undefined;
+  const parsed = literal ? { ok: true as const, commands: [literal] } : await parseBash(command, options);
+  if (!parsed.ok) return parsed;
+  const flat = parsed.commands;
+  // `bash -c '…'`, `eval …`, `find -exec sh -c '…'`, `env -S '…'`, `watch '…'`, `trap '…'` and a shell fed a
+  // literal here-document run a string as a script: its commands are judged too.
+  for (const cmd of [...flat]) {
+    for (const invocation of invocations(cmd.words)) {
+      const script = innerScript(invocation.words.map((w) => w.text), cmd.stdin);
+      if (script === undefined) continue;
+      if (depth >= 3) return { ok: false, error: 'shell scripts nested too deeply' };
+      const inner = await analyzeShell(script, options, depth + 1, parser);
+      if (!inner.ok) return { ok: false, error: `in the script run by "${cmd.text}": ${inner.error}` };
+      flat.push(...inner.commands);
+    }
+  }
+  return { ok: true, commands: flat };
+}
+
+/** The simple commands of `command` as mvdan/sh's bash parser reads it (scripts run by them not yet included). */
+async function parseBash(command: string, options: AnalyzeOptions): Promise<ShellAnalysis> {
   let syntax: ShSyntax;
   try {
     syntax = await loadSyntax();
@@ -148,20 +173,7 @@ export async function analyzeShell(command: string, options: AnalyzeOptions = {}
       if (scope.stdin !== undefined && cmd.stdin === undefined) cmd.stdin = scope.stdin;
     }
   }
-  const flat: SimpleCommand[] = commands.map(({ start: _s, end: _e, ...cmd }) => cmd);
-  // `bash -c '…'`, `eval …`, `find -exec sh -c '…'`, `env -S '…'`, `watch '…'`, `trap '…'` and a shell fed a
-  // literal here-document run a string as a script: its commands are judged too.
-  for (const cmd of [...flat]) {
-    for (const invocation of invocations(cmd.words)) {
-      const script = innerScript(invocation.words.map((w) => w.text), cmd.stdin);
-      if (script === undefined) continue;
-      if (depth >= 3) return { ok: false, error: 'shell scripts nested too deeply' };
-      const inner = await analyzeShell(script, options, depth + 1);
-      if (!inner.ok) return { ok: false, error: `in the script run by "${cmd.text}": ${inner.error}` };
-      flat.push(...inner.commands);
-    }
-  }
-  return { ok: true, commands: flat };
+  return { ok: true, commands: commands.map(({ start: _s, end: _e, ...cmd }) => cmd) };
 }
 
 /** The literal text of a here-document or here-string redirect; null when it expands; undefined for others. */

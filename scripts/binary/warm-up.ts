@@ -47,12 +47,19 @@ async function warmCli(dir: string): Promise<void> {
   }
 }
 
-/** One turn of the default preset with a tool call: the loop, context hooks, permissions, a tool, the session log. */
+/**
+ * A turn of the default preset with file tool calls: the loop, context hooks, permissions, the tools, the session
+ * log. No `bash`: spawning at build time would put child-process state into the snapshot.
+ */
 async function warmTurn(): Promise<void> {
   const agent = await testAgent({
     preset: 'default',
     permissionMode: 'auto',
-    script: [{ tools: [{ name: 'read_file', input: { path: 'a.txt' } }, { name: 'ls', input: {} }] }, 'done'],
+    script: [
+      { tools: [{ name: 'read_file', input: { path: 'a.txt' } }, { name: 'ls', input: {} }, { name: 'glob', input: { pattern: '*.txt' } }] },
+      { tools: [{ name: 'edit_file', input: { path: 'a.txt', old_string: 'warm', new_string: 'warmer' } }, { name: 'write_file', input: { path: 'b.txt', content: 'b\n' } }] },
+      'done',
+    ],
   });
   try {
     writeFileSync(path.join(agent.dir, 'a.txt'), 'warm\n');
