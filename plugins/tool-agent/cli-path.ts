@@ -18,3 +18,13 @@ export function keelCli(): string {
   if (process.argv[1]) return process.argv[1];
   throw new Error('cannot find the keel launcher (bin/keel.js) to start a sub-agent');
 }
+
+/**
+ * The Node flags a sub-agent starts with: this process's start-up snapshot when it started from one (the same Node
+ * and the same blob, so the child can use it too: see bin/keel.js), else none.
+ */
+export function launchFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  const at = execArgv.findIndex((a) => a === '--snapshot-blob' || a.startsWith('--snapshot-blob='));
+  if (at < 0) return [];
+  return execArgv[at].includes('=') ? [execArgv[at]] : execArgv.slice(at, at + 2);
+}

@@ -17,7 +17,7 @@ import {
 } from '../../kernel/index.js';
 import { agentDirs, loadAgents, toolList, type AgentDefinition, type BrokenAgent } from './agents.js';
 import { killGroup, runChild } from './child.js';
-import { keelCli } from './cli-path.js';
+import { keelCli, launchFlags } from './cli-path.js';
 
 const NAME = 'tool-agent';
 
@@ -170,7 +170,7 @@ async function runSubagent(kernel: Kernel, ctx: ToolContext, args: z.infer<typeo
   const name = def?.name ?? 'general';
   const model = def?.model && def.model !== 'inherit' ? def.model : session.model;
 
-  const cliArgs = [keelCli(), `--tools=${tools.join(',')}`, '--permission-mode', session.permissionMode, '--model', model, '--small-model', session.smallModel];
+  const cliArgs = [...launchFlags(), keelCli(), `--tools=${tools.join(',')}`, '--permission-mode', session.permissionMode, '--model', model, '--small-model', session.smallModel];
   if (typeof kernel.config.preset === 'string') cliArgs.push('--preset', kernel.config.preset);
   if (kernel.config.trusted) cliArgs.push('--trust');
   if (def) cliArgs.push('--system-prompt', def.prompt);
