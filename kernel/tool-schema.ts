@@ -2,6 +2,22 @@ import { z } from 'zod';
 import type { AnthropicTool, ToolDefinition } from './types.js';
 
 const schemaCache = new WeakMap<ToolDefinition, AnthropicTool>();
+/**
+ * JSON Schemas by zod schema: a plugin that registers its tools in `apply` makes new tool objects per kernel, usually
+ * around one module-level input schema, so the conversion (a few ms for the built-in tools) runs once per process
+ * (and, for the built-in tools, once at build time: the binary's start-up snapshot holds the result).
+ */
+const jsonSchemaCache = new WeakMap<object, Record<string, unknown>>();
+
+function jsonSchemaOf(input: ToolDefinition['input']): Record<string, unknown> {
+  let schema = jsonSchemaCache.get(input);
+  if (!schema) {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    schema = rest;
+    jsonSchemaCache.set(input, schema);
+  }
+  return schema;
+}
 
 /** The tool as the Messages API wants it; the JSON Schema is derived from zod once per tool. */
 export function toApiTool(tool: ToolDefinition): AnthropicTool {
@@ -13,8 +29,7 @@ export function toApiTool(tool: ToolDefinition): AnthropicTool {
     schemaCache.set(tool, server);
     return server;
   }
-  const schema = tool.jsonSchema ?? (z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
-  const { $schema: _drop, ...rest } = schema;
+  const { $schema: _drop, ...rest } = tool.jsonSchema ?? jsonSchemaOf(tool.input);
   const api: AnthropicTool = {
     name: tool.name,
     description: tool.description,

@@ -54,6 +54,24 @@ const VENDORS = {
 const VENDOR_BINDINGS = {
   anthropic: { define: { Headers: 'FetchHeaders', FormData: 'FormDataByBrand' }, inject: [path.join(root, 'plugins', 'query-anthropic', 'headers.ts')] },
 };
+/**
+ * zod's locales (326 KB of its 581 KB) only serve `z.config(z.locales.xx())`, which Keel never calls: the bundled
+ * `z.locales` holds English alone (the default error messages). Plugins importing `keel` as a library get the full
+ * zod from node_modules.
+ */
+const zodEnglishOnly = {
+  name: 'keel-zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.c?js$/ }, (args) =>
+      args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'en.cjs'), namespace: 'keel-zod-locales' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'keel-zod-locales' }, (args) => ({
+      contents: `exports.en = require(${JSON.stringify(args.path)}).default;`,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
 const vendorDir = path.join(staging, 'vendor');
 const vendorOf = new Map(Object.entries(VENDORS).flatMap(([name, specs]) => specs.map((spec) => [spec, name])));
 for (const [name, specs] of Object.entries(VENDORS)) {
@@ -75,6 +93,7 @@ for (const [name, specs] of Object.entries(VENDORS)) {
     keepNames: true,
     logLevel: 'warning',
     ...VENDOR_BINDINGS[name],
+    plugins: name === 'core' ? [zodEnglishOnly] : [],
   });
 }
 // What each specifier exports, read from the built bundle (the ES module shims re-export these names).

@@ -97,3 +97,13 @@ describe('the start-up snapshot', () => {
     }
   }, 60_000);
 });
+
+describe('the bundled libraries', () => {
+  it('hold zod with English messages only (its other locales are never used by Keel)', async () => {
+    const { createRequire } = await import('node:module');
+    const table = createRequire(import.meta.url)(path.join(root, 'dist', 'bin', 'vendor', 'core.cjs')) as { zod: typeof import('zod') };
+    const { z } = table.zod;
+    expect(Object.keys(z.locales).filter((k) => k !== 'default')).toEqual(['en']);
+    expect(z.object({ a: z.string() }).safeParse({ a: 1 }).error?.issues[0].message).toBe('Invalid input: expected string, received number');
+  });
+});
