@@ -1,14 +1,19 @@
 #!/bin/sh
-":" //; case "$KEEL_NO_SNAPSHOT$NODE_OPTIONS:$#:$1" in :1:--version|:1:-v|:1:--help|:1:-h) ;; :*) s=$(readlink -f -- "$0") && b=${s%/bin/*}/dist/bin/keel.blob && n=$(command -v node) && [ -f "$b" ] && read -r m < "$b.node" && [ "$m" = "$(readlink -f -- "$n")" ] && [ ! "$n" -nt "$b" ] && exec "$n" --snapshot-blob "$b" "$s" "$@";; esac; exec node "$0" "$@"
+":" //; unset keel_f keel_s keel_d keel_m keel_n keel_l; [ -n "$KEEL_NO_FAST_PATH" ] || [ $# != 1 ] || case "$1" in -v|--version) keel_f=version;; -h|--help) keel_f=help;; esac
+":" //; if [ -n "$keel_f" ] || [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ]; then keel_s=$(readlink -f -- "$0") && keel_d=${keel_s%/bin/*}/dist; fi
+":" //; if [ -n "$keel_f" ] && [ -n "$keel_d" ] && [ -f "$keel_d/fast-path/$keel_f" ]; then while IFS= read -r keel_l; do printf '%s\n' "$keel_l"; done < "$keel_d/fast-path/$keel_f"; exit 0; fi
+":" //; if [ -n "$keel_d" ] && [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ] && [ -f "$keel_d/bin/keel.blob" ] && read -r keel_m < "$keel_d/bin/keel.blob.node" && keel_n=$(command -v node) && [ "$keel_m" = "$(readlink -f -- "$keel_n")" ] && [ ! "$keel_n" -nt "$keel_d/bin/keel.blob" ]; then exec "$keel_n" --snapshot-blob "$keel_d/bin/keel.blob" "$keel_s" "$@"; fi
+":" //; exec node "$0" "$@"
 
-// This file is both a shell script and JavaScript. Run as an executable (`keel`, `npx keel`), the shell line above
-// starts Node from dist/bin/keel.blob, the V8 start-up snapshot the build made of Keel (its modules and libraries
-// already evaluated), provided the `node` on PATH is the one that built it and is not newer than the blob, and
-// neither KEEL_NO_SNAPSHOT nor NODE_OPTIONS is set; otherwise it runs this file with `node`, as does
-// `node bin/keel.js`. To JavaScript that line is a string and a comment.
+// This file is both a shell script and JavaScript; to JavaScript each line above is a string and a comment. The
+// shell's variables are its own (keel_*, unset first, never exported), so nothing reaches Keel's environment.
 //
-// `--version` and `--help` answer from text the build wrote (dist/fast-path.json) without loading the CLI; every
-// other invocation loads the bundled CLI.
+// Run as an executable (`keel`, `npx keel`), the shell lines answer a bare `--version` or `--help` from text the
+// build wrote (dist/fast-path/), and otherwise start Node from dist/bin/keel.blob, the V8 start-up snapshot the
+// build made of Keel (its modules and libraries already evaluated), provided the `node` on PATH is the one that
+// built it and is not newer than the blob, and neither KEEL_NO_SNAPSHOT nor NODE_OPTIONS is set. Failing that they
+// run this file with `node`, as `node bin/keel.js` does: the same answers from dist/fast-path/, else the bundled
+// CLI without a snapshot.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -21,8 +26,7 @@ function fastAnswer(arg) {
   const key = arg === '--version' || arg === '-v' ? 'version' : arg === '--help' || arg === '-h' ? 'help' : undefined;
   if (!key) return undefined;
   try {
-    const text = JSON.parse(readFileSync(new URL('../dist/fast-path.json', import.meta.url), 'utf8'))[key];
-    return typeof text === 'string' ? text : undefined;
+    return readFileSync(new URL(`../dist/fast-path/${key}`, import.meta.url), 'utf8');
   } catch {
     return undefined;
   }

@@ -3,7 +3,7 @@
 // typecheck` (first in `npm test`) is the gate for those.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -270,10 +270,11 @@ try {
 renameSync(staging, live);
 rmSync(old, { recursive: true, force: true });
 
-// The answers `bin/keel.js` gives to a bare `--version` or `--help` without loading the CLI, taken from the CLI
-// itself so they can never differ from it.
-const fastPath = path.join(root, 'dist', 'fast-path.json');
-rmSync(fastPath, { force: true });
+// The answers `bin/keel.js` gives to a bare `--version` or `--help` without loading the CLI (dist/fast-path/version
+// and help, plain text the launcher's shell lines can print), taken from the CLI itself so they never differ.
+const fastPath = path.join(root, 'dist', 'fast-path');
+rmSync(fastPath, { recursive: true, force: true });
+rmSync(path.join(root, 'dist', 'fast-path.json'), { force: true });
 const answers = {};
 // These runs also write the code cache of the bundles the CLI loads (core); it ships as dist/bin/vendor/<name>.cache.
 const scratchHome = mkdtempSync(path.join(tmpdir(), 'keel-build-'));
@@ -284,7 +285,8 @@ for (const [key, flag] of [['version', '--version'], ['help', '--help']]) {
   if (run.status === 0 && run.stdout) answers[key] = run.stdout;
   else process.stderr.write(`build: keel ${flag} failed (exit ${run.status}); it will load the full CLI\n${run.stderr}`);
 }
-writeFileSync(fastPath, `${JSON.stringify(answers)}\n`);
+mkdirSync(fastPath, { recursive: true });
+for (const [key, text] of Object.entries(answers)) writeFileSync(path.join(fastPath, key), text);
 const written = path.join(scratchHome, 'code-cache');
 // The other bundles' caches: each bundle evaluated in a fresh process (module initialisation, not a run's paths;
 // a user's first run on a path writes the richer per-user cache).

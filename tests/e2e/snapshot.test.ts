@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { say } from '../helpers/anthropic-server.js';
+import { callTool, say } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { makeWorkspace } from '../helpers/workspace.js';
@@ -96,6 +96,26 @@ describe('the start-up snapshot', () => {
       scratch.cleanup();
     }
   }, 60_000);
+});
+
+describe('the launcher', () => {
+  it('answers --version and --help from the build’s text, as the CLI itself would', async () => {
+    const { ws, env } = await prepare([]);
+    for (const flag of ['--version', '-v', '--help', '-h']) {
+      const fast = await runKeel([flag], { cwd: ws.dir, env });
+      const full = await runKeel([flag], { cwd: ws.dir, env: { ...env, KEEL_NO_FAST_PATH: '1' } });
+      expect(fast.code).toBe(0);
+      expect(fast.stdout, flag).toBe(full.stdout);
+    }
+    expect((await runKeel(['--version'], { cwd: ws.dir, env })).stdout).toBe(`${JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version}\n`);
+  });
+
+  it('passes the environment to Keel and its commands unchanged, whatever the shell lines use', async () => {
+    const { ws, env, server } = await prepare([callTool('bash', { command: 'printenv f s d m n l PATH_MARK' }), say('done')]);
+    const run = await runKeel(['-p', 'env', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, f: 'F', s: 'S', d: 'D', m: 'M', n: 'N', l: 'L', PATH_MARK: 'kept' } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.stringify(server.messageRequests()[1].body)).toContain('F\\nS\\nD\\nM\\nN\\nL\\nkept');
+  });
 });
 
 describe('the bundled libraries', () => {
