@@ -1,6 +1,6 @@
 /** `keel doctor`: what Keel needs, checked, with what to fix. Plugins may add checks as `doctor:<name>` services. */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Kernel } from '../../kernel/index.js';
 
@@ -106,12 +106,26 @@ function startUpCheck(): DoctorCheck {
     const blob = process.execArgv[flag].includes('=') ? process.execArgv[flag].split('=')[1] : process.execArgv[flag + 1];
     return { name: 'start-up', ok: true, detail: `from the start-up snapshot ${blob}` };
   }
-  const why = process.env.KEEL_NO_SNAPSHOT
-    ? 'KEEL_NO_SNAPSHOT is set'
-    : process.env.NODE_OPTIONS
-      ? 'NODE_OPTIONS is set'
-      : 'run as `keel` (not `node bin/keel.js`), with the `node` on PATH that ran the build (`npm install` or `npm run build` makes dist/bin/keel.blob)';
-  return { name: 'start-up', ok: false, detail: `without the start-up snapshot, so start-up is slower: ${why}` };
+  return { name: 'start-up', ok: false, detail: `without the start-up snapshot, so start-up is slower: ${whyNoSnapshot()}` };
+}
+
+/** Why the launcher did not use the snapshot, checked the way bin/keel.js checks (it runs as argv[1]). */
+function whyNoSnapshot(): string {
+  if (process.env.KEEL_NO_SNAPSHOT) return 'KEEL_NO_SNAPSHOT is set';
+  if (process.env.NODE_OPTIONS) return 'NODE_OPTIONS is set (Node starts from a snapshot only with the flags that made it)';
+  const launcher = process.argv[1] ? path.resolve(process.argv[1]) : undefined;
+  const blob = launcher ? path.join(path.dirname(launcher), '..', 'dist', 'bin', 'keel.blob') : undefined;
+  const rebuild = 'run `npm run build` in the Keel package (or reinstall it) to make one for this Node';
+  if (!blob || !existsSync(blob)) return `there is no dist/bin/keel.blob: ${rebuild}`;
+  try {
+    const maker = readFileSync(`${blob}.node`, 'utf8').trim();
+    const node = realpathSync(process.execPath);
+    if (maker !== node) return `the snapshot was made by ${maker}, and this is ${node}: ${rebuild}`;
+    if (statSync(node).mtimeMs > statSync(blob).mtimeMs) return `${node} is newer than the snapshot (upgraded since): ${rebuild}`;
+  } catch {
+    return `dist/bin/keel.blob.node is missing or unreadable: ${rebuild}`;
+  }
+  return 'run as `keel` (an executable), not `node bin/keel.js`';
 }
 
 export function formatDoctor(checks: DoctorCheck[]): string {

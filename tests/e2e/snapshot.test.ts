@@ -4,7 +4,7 @@
  * not reach a run (random ids, the folder, the environment), and wherever the snapshot cannot be used Keel starts
  * without it and works the same.
  */
-import { cpSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -70,7 +70,7 @@ describe('the start-up snapshot', () => {
   }, 60_000);
 
   it('starts without it, and works the same, when it cannot be used', async () => {
-    const { ws, env } = await prepare([say('a'), say('b'), say('c'), say('d')]);
+    const { ws, env } = await prepare([say('a'), say('b'), say('c'), say('d'), say('e')]);
     const scratch = makeWorkspace();
     try {
       const pkg = copiedPackage(scratch.dir);
@@ -87,11 +87,14 @@ describe('the start-up snapshot', () => {
       await without({ NODE_OPTIONS: '--no-warnings' }, 'NODE_OPTIONS is set', 'b');
       // Made by another Node (V8 would refuse it and Node would exit): the launcher does not try it.
       writeFileSync(`${blob}.node`, '/opt/some/other/node\n');
-      await without({}, 'run as `keel`', 'c');
+      await without({}, 'the snapshot was made by /opt/some/other/node', 'c');
       // The Node that made it, since upgraded in place (newer than the blob).
       writeFileSync(`${blob}.node`, readFileSync(path.join(root, 'dist', 'bin', 'keel.blob.node')));
       utimesSync(blob, new Date(1_000_000), new Date(1_000_000));
-      await without({}, 'run as `keel`', 'd');
+      await without({}, 'is newer than the snapshot (upgraded since): run `npm run build`', 'd');
+      // No snapshot at all (a build that could not make one).
+      rmSync(blob);
+      await without({}, 'there is no dist/bin/keel.blob', 'e');
     } finally {
       scratch.cleanup();
     }
