@@ -6,7 +6,12 @@
  * How: the SDK still builds the body (model, system, tools, `stream`, whatever it adds), but the `messages` array
  * it serialises says, through `toJSON`, only a token unique to this process. The transport swaps that token for
  * the messages' stored bytes (`[` m1 `,` m2 … `]`), so the bytes sent are those `JSON.stringify` of the whole
- * body would give. The SDK keeps seeing the real array (it reads the messages for its own headers).
+ * body would give.
+ *
+ * The array the SDK is given holds no messages unless tracing wants them (`visible`): without tracing the SDK reads
+ * `messages` only to look for objects its own beta helpers (MCP, tool runner) marked, for a telemetry header
+ * (`x-stainless-helper`), a pass over every block of the history on every request. Keel builds its messages
+ * itself, never with those helpers, so that pass always finds nothing.
  */
 import { randomBytes } from 'node:crypto';
 import type { MessageParam } from '../../kernel/index.js';
@@ -92,11 +97,12 @@ function messageChunks(messages: MessageParam[]): Buffer[] {
 }
 
 /**
- * A copy of `messages` that serialises as the token, and the bytes the transport puts in its place.
- * A message with a `toJSON` of its own is serialised by it, as `JSON.stringify` would.
+ * An array for the SDK that serialises as the token (a copy of `messages` when `visible`, else empty: see above),
+ * and the bytes the transport puts in its place. A message with a `toJSON` of its own is serialised by it, as
+ * `JSON.stringify` would.
  */
-export function prebuild(messages: MessageParam[]): { messages: MessageParam[]; prebuilt: PrebuiltMessages } {
-  const marked = Object.defineProperty([...messages], 'toJSON', { value: () => TOKEN, enumerable: false });
+export function prebuild(messages: MessageParam[], visible = false): { messages: MessageParam[]; prebuilt: PrebuiltMessages } {
+  const marked = Object.defineProperty(visible ? [...messages] : [], 'toJSON', { value: () => TOKEN, enumerable: false });
   return { messages: marked, prebuilt: { token: JSON.stringify(TOKEN), chunks: () => messageChunks(messages) } };
 }
 

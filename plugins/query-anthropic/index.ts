@@ -37,7 +37,7 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
         logger: sdkLogger(kernel),
         fetch: nodeFetch,
         // Tracing costs start-up time and a pass over every message per request; opt in with ANTHROPIC_OPEN_TELEMETRY.
-        ...(process.env.ANTHROPIC_OPEN_TELEMETRY === undefined ? { openTelemetry: false } : {}),
+        ...(tracing() ? {} : { openTelemetry: false }),
       });
       return client;
     };
@@ -67,6 +67,9 @@ function sdkLogger(kernel: Kernel) {
   return { error: log, warn: log, info: log, debug: log };
 }
 
+/** OpenTelemetry tracing through the SDK, on with ANTHROPIC_OPEN_TELEMETRY: spans record the input messages. */
+const tracing = () => process.env.ANTHROPIC_OPEN_TELEMETRY !== undefined;
+
 export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageStreamParams {
   if (request.thinking && request.thinking.budget_tokens >= request.maxTokens) {
     throw new KeelError(`config thinking.budget_tokens (${request.thinking.budget_tokens}) must be less than maxTokens (${request.maxTokens})`, { exitCode: 2 });
@@ -87,7 +90,7 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
 async function query(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
   const built = buildParams(request, caching);
   // The history goes out as bytes serialised once per message; the client's fetch (nodeFetch) splices them in.
-  const { messages, prebuilt } = prebuild(built.messages);
+  const { messages, prebuilt } = prebuild(built.messages, tracing());
   const params = { ...built, messages };
   const signal = request.signal ?? turn.signal;
   const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt };

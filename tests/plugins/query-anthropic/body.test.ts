@@ -13,12 +13,21 @@ const history: MessageParam[] = [
 
 describe('pre-built messages', () => {
   it('give the very bytes JSON.stringify of the whole body gives, whatever the SDK puts around them', () => {
-    const { messages, prebuilt } = prebuild(history);
+    const { messages, prebuilt } = prebuild(history, true);
     expect([...messages]).toEqual(history);
     const around = { model: 'm', max_tokens: 10, system: [{ type: 'text', text: 'sys' }], messages, tools: [{ name: 't' }], stream: true };
     const body = Buffer.concat(spliceMessages(JSON.stringify(around), prebuilt));
     expect(body.equals(Buffer.from(JSON.stringify({ ...around, messages: history }), 'utf8'))).toBe(true);
     expect(prebuild([]).prebuilt.chunks().map(String).join('')).toBe('[]');
+  });
+
+  it('give the SDK no messages to scan unless tracing wants them, with the same bytes on the wire', () => {
+    const hidden = prebuild(history);
+    expect(hidden.messages).toHaveLength(0);
+    expect(prebuild(history, true).messages).toHaveLength(history.length);
+    const around = { model: 'm', max_tokens: 10, messages: hidden.messages, stream: true };
+    const body = Buffer.concat(spliceMessages(JSON.stringify(around), hidden.prebuilt)).toString('utf8');
+    expect(body).toBe(JSON.stringify({ ...around, messages: history }));
   });
 
   it('grow by appending the new messages, and start again when a history diverges, leaving earlier bytes as they were', () => {
