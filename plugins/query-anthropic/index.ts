@@ -70,7 +70,7 @@ function sdkLogger(kernel: Kernel) {
 /** OpenTelemetry tracing through the SDK, on with ANTHROPIC_OPEN_TELEMETRY: spans record the input messages. */
 const tracing = () => process.env.ANTHROPIC_OPEN_TELEMETRY !== undefined;
 
-export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageStreamParams {
+export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageCreateParamsStreaming {
   if (request.thinking && request.thinking.budget_tokens >= request.maxTokens) {
     throw new KeelError(`config thinking.budget_tokens (${request.thinking.budget_tokens}) must be less than maxTokens (${request.maxTokens})`, { exitCode: 2 });
   }
@@ -84,6 +84,7 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
     messages: parts.messages,
     ...(parts.tools.length ? { tools: parts.tools } : {}),
     ...(request.thinking ? { thinking: { type: 'enabled', budget_tokens: request.thinking.budget_tokens } } : {}),
+    stream: true,
   };
 }
 
