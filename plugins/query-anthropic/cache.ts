@@ -22,11 +22,8 @@ export interface CacheableRequest {
  */
 export function placeBreakpoints(input: CacheableRequest): CacheableRequest {
   let budget = MAX_BREAKPOINTS;
-  const tools = input.tools.map(({ cache_control: _drop, ...tool }) => ({ ...tool }) as AnthropicTool);
-  if (tools.length > 0) {
-    tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: EPHEMERAL };
-    budget--;
-  }
+  const tools = markTools(input.tools);
+  if (tools.length > 0) budget--;
 
   const firstVolatile = input.system.findIndex((block) => block.cache_control === null);
   const stableEnd = (firstVolatile === -1 ? input.system.length : firstVolatile) - 1;
@@ -47,6 +44,23 @@ export function placeBreakpoints(input: CacheableRequest): CacheableRequest {
     }
   }
   return { tools, system, messages };
+}
+
+/**
+ * The tool list with its breakpoint on the last tool, the same frozen list for the same tools (API tools are
+ * derived once per tool and never changed), so its bytes are serialised once (body.ts). Keyed by the first tool.
+ */
+const markedTools = new WeakMap<AnthropicTool, { sources: AnthropicTool[]; marked: AnthropicTool[] }>();
+
+function markTools(input: AnthropicTool[]): AnthropicTool[] {
+  if (input.length === 0) return [];
+  const known = markedTools.get(input[0]);
+  if (known && known.sources.length === input.length && known.sources.every((tool, i) => tool === input[i])) return known.marked;
+  const tools = input.map(({ cache_control: _drop, ...tool }) => ({ ...tool }) as AnthropicTool);
+  tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: EPHEMERAL };
+  const marked = Object.freeze(tools) as AnthropicTool[];
+  markedTools.set(input[0], { sources: [...input], marked });
+  return marked;
 }
 
 /** The latest message, then the last user message before the latest assistant reply (the previous request's tail). */

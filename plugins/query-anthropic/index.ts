@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResponse, type StopReason, type Turn } from '../../kernel/index.js';
-import { prebuild } from './body.js';
+import { prebuild, prebuildTools } from './body.js';
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt } from './stream.js';
@@ -90,11 +90,12 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
 
 async function query(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
   const built = buildParams(request, caching);
-  // The history goes out as bytes serialised once per message; the client's fetch (nodeFetch) splices them in.
+  // The history and the tools go out as bytes serialised once; the client's fetch (nodeFetch) splices them in.
   const { messages, prebuilt } = prebuild(built.messages, tracing());
-  const params = { ...built, messages };
+  const tools = built.tools && prebuildTools(built.tools);
+  const params = { ...built, messages, ...(tools ? { tools: tools.tools } : {}) };
   const signal = request.signal ?? turn.signal;
-  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt };
+  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt] };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;
   try {

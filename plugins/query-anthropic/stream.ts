@@ -2,7 +2,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
 import { MessageAccumulator } from './accumulate.js';
-import { MESSAGES, type PrebuiltMessages } from './body.js';
+import { PREBUILT, type PrebuiltPart } from './body.js';
 import { ALIVE } from './transport.js';
 
 export interface AttemptContext {
@@ -17,8 +17,8 @@ export interface AttemptContext {
 export interface AttemptOptions {
   /** Emit text, thinking and tool-input deltas (main tier only). */
   visible: boolean;
-  /** The messages' bytes, when `params.messages` serialises as their placeholder (body.ts). */
-  prebuilt?: PrebuiltMessages;
+  /** The bytes of the parts of `params` that serialise as placeholders (body.ts). */
+  prebuilt?: PrebuiltPart[];
   emit(event: AgentEvent): void;
 }
 
@@ -41,7 +41,7 @@ export async function streamAttempt(
     ctx.alive();
     if (chunk) head.add(chunk);
   };
-  const fetchOptions = { [ALIVE]: alive, ...(opts.prebuilt ? { [MESSAGES]: opts.prebuilt } : {}) } as object;
+  const fetchOptions = { [ALIVE]: alive, ...(opts.prebuilt ? { [PREBUILT]: opts.prebuilt } : {}) } as object;
   let response: Response | undefined;
   let shown = false;
   const toolIds = new Map<number, string>();

@@ -79,6 +79,24 @@ describe('prompt caching', () => {
     expect(answer.content).toEqual([{ type: 'text', text: 'z' }]);
   });
 
+  it('gives the same frozen tool list for the same tools, and a new one when the tools change', () => {
+    const a = { name: 'a', description: 'A', input_schema: { type: 'object' as const } };
+    const b = { name: 'b', description: 'B', input_schema: { type: 'object' as const }, cache_control: { type: 'ephemeral' as const } };
+    const c = { name: 'c', description: 'C', input_schema: { type: 'object' as const } };
+    const tools = (list: typeof a[]) => placeBreakpoints({ tools: list, system: [], messages: [] }).tools;
+    const first = tools([a, b]);
+    expect(first).toEqual([a, b]);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(tools([a, b])).toBe(first);
+    const changed = tools([a, c]);
+    expect(changed).not.toBe(first);
+    expect(changed).toEqual([a, { ...c, cache_control: { type: 'ephemeral' } }]);
+    expect(tools([a])).toEqual([{ ...a, cache_control: { type: 'ephemeral' } }]);
+    // The tools given are never changed.
+    expect(b.cache_control).toEqual({ type: 'ephemeral' });
+    expect('cache_control' in a).toBe(false);
+  });
+
   it('puts the system breakpoint before the first block marked volatile', () => {
     const out = placeBreakpoints({
       tools: [],
