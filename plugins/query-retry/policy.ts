@@ -146,6 +146,8 @@ function watchdog(settings: RetrySettings, clock: Clock, user: AbortSignal | und
   user?.addEventListener('abort', onUserAbort, { once: true });
   let cancel = clock.timer(settings.firstByteTimeoutMs, fire(`no response within ${seconds(settings.firstByteTimeoutMs)}`));
   const noProgress = fire(`no content for ${seconds(settings.progressTimeoutMs)} (the server sent only keep-alives)`, true);
+  // Made once: `alive` re-arms the idle timer on every chunk of the body.
+  const stalled = fire(`the stream stalled (no event for ${seconds(settings.idleTimeoutMs)})`);
   // Armed on the headers: until then the first-byte timer is the one that counts.
   let cancelProgress: (() => void) | undefined;
   return {
@@ -154,7 +156,7 @@ function watchdog(settings: RetrySettings, clock: Clock, user: AbortSignal | und
       if (reason) return;
       cancelProgress ??= clock.timer(settings.progressTimeoutMs, noProgress);
       cancel();
-      cancel = clock.timer(settings.idleTimeoutMs, fire(`the stream stalled (no event for ${seconds(settings.idleTimeoutMs)})`));
+      cancel = clock.timer(settings.idleTimeoutMs, stalled);
     },
     progress() {
       if (reason) return;
