@@ -90,22 +90,29 @@ async function isLink(p: string): Promise<boolean> {
   return (await lstat(p).catch(() => undefined))?.isSymbolicLink() ?? false;
 }
 
-/** The whole file, read from the start whatever the handle's position. */
+/**
+ * The whole file, read from the start whatever the handle's position. The first read asks for the size `stat`
+ * gave plus one byte (to notice a file that grew since), then 64 KB at a time while reads come back full; a short
+ * read of a regular file is its end. Buffers are sized to what the file holds, not 64 KB of zeroes per call, and
+ * only the bytes read are copied out of them.
+ */
 export async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let position = 0;
-  let total = 0;
-  const chunk = Math.max(64 * 1024, Math.min(size + 1, 8 * 1024 * 1024));
+  let want = Math.min(size + 1, MAX_CHUNK);
   for (;;) {
-    const buf = Buffer.alloc(chunk);
-    const { bytesRead } = await handle.read(buf, 0, chunk, position);
-    if (bytesRead === 0) break;
-    chunks.push(bytesRead === chunk ? buf : buf.subarray(0, bytesRead));
+    const buf = Buffer.allocUnsafe(want);
+    const { bytesRead } = await handle.read(buf, 0, want, position);
+    if (bytesRead > 0) chunks.push(buf.subarray(0, bytesRead));
     position += bytesRead;
-    total += bytesRead;
+    if (bytesRead < want) break;
+    want = GROWTH_CHUNK;
   }
-  return Buffer.concat(chunks, total);
+  return Buffer.concat(chunks, position);
 }
+
+const MAX_CHUNK = 8 * 1024 * 1024;
+const GROWTH_CHUNK = 64 * 1024;
 
 /** Replaces the file's content with `bytes`. */
 export async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
