@@ -4,9 +4,13 @@
  * path with O_NOFOLLOW, so a symbolic link swapped in at the final component since is refused instead of
  * followed, and re-checks that the path still names the opened file (a folder above it swapped for a link).
  * O_NOFOLLOW is 0 where the platform lacks it (Windows); the re-check still runs there.
+ *
+ * The path checks (realpath, stat) are synchronous, like the permission check's own (permissions/paths.ts): each is
+ * a system call of a few microseconds on a local disk, where a thread-pool round trip costs more CPU than the call
+ * and two thread switches. Opening, reading, writing and closing stay asynchronous.
  */
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { constants, fstatSync, realpathSync, statSync } from 'node:fs';
+import { lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 
@@ -27,7 +31,7 @@ export class OpenError extends Error {
 /** The real path of `abs`: symlinks resolved; for a missing file, its real folder joined with its name. */
 export async function realTarget(abs: string): Promise<string> {
   try {
-    return await realpath(abs);
+    return realpathSync.native(abs);
   } catch {
     const dir = path.dirname(abs);
     if (dir === abs) return abs;
@@ -71,11 +75,11 @@ export async function openReal(real: string, mode: OpenMode, shown: string): Pro
     throw err;
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(handle.fd);
     if (info.isDirectory()) throw new OpenError(`${shown} is a directory, not a file.`, 'directory');
     if (!info.isFile()) throw new OpenError(`${shown} is not a regular file (a device, FIFO or socket); file tools read and write regular files only.`, 'special');
-    const now = await stat(real).catch(() => undefined);
-    const where = await realpath(real).catch(() => undefined);
+    const now = attempt(() => statSync(real, { throwIfNoEntry: false }));
+    const where = attempt(() => realpathSync.native(real));
     if (!now || now.ino !== info.ino || now.dev !== info.dev || where !== real) {
       throw new OpenError(`${shown} was moved or replaced while it was being opened; it was not used. Check the path and try again.`, 'moved');
     }
@@ -83,6 +87,15 @@ export async function openReal(real: string, mode: OpenMode, shown: string): Pro
   } catch (err) {
     await handle.close();
     throw err;
+  }
+}
+
+/** The value, or undefined when the call throws. */
+function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
   }
 }
 
