@@ -89,10 +89,11 @@ export class ProtectedPaths {
    */
   match(resolved: string, access: ProtectedAccess): ProtectedMatch | undefined {
     const abs = path.resolve(resolved);
+    let segments: string[] | undefined;
     let frontMatter: ProtectedEntry | undefined;
     for (const entry of this.entries) {
       if (access === 'read' && !entry.read) continue;
-      const base = this.base(entry, abs);
+      const base = this.base(entry, abs, (segments ??= abs.split(path.sep)));
       if (base === undefined) continue;
       if (entry.except?.some((e) => (e.access === 'both' || e.access === access) && isInside(abs, path.join(base, e.path)))) continue;
       if (!entry.frontMatter) return { entry, reason: `${abs} is ${entry.why}` };
@@ -102,9 +103,8 @@ export class ProtectedPaths {
   }
 
   /** Where the entry matches `abs` (its path, or the path up to the matching segment), or undefined. */
-  private base(entry: ProtectedEntry, abs: string): string | undefined {
+  private base(entry: ProtectedEntry, abs: string, segments: string[]): string | undefined {
     if (entry.path !== undefined) return isInside(abs, entry.path) ? entry.path : undefined;
-    const segments = abs.split(path.sep);
     const at = segments.findIndex((segment) => entry.segment!.test(segment));
     return at === -1 ? undefined : segments.slice(0, at + 1).join(path.sep) || path.sep;
   }
