@@ -3,8 +3,14 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`; rejects with an AbortError as soon as `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Calls `fn` once after `ms`; returns a function that cancels it. */
-  timer(ms: number, fn: () => void): () => void;
+  /** Calls `fn` once after `ms`, unless cancelled or restarted first. */
+  timer(ms: number, fn: () => void): Timer;
+}
+
+export interface Timer {
+  cancel(): void;
+  /** Re-arms the timer for its whole `ms` from now (also after it fired): re-armed on every chunk, so no new timer each time. */
+  restart(): void;
 }
 
 export function abortError(signal?: AbortSignal): Error {
@@ -31,6 +37,6 @@ export const systemClock: Clock = {
   },
   timer(ms, fn) {
     const handle = setTimeout(fn, ms);
-    return () => clearTimeout(handle);
+    return { cancel: () => clearTimeout(handle), restart: () => void handle.refresh() };
   },
 };
