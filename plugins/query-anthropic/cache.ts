@@ -98,7 +98,8 @@ function normalizeMessages(messages: MessageParam[]): MessageParam[] {
   if (!known) normalizedBy.set(messages[0], (known = { sources: [], contents: [], lengths: [], copies: [] }));
   const n = Math.min(known.sources.length, messages.length);
   let k = 0;
-  while (k < n && known.sources[k] === messages[k] && known.contents[k] === messages[k].content && known.lengths[k] === messages[k].content.length) k++;
+  // A message passed through as itself shows its own growth; only a copy can be stale when its content grew in place.
+  while (k < n && known.sources[k] === messages[k] && known.contents[k] === messages[k].content && (known.copies[k] === messages[k] || known.lengths[k] === messages[k].content.length)) k++;
   known.sources.length = known.contents.length = known.lengths.length = known.copies.length = k;
   for (let i = k; i < messages.length; i++) {
     const message = messages[i];
