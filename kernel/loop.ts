@@ -5,7 +5,7 @@
 import type { ZodError } from 'zod';
 import { errorMessage, isAbortError, isContextOverflow, userMessage } from './errors.js';
 import type { Kernel } from './kernel.js';
-import { describeInputError, toApiTool } from './tool-schema.js';
+import { apiToolsBytes, describeInputError, toApiTool } from './tool-schema.js';
 import { responseText } from './ask-model.js';
 import { canonicalToolName } from './tool-names.js';
 import type {
@@ -221,7 +221,7 @@ async function buildRequest(kernel: Kernel, session: Session, turn: Turn): Promi
   );
   const tools = await kernel.hooks.selectTools.promise(context.tools ?? defaultTools(kernel, turn), turn);
   const apiTools = tools.map(toApiTool);
-  const bytes = Buffer.byteLength(JSON.stringify(apiTools));
+  const bytes = apiToolsBytes(apiTools);
   kernel.emit({ type: 'tools_bytes', bytes, count: apiTools.length, names: apiTools.map((t) => t.name) });
   return {
     tier: 'main',

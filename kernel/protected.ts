@@ -45,6 +45,16 @@ export function isInside(child: string, root: string): boolean {
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
 
+/**
+ * `isInside` for two paths already resolved (absolute and normalised, as `match` has them): on POSIX a string
+ * comparison, where `path.relative` would resolve and split both again for every entry of every match.
+ */
+function insideResolved(child: string, root: string): boolean {
+  if (path.sep !== '/') return isInside(child, root);
+  if (child === root) return true;
+  return child.length > root.length && child.startsWith(root) && (root.endsWith('/') || child.charCodeAt(root.length) === 47);
+}
+
 /** Shell start-up files: a write there runs at the user's next login or shell. */
 export const SHELL_PROFILES = [
   '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv',
@@ -89,12 +99,13 @@ export class ProtectedPaths {
    */
   match(resolved: string, access: ProtectedAccess): ProtectedMatch | undefined {
     const abs = path.resolve(resolved);
+    let segments: string[] | undefined;
     let frontMatter: ProtectedEntry | undefined;
     for (const entry of this.entries) {
       if (access === 'read' && !entry.read) continue;
-      const base = this.base(entry, abs);
+      const base = this.base(entry, abs, (segments ??= abs.split(path.sep)));
       if (base === undefined) continue;
-      if (entry.except?.some((e) => (e.access === 'both' || e.access === access) && isInside(abs, path.join(base, e.path)))) continue;
+      if (entry.except?.some((e) => (e.access === 'both' || e.access === access) && insideResolved(abs, path.join(base, e.path)))) continue;
       if (!entry.frontMatter) return { entry, reason: `${abs} is ${entry.why}` };
       frontMatter ??= entry;
     }
@@ -102,9 +113,8 @@ export class ProtectedPaths {
   }
 
   /** Where the entry matches `abs` (its path, or the path up to the matching segment), or undefined. */
-  private base(entry: ProtectedEntry, abs: string): string | undefined {
-    if (entry.path !== undefined) return isInside(abs, entry.path) ? entry.path : undefined;
-    const segments = abs.split(path.sep);
+  private base(entry: ProtectedEntry, abs: string, segments: string[]): string | undefined {
+    if (entry.path !== undefined) return insideResolved(abs, entry.path) ? entry.path : undefined;
     const at = segments.findIndex((segment) => entry.segment!.test(segment));
     return at === -1 ? undefined : segments.slice(0, at + 1).join(path.sep) || path.sep;
   }

@@ -39,6 +39,19 @@ export function toApiTool(tool: ToolDefinition): AnthropicTool {
   return api;
 }
 
+const bytesCache = new WeakMap<AnthropicTool, number>();
+
+/** UTF-8 bytes of `JSON.stringify(tools)`, each tool measured once (API tools are derived once and never changed). */
+export function apiToolsBytes(tools: AnthropicTool[]): number {
+  let bytes = tools.length > 1 ? tools.length + 1 : 2; // brackets and commas
+  for (const tool of tools) {
+    let size = bytesCache.get(tool);
+    if (size === undefined) bytesCache.set(tool, (size = Buffer.byteLength(JSON.stringify(tool))));
+    bytes += size;
+  }
+  return bytes;
+}
+
 /** One line naming each bad field and what was expected, for the model to correct itself. */
 export function describeInputError(toolName: string, error: z.ZodError): string {
   const parts = error.issues.map((issue) => {

@@ -1,4 +1,5 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const INDEX_FILE = path.join('.keel', 'MEMORY.md');
@@ -37,11 +38,14 @@ export async function topicFiles(root: string): Promise<string[]> {
   }
 }
 
-/** mtime and size: a cheap key to reread the index only when it changed. */
+/**
+ * mtime and size: a cheap key to reread the index only when it changed. Asked on every turn, so one synchronous
+ * stat that reports a missing file without an exception (most projects have no index), not a thread-pool round trip.
+ */
 export async function stamp(file: string): Promise<string | undefined> {
   try {
-    const s = await stat(file);
-    return `${s.mtimeMs}:${s.size}`;
+    const s = statSync(file, { throwIfNoEntry: false });
+    return s ? `${s.mtimeMs}:${s.size}` : undefined;
   } catch {
     return undefined;
   }

@@ -6,22 +6,29 @@
  * How: the SDK still builds the body (model, system, tools, `stream`, whatever it adds), but the `messages` array
  * it serialises says, through `toJSON`, only a token unique to this process. The transport swaps that token for
  * the messages' stored bytes (`[` m1 `,` m2 … `]`), so the bytes sent are those `JSON.stringify` of the whole
- * body would give. The SDK keeps seeing the real array (it reads the messages for its own headers).
+ * body would give.
+ *
+ * The array the SDK is given holds no messages unless tracing wants them (`visible`): without tracing the SDK reads
+ * `messages` only to look for objects its own beta helpers (MCP, tool runner) marked, for a telemetry header
+ * (`x-stainless-helper`), a pass over every block of the history on every request. Keel builds its messages
+ * itself, never with those helpers, so that pass always finds nothing.
  */
 import { randomBytes } from 'node:crypto';
 import type { MessageParam } from '../../kernel/index.js';
 
-/** `fetchOptions` key for the pre-built messages of a request. */
-export const MESSAGES = Symbol.for('keel.query-anthropic.messages');
+/** `fetchOptions` key for the pre-built parts (messages, tools) of a request. */
+export const PREBUILT = Symbol.for('keel.query-anthropic.prebuilt');
 
-export interface PrebuiltMessages {
-  /** The JSON string the SDK writes in place of the messages array. */
+/** A part of the body the SDK serialises as a token, and the bytes the transport puts in its place. */
+export interface PrebuiltPart {
+  /** The JSON string the SDK writes in place of the part. */
   token: string;
-  /** The array's bytes, in pieces: `[`, the messages with `,` between them, `]`. */
+  /** The part's bytes, in pieces (for messages: `[`, the messages with `,` between them, `]`). */
   chunks(): Buffer[];
 }
 
 const TOKEN = `keel-prebuilt-messages:${randomBytes(16).toString('hex')}`;
+const TOOLS_TOKEN = `keel-prebuilt-tools:${randomBytes(16).toString('hex')}`;
 const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
@@ -92,17 +99,46 @@ function messageChunks(messages: MessageParam[]): Buffer[] {
 }
 
 /**
- * A copy of `messages` that serialises as the token, and the bytes the transport puts in its place.
- * A message with a `toJSON` of its own is serialised by it, as `JSON.stringify` would.
+ * An array for the SDK that serialises as the token (a copy of `messages` when `visible`, else empty: see above),
+ * and the bytes the transport puts in its place. A message with a `toJSON` of its own is serialised by it, as
+ * `JSON.stringify` would.
  */
-export function prebuild(messages: MessageParam[]): { messages: MessageParam[]; prebuilt: PrebuiltMessages } {
-  const marked = Object.defineProperty([...messages], 'toJSON', { value: () => TOKEN, enumerable: false });
+export function prebuild(messages: MessageParam[], visible = false): { messages: MessageParam[]; prebuilt: PrebuiltPart } {
+  const marked = Object.defineProperty(visible ? [...messages] : [], 'toJSON', { value: () => TOKEN, enumerable: false });
   return { messages: marked, prebuilt: { token: JSON.stringify(TOKEN), chunks: () => messageChunks(messages) } };
 }
 
-/** The body as buffers, the token replaced by the messages' bytes; an error if the body does not hold the token once. */
-export function spliceMessages(body: string, prebuilt: PrebuiltMessages): Buffer[] {
-  const at = body.indexOf(prebuilt.token);
-  if (at < 0 || body.indexOf(prebuilt.token, at + 1) >= 0) throw new TypeError('keel transport: the request body does not hold the messages placeholder exactly once');
-  return [Buffer.from(body.slice(0, at), 'utf8'), ...prebuilt.chunks(), Buffer.from(body.slice(at + prebuilt.token.length), 'utf8')];
+/** The JSON of tool lists, by list: placeBreakpoints gives the same (frozen) list while the tools stay the same. */
+const toolsJson = new WeakMap<readonly object[], Buffer>();
+
+/**
+ * A copy of `tools` that serialises as a token, and the list's bytes, serialised once per list: the tool schemas
+ * (about 10 KB with the default preset) are the same on every request of a conversation.
+ */
+export function prebuildTools<T extends object>(tools: readonly T[]): { tools: T[]; prebuilt: PrebuiltPart } {
+  const marked = Object.defineProperty([...tools], 'toJSON', { value: () => TOOLS_TOKEN, enumerable: false });
+  const chunks = () => {
+    let bytes = toolsJson.get(tools);
+    if (!bytes) toolsJson.set(tools, (bytes = Buffer.from(JSON.stringify(tools), 'utf8')));
+    return [bytes];
+  };
+  return { tools: marked, prebuilt: { token: JSON.stringify(TOOLS_TOKEN), chunks } };
+}
+
+/** The body as buffers, each part's token replaced by its bytes; an error unless the body holds each token once. */
+export function splicePrebuilt(body: string, parts: PrebuiltPart[]): Buffer[] {
+  const found = parts.map((part) => {
+    const at = body.indexOf(part.token);
+    if (at < 0 || body.indexOf(part.token, at + 1) >= 0) throw new TypeError('keel transport: the request body does not hold the placeholder of a pre-built part exactly once');
+    return { at, part };
+  });
+  found.sort((a, b) => a.at - b.at);
+  const out: Buffer[] = [];
+  let from = 0;
+  for (const { at, part } of found) {
+    out.push(Buffer.from(body.slice(from, at), 'utf8'), ...part.chunks());
+    from = at + part.token.length;
+  }
+  out.push(Buffer.from(body.slice(from), 'utf8'));
+  return out;
 }

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResponse, type StopReason, type Turn } from '../../kernel/index.js';
-import { prebuild } from './body.js';
+import { prebuild, prebuildTools } from './body.js';
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt } from './stream.js';
@@ -37,7 +37,7 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
         logger: sdkLogger(kernel),
         fetch: nodeFetch,
         // Tracing costs start-up time and a pass over every message per request; opt in with ANTHROPIC_OPEN_TELEMETRY.
-        ...(process.env.ANTHROPIC_OPEN_TELEMETRY === undefined ? { openTelemetry: false } : {}),
+        ...(tracing() ? {} : { openTelemetry: false }),
       });
       return client;
     };
@@ -67,7 +67,10 @@ function sdkLogger(kernel: Kernel) {
   return { error: log, warn: log, info: log, debug: log };
 }
 
-export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageStreamParams {
+/** OpenTelemetry tracing through the SDK, on with ANTHROPIC_OPEN_TELEMETRY: spans record the input messages. */
+const tracing = () => process.env.ANTHROPIC_OPEN_TELEMETRY !== undefined;
+
+export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageCreateParamsStreaming {
   if (request.thinking && request.thinking.budget_tokens >= request.maxTokens) {
     throw new KeelError(`config thinking.budget_tokens (${request.thinking.budget_tokens}) must be less than maxTokens (${request.maxTokens})`, { exitCode: 2 });
   }
@@ -81,16 +84,18 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
     messages: parts.messages,
     ...(parts.tools.length ? { tools: parts.tools } : {}),
     ...(request.thinking ? { thinking: { type: 'enabled', budget_tokens: request.thinking.budget_tokens } } : {}),
+    stream: true,
   };
 }
 
 async function query(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
   const built = buildParams(request, caching);
-  // The history goes out as bytes serialised once per message; the client's fetch (nodeFetch) splices them in.
-  const { messages, prebuilt } = prebuild(built.messages);
-  const params = { ...built, messages };
+  // The history and the tools go out as bytes serialised once; the client's fetch (nodeFetch) splices them in.
+  const { messages, prebuilt } = prebuild(built.messages, tracing());
+  const tools = built.tools && prebuildTools(built.tools);
+  const params = { ...built, messages, ...(tools ? { tools: tools.tools } : {}) };
   const signal = request.signal ?? turn.signal;
-  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt };
+  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt] };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;
   try {

@@ -1,7 +1,8 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
-import { MESSAGES, type PrebuiltMessages } from './body.js';
+import { MessageAccumulator } from './accumulate.js';
+import { PREBUILT, type PrebuiltPart } from './body.js';
 import { ALIVE } from './transport.js';
 
 export interface AttemptContext {
@@ -16,19 +17,20 @@ export interface AttemptContext {
 export interface AttemptOptions {
   /** Emit text, thinking and tool-input deltas (main tier only). */
   visible: boolean;
-  /** The messages' bytes, when `params.messages` serialises as their placeholder (body.ts). */
-  prebuilt?: PrebuiltMessages;
+  /** The bytes of the parts of `params` that serialise as placeholders (body.ts). */
+  prebuilt?: PrebuiltPart[];
   emit(event: AgentEvent): void;
 }
 
 /**
- * Streams one Messages API call. A message is returned only when the stream reached its end with a
- * stop reason: a partial message is never returned, so no tool call from it can run. When the stream
- * breaks after its headers the error is marked `retryable`, and any text already shown is withdrawn.
+ * Streams one Messages API call: the SDK's raw event stream (`messages.create` with `stream: true`), folded into
+ * the message here (accumulate.ts). A message is returned only when the stream reached its end with a stop
+ * reason: a partial message is never returned, so no tool call from it can run. When the stream breaks after its
+ * headers the error is marked `retryable`, and any text already shown is withdrawn.
  */
 export async function streamAttempt(
   client: Anthropic,
-  params: Anthropic.MessageStreamParams,
+  params: Anthropic.MessageCreateParamsStreaming,
   ctx: AttemptContext,
   opts: AttemptOptions,
 ): Promise<Anthropic.Message> {
@@ -39,67 +41,49 @@ export async function streamAttempt(
     ctx.alive();
     if (chunk) head.add(chunk);
   };
-  const stream = client.messages.stream(params, { signal: ctx.signal, fetchOptions: { [ALIVE]: alive, ...(opts.prebuilt ? { [MESSAGES]: opts.prebuilt } : {}) } as object });
-  let connected = false;
+  const fetchOptions = { [ALIVE]: alive, ...(opts.prebuilt ? { [PREBUILT]: opts.prebuilt } : {}) } as object;
+  let response: Response | undefined;
   let shown = false;
   const toolIds = new Map<number, string>();
-  const toolJson = new Map<number, string>();
-  stream.on('connect', () => {
-    connected = true;
-    ctx.alive();
-  });
-  stream.on('streamEvent', (event) => {
-    ctx.alive();
-    ctx.progress?.();
-    if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolJson.set(event.index, '');
-    if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') {
-      toolJson.set(event.index, (toolJson.get(event.index) ?? '') + event.delta.partial_json);
-    }
-    if (!opts.visible) return;
-    if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
-    if (event.type !== 'content_block_delta') return;
-    const delta = event.delta;
-    if (delta.type === 'text_delta') {
-      shown = true;
-      opts.emit({ type: 'text_delta', text: delta.text, index: event.index });
-    } else if (delta.type === 'thinking_delta') {
-      shown = true;
-      opts.emit({ type: 'thinking_delta', text: delta.thinking, index: event.index });
-    } else if (delta.type === 'input_json_delta') {
-      shown = true;
-      opts.emit({ type: 'tool_input_delta', partialJson: delta.partial_json, index: event.index, toolUseId: toolIds.get(event.index) });
-    }
-  });
   try {
-    const message = await stream.finalMessage();
-    if (!message.stop_reason) throw new Error('the stream ended before the message was complete');
-    // The SDK repairs a cut-off input JSON; a call whose input did not arrive whole must never run.
-    for (const [index, json] of toolJson) {
-      if (!wholeJson(json)) {
-        const block = message.content[index];
-        const name = block?.type === 'tool_use' ? `"${block.name}" (${block.id})` : `at index ${index}`;
-        throw new Error(`the input of tool call ${name} did not arrive whole (${json.length} bytes of unterminated JSON)`);
+    const answer = await client.messages.create(params, { signal: ctx.signal, fetchOptions }).withResponse();
+    response = answer.response;
+    ctx.alive();
+    const accumulator = new MessageAccumulator();
+    for await (const event of answer.data) {
+      ctx.alive();
+      ctx.progress?.();
+      accumulator.add(event);
+      if (!opts.visible) continue;
+      if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
+      if (event.type !== 'content_block_delta') continue;
+      const delta = event.delta;
+      if (delta.type === 'text_delta') {
+        shown = true;
+        opts.emit({ type: 'text_delta', text: delta.text, index: event.index });
+      } else if (delta.type === 'thinking_delta') {
+        shown = true;
+        opts.emit({ type: 'thinking_delta', text: delta.thinking, index: event.index });
+      } else if (delta.type === 'input_json_delta') {
+        shown = true;
+        opts.emit({ type: 'tool_input_delta', partialJson: delta.partial_json, index: event.index, toolUseId: toolIds.get(event.index) });
       }
     }
-    return message;
+    // The SDK ends an aborted stream quietly: an aborted attempt must fail, never look complete.
+    if (ctx.signal.aborted) throw abortError(ctx.signal);
+    return accumulator.final();
   } catch (caught) {
-    const unexpected = notAStream(stream.response, head);
+    const unexpected = notAStream(response, head);
     const err = unexpected ?? caught;
     if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (unexpected) throw unexpected;
-    if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
+    if (response && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
     throw err;
   }
 }
 
-function wholeJson(json: string): boolean {
-  if (json.trim() === '') return true;
-  try {
-    JSON.parse(json);
-    return true;
-  } catch {
-    return false;
-  }
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('Request was aborted.', { cause: signal.reason }), { name: 'AbortError' });
 }
 
 /** The first bytes of a body kept to describe an answer that is not an event stream. */

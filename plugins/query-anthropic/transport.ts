@@ -2,21 +2,21 @@
  * The HTTP path under the SDK: a `fetch` over node:http(s) with keep-alive. Node's global fetch (undici) costs,
  * per request, a USVString pass over the whole JSON body, a Request object and a web-stream copy of the body —
  * work that grows with the history. Here the body goes out as one Buffer and the response is a `StreamResponse`
- * over the socket's bytes (the platform's `Response` and `Headers` would load undici, about 25 ms of a start-up). A request whose history was serialised ahead (`fetchOptions[MESSAGES]`, see body.ts) has
- * those bytes spliced into the SDK's body instead of serialising the history again. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
+ * over the socket's bytes (the platform's `Response` and `Headers` would load undici, about 25 ms of a start-up). A request whose history and tools were serialised ahead (`fetchOptions[PREBUILT]`, see body.ts)
+ * has those bytes spliced into the SDK's body instead of serialising them again. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
  * which feeds the retry policy's idle watchdog: pings count as life, as they should.
  */
 import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
-import { MESSAGES, spliceMessages, type PrebuiltMessages } from './body.js';
+import { PREBUILT, splicePrebuilt, type PrebuiltPart } from './body.js';
 import { FetchHeaders } from './headers.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
 export const ALIVE = Symbol.for('keel.query-anthropic.alive');
 
 /** Called on the response headers (no argument) and on every chunk of the body (with it). */
-type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [MESSAGES]?: PrebuiltMessages };
+type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[] };
 
 // Made on first request, not at module load: the binary's start-up snapshot evaluates modules at build time.
 let agents: { 'http:': http.Agent; 'https:': https.Agent } | undefined;
@@ -63,8 +63,8 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     const alive = init[ALIVE] ?? (() => undefined);
     let body: Buffer[] | undefined;
     try {
-      const prebuilt = init[MESSAGES];
-      if (prebuilt && typeof init.body === 'string') body = spliceMessages(init.body, prebuilt);
+      const prebuilt = init[PREBUILT];
+      if (prebuilt && typeof init.body === 'string') body = splicePrebuilt(init.body, prebuilt);
       else {
         const whole = bodyOf(init.body);
         body = whole ? [whole] : undefined;

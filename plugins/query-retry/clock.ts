@@ -3,8 +3,32 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`; rejects with an AbortError as soon as `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Calls `fn` once after `ms`; returns a function that cancels it. */
-  timer(ms: number, fn: () => void): () => void;
+  /**
+   * Calls `fn` once after `ms`, unless cancelled or restarted first. A clock may return just a cancel function
+   * (the older form): restarting such a timer cancels it and sets a new one.
+   */
+  timer(ms: number, fn: () => void): Timer | (() => void);
+}
+
+export interface Timer {
+  cancel(): void;
+  /** Re-arms the timer for its whole `ms` from now (also after it fired): re-armed on every chunk, so no new timer each time. */
+  restart(): void;
+}
+
+/** The clock's timer, as a `Timer` whatever form the clock returned it in. */
+export function arm(clock: Clock, ms: number, fn: () => void): Timer {
+  const made = clock.timer(ms, fn);
+  if (typeof made !== 'function') return made;
+  let cancel = made;
+  return {
+    cancel: () => cancel(),
+    restart: () => {
+      cancel();
+      const again = clock.timer(ms, fn);
+      cancel = typeof again === 'function' ? again : () => again.cancel();
+    },
+  };
 }
 
 export function abortError(signal?: AbortSignal): Error {
@@ -31,6 +55,6 @@ export const systemClock: Clock = {
   },
   timer(ms, fn) {
     const handle = setTimeout(fn, ms);
-    return () => clearTimeout(handle);
+    return { cancel: () => clearTimeout(handle), restart: () => void handle.refresh() };
   },
 };

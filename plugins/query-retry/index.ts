@@ -3,7 +3,7 @@ import { definePlugin, KeelError } from '../../kernel/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { createRetryService, DEFAULT_RETRY, type RetryService, type RetrySettings } from './policy.js';
 
-export type { Clock } from './clock.js';
+export type { Clock, Timer } from './clock.js';
 export type { RetryAttempt, RetryRunOptions, RetryService, RetrySettings } from './policy.js';
 export { DEFAULT_RETRY } from './policy.js';
 export type { Fetch } from './watch.js';

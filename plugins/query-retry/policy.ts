@@ -1,7 +1,7 @@
 /** The retry loop every provider shares: backoff, 429 waits, first-byte and idle watchdogs, visible retries. */
 import { KeelError, type AgentEvent } from '../../kernel/index.js';
 import { classify, type Verdict } from './classify.js';
-import { abortError, type Clock } from './clock.js';
+import { abortError, arm, type Clock, type Timer } from './clock.js';
 import { watchedFetch, type Fetch } from './watch.js';
 
 export interface RetrySettings {
@@ -144,27 +144,33 @@ function watchdog(settings: RetrySettings, clock: Clock, user: AbortSignal | und
   };
   const onUserAbort = () => controller.abort(user?.reason);
   user?.addEventListener('abort', onUserAbort, { once: true });
-  let cancel = clock.timer(settings.firstByteTimeoutMs, fire(`no response within ${seconds(settings.firstByteTimeoutMs)}`));
+  const firstByte = arm(clock, settings.firstByteTimeoutMs, fire(`no response within ${seconds(settings.firstByteTimeoutMs)}`));
   const noProgress = fire(`no content for ${seconds(settings.progressTimeoutMs)} (the server sent only keep-alives)`, true);
-  // Armed on the headers: until then the first-byte timer is the one that counts.
-  let cancelProgress: (() => void) | undefined;
+  const stalled = fire(`the stream stalled (no event for ${seconds(settings.idleTimeoutMs)})`);
+  // Both armed on the headers (until then the first-byte timer is the one that counts), then restarted, not remade.
+  let idle: Timer | undefined;
+  let noContent: Timer | undefined;
   return {
     signal: controller.signal,
     alive() {
       if (reason) return;
-      cancelProgress ??= clock.timer(settings.progressTimeoutMs, noProgress);
-      cancel();
-      cancel = clock.timer(settings.idleTimeoutMs, fire(`the stream stalled (no event for ${seconds(settings.idleTimeoutMs)})`));
+      noContent ??= arm(clock, settings.progressTimeoutMs, noProgress);
+      if (idle) idle.restart();
+      else {
+        firstByte.cancel();
+        idle = arm(clock, settings.idleTimeoutMs, stalled);
+      }
     },
     progress() {
       if (reason) return;
-      cancelProgress?.();
-      cancelProgress = clock.timer(settings.progressTimeoutMs, noProgress);
+      if (noContent) noContent.restart();
+      else noContent = arm(clock, settings.progressTimeoutMs, noProgress);
     },
     timedOut: () => reason,
     dispose() {
-      cancel();
-      cancelProgress?.();
+      firstByte.cancel();
+      idle?.cancel();
+      noContent?.cancel();
       user?.removeEventListener('abort', onUserAbort);
     },
   };

@@ -4,9 +4,13 @@
  * path with O_NOFOLLOW, so a symbolic link swapped in at the final component since is refused instead of
  * followed, and re-checks that the path still names the opened file (a folder above it swapped for a link).
  * O_NOFOLLOW is 0 where the platform lacks it (Windows); the re-check still runs there.
+ *
+ * The path checks (realpath, stat) are synchronous, like the permission check's own (permissions/paths.ts): each is
+ * a system call of a few microseconds on a local disk, where a thread-pool round trip costs more CPU than the call
+ * and two thread switches. Opening, reading, writing and closing stay asynchronous.
  */
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { constants, fstatSync, realpathSync, statSync } from 'node:fs';
+import { lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 
@@ -27,7 +31,7 @@ export class OpenError extends Error {
 /** The real path of `abs`: symlinks resolved; for a missing file, its real folder joined with its name. */
 export async function realTarget(abs: string): Promise<string> {
   try {
-    return await realpath(abs);
+    return realpathSync.native(abs);
   } catch {
     const dir = path.dirname(abs);
     if (dir === abs) return abs;
@@ -71,11 +75,11 @@ export async function openReal(real: string, mode: OpenMode, shown: string): Pro
     throw err;
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(handle.fd);
     if (info.isDirectory()) throw new OpenError(`${shown} is a directory, not a file.`, 'directory');
     if (!info.isFile()) throw new OpenError(`${shown} is not a regular file (a device, FIFO or socket); file tools read and write regular files only.`, 'special');
-    const now = await stat(real).catch(() => undefined);
-    const where = await realpath(real).catch(() => undefined);
+    const now = attempt(() => statSync(real, { throwIfNoEntry: false }));
+    const where = attempt(() => realpathSync.native(real));
     if (!now || now.ino !== info.ino || now.dev !== info.dev || where !== real) {
       throw new OpenError(`${shown} was moved or replaced while it was being opened; it was not used. Check the path and try again.`, 'moved');
     }
@@ -86,26 +90,42 @@ export async function openReal(real: string, mode: OpenMode, shown: string): Pro
   }
 }
 
+/** The value, or undefined when the call throws. */
+function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
 async function isLink(p: string): Promise<boolean> {
   return (await lstat(p).catch(() => undefined))?.isSymbolicLink() ?? false;
 }
 
-/** The whole file, read from the start whatever the handle's position. */
+/**
+ * The whole file, read from the start whatever the handle's position. The first read asks for the size `stat`
+ * gave plus one byte (to notice a file that grew since), then 64 KB at a time while reads come back full; a short
+ * read of a regular file is its end. Buffers are sized to what the file holds, not 64 KB of zeroes per call, and
+ * only the bytes read are copied out of them.
+ */
 export async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let position = 0;
-  let total = 0;
-  const chunk = Math.max(64 * 1024, Math.min(size + 1, 8 * 1024 * 1024));
+  let want = Math.min(size + 1, MAX_CHUNK);
   for (;;) {
-    const buf = Buffer.alloc(chunk);
-    const { bytesRead } = await handle.read(buf, 0, chunk, position);
-    if (bytesRead === 0) break;
-    chunks.push(bytesRead === chunk ? buf : buf.subarray(0, bytesRead));
+    const buf = Buffer.allocUnsafe(want);
+    const { bytesRead } = await handle.read(buf, 0, want, position);
+    if (bytesRead > 0) chunks.push(buf.subarray(0, bytesRead));
     position += bytesRead;
-    total += bytesRead;
+    if (bytesRead < want) break;
+    want = GROWTH_CHUNK;
   }
-  return Buffer.concat(chunks, total);
+  return Buffer.concat(chunks, position);
 }
+
+const MAX_CHUNK = 8 * 1024 * 1024;
+const GROWTH_CHUNK = 64 * 1024;
 
 /** Replaces the file's content with `bytes`. */
 export async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {

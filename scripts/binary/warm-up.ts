@@ -13,6 +13,7 @@ import path from 'node:path';
 import { main } from '../../kernel/cli.js';
 import { toApiTool, type Io } from '../../kernel/index.js';
 import { FetchHeaders } from '../../plugins/query-anthropic/headers.js';
+import { streamAttempt } from '../../plugins/query-anthropic/stream.js';
 import { StreamResponse } from '../../plugins/query-anthropic/transport.js';
 import { testAgent } from '../../testing/index.js';
 
@@ -84,7 +85,10 @@ const SSE = [
   .map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
   .join('');
 
-/** The SDK's request building and its stream parsing, over a fetch that answers a canned event stream. */
+/**
+ * The provider's streamed attempt as a request runs it (plugins/query-anthropic/stream.ts: the SDK's request building,
+ * its event stream, Keel's accumulation), over a fetch that answers a canned event stream.
+ */
 async function warmSdk(): Promise<void> {
   const { default: Anthropic } = await import('@anthropic-ai/sdk');
   const fetch = async (input: string | URL | Request): Promise<Response> => {
@@ -98,7 +102,6 @@ async function warmSdk(): Promise<void> {
   };
   // Without OpenTelemetry, as the plugin makes its client (its context manager cannot go into a snapshot).
   const client = new Anthropic({ apiKey: 'snapshot', baseURL: 'http://127.0.0.1:9', maxRetries: 0, fetch, openTelemetry: false });
-  const stream = client.messages.stream({ model: 'warm', max_tokens: 16, system: [{ type: 'text', text: 'warm' }], messages: [{ role: 'user', content: 'warm' }] });
-  stream.on('streamEvent', () => undefined);
-  await stream.finalMessage();
+  const params = { model: 'warm', max_tokens: 16, stream: true as const, system: [{ type: 'text' as const, text: 'warm' }], messages: [{ role: 'user' as const, content: 'warm' }] };
+  await streamAttempt(client, params, { signal: new AbortController().signal, alive: () => undefined, progress: () => undefined }, { visible: true, emit: () => undefined });
 }

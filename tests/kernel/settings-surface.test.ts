@@ -87,6 +87,22 @@ describe('ProtectedPaths', () => {
     expect(s.match('/p/agent.config.cts', 'read')).toBeUndefined();
   });
 
+  it('matches a protected path itself and what is below it, never a sibling that shares its prefix', () => {
+    const s = new ProtectedPaths();
+    s.add({ path: '/h/.ssh', why: 'ssh', read: true });
+    s.add({ path: '/k', why: 'home', read: true, except: [{ path: 'tool-outputs', access: 'read' }] });
+    s.add({ path: '/', why: 'everything', frontMatter: true });
+    expect(s.match('/h/.ssh', 'read')?.entry.why).toBe('ssh');
+    expect(s.match('/h/.ssh/id_rsa', 'read')?.entry.why).toBe('ssh');
+    expect(s.match('/h/.sshd/x', 'read')).toBeUndefined();
+    expect(s.match('/h/.ssh2', 'read')).toBeUndefined();
+    expect(s.match('/k/x', 'read')?.entry.why).toBe('home');
+    expect(s.match('/k/tool-outputs/a.txt', 'read')).toBeUndefined();
+    expect(s.match('/k/tool-outputs-old/a.txt', 'read')?.entry.why).toBe('home');
+    expect(s.match('/k/tool-outputs/a.txt', 'write')?.entry.why).toBe('home');
+    expect(s.match('/anything', 'write')?.entry.why).toBe('everything');
+  });
+
   it('describes every entry with its access and owner', () => {
     const table = describeProtected(surface().list());
     expect(table.split('\n')[0]).toMatch(/^Protected paths/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runAgent, type MessageParam } from '../../../kernel/index.js';
-import { prebuild, spliceMessages } from '../../../plugins/query-anthropic/body.js';
+import { prebuild, prebuildTools, splicePrebuilt } from '../../../plugins/query-anthropic/body.js';
 import { callTool, say, startAnthropicServer } from '../../helpers/anthropic-server.js';
 import { testSession } from '../../helpers/kernel.js';
 import { harness } from './setup.js';
@@ -13,12 +13,35 @@ const history: MessageParam[] = [
 
 describe('pre-built messages', () => {
   it('give the very bytes JSON.stringify of the whole body gives, whatever the SDK puts around them', () => {
-    const { messages, prebuilt } = prebuild(history);
+    const { messages, prebuilt } = prebuild(history, true);
     expect([...messages]).toEqual(history);
     const around = { model: 'm', max_tokens: 10, system: [{ type: 'text', text: 'sys' }], messages, tools: [{ name: 't' }], stream: true };
-    const body = Buffer.concat(spliceMessages(JSON.stringify(around), prebuilt));
+    const body = Buffer.concat(splicePrebuilt(JSON.stringify(around), [prebuilt]));
     expect(body.equals(Buffer.from(JSON.stringify({ ...around, messages: history }), 'utf8'))).toBe(true);
     expect(prebuild([]).prebuilt.chunks().map(String).join('')).toBe('[]');
+  });
+
+  it('give the SDK no messages to scan unless tracing wants them, with the same bytes on the wire', () => {
+    const hidden = prebuild(history);
+    expect(hidden.messages).toHaveLength(0);
+    expect(prebuild(history, true).messages).toHaveLength(history.length);
+    const around = { model: 'm', max_tokens: 10, messages: hidden.messages, stream: true };
+    const body = Buffer.concat(splicePrebuilt(JSON.stringify(around), [hidden.prebuilt])).toString('utf8');
+    expect(body).toBe(JSON.stringify({ ...around, messages: history }));
+  });
+
+  it('splice the tools beside the messages, each tool list serialised once', () => {
+    const list = Object.freeze([{ name: 'a', description: 'é', input_schema: { type: 'object' } }, { name: 'b', cache_control: { type: 'ephemeral' } }]);
+    const tools = prebuildTools(list);
+    const messages = prebuild(history);
+    expect([...tools.tools]).toEqual(list);
+    const around = { model: 'm', messages: messages.messages, tools: tools.tools, stream: true };
+    const body = Buffer.concat(splicePrebuilt(JSON.stringify(around), [messages.prebuilt, tools.prebuilt])).toString('utf8');
+    expect(body).toBe(JSON.stringify({ ...around, messages: history, tools: list }));
+    // Tools before messages in the body work as well: the parts are placed where their tokens are.
+    const reordered = { tools: tools.tools, messages: messages.messages };
+    expect(Buffer.concat(splicePrebuilt(JSON.stringify(reordered), [messages.prebuilt, tools.prebuilt])).toString('utf8')).toBe(JSON.stringify({ tools: list, messages: history }));
+    expect(prebuildTools(list).prebuilt.chunks()[0]).toBe(tools.prebuilt.chunks()[0]);
   });
 
   it('grow by appending the new messages, and start again when a history diverges, leaving earlier bytes as they were', () => {
@@ -56,7 +79,7 @@ describe('pre-built messages', () => {
 
   it('refuse a body without the placeholder rather than send no history', () => {
     const { prebuilt } = prebuild(history);
-    expect(() => spliceMessages('{"messages":[]}', prebuilt)).toThrow(/placeholder exactly once/);
+    expect(() => splicePrebuilt('{"messages":[]}', [prebuilt])).toThrow(/placeholder of a pre-built part exactly once/);
   });
 
   it('reach the server as the history, over several turns and tool calls', async () => {
@@ -70,6 +93,8 @@ describe('pre-built messages', () => {
       for (const r of requests) expect(r.rawBody).toBe(JSON.stringify(r.body));
       expect(requests[2]!.body.messages[1].content[0]).toMatchObject({ type: 'tool_use', id: 'toolu_a', input: { text: 'é 😀' } });
       expect(requests[2]!.rawBody).not.toContain('keel-prebuilt-messages');
+      expect(requests[2]!.rawBody).not.toContain('keel-prebuilt-tools');
+      expect(requests[2]!.body.tools.map((t: { name: string }) => t.name)).toContain('note');
     } finally {
       await server.close();
     }

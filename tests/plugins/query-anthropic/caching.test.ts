@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent } from '../../../kernel/index.js';
+import { runAgent, type MessageParam, type TextBlockParam } from '../../../kernel/index.js';
 import { placeBreakpoints } from '../../../plugins/query-anthropic/cache.js';
 import { buildParams } from '../../../plugins/query-anthropic/index.js';
 import systemPrompt from '../../../plugins/system-prompt/index.js';
@@ -58,6 +58,43 @@ describe('prompt caching', () => {
     }
     // The history itself carries no breakpoints: they are placed on copies.
     expect(JSON.stringify(h.kernel.state.get().messages)).not.toContain('cache_control');
+  });
+
+  it('normalises a message again when its content is replaced or grown in place, and a history that diverges', () => {
+    const first: MessageParam = { role: 'user', content: 'start' };
+    const answer: MessageParam = { role: 'assistant', content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } } as TextBlockParam] };
+    const next: MessageParam = { role: 'user', content: [{ type: 'text', text: 'b' }] };
+    const plain = (messages: MessageParam[]) => strip(placeBreakpoints({ tools: [], system: [], messages }).messages);
+    const expected = (messages: MessageParam[]) => strip(messages.map((m) => (typeof m.content === 'string' ? { ...m, content: [{ type: 'text', text: m.content }] } : m)));
+    const history = [first, answer, next];
+    expect(plain(history)).toEqual(expected(history));
+    (answer.content as TextBlockParam[]).push({ type: 'text', text: 'c' });
+    expect(plain(history)).toEqual(expected(history));
+    (answer as { content: MessageParam['content'] }).content = [{ type: 'text', text: 'z' }];
+    expect(plain(history)).toEqual(expected(history));
+    const diverged = [first, { role: 'assistant', content: [{ type: 'text', text: 'summary' }] } as MessageParam];
+    expect(plain(diverged)).toEqual(expected(diverged));
+    expect(plain(history)).toEqual(expected(history));
+    // The history itself is never touched.
+    expect(answer.content).toEqual([{ type: 'text', text: 'z' }]);
+  });
+
+  it('gives the same frozen tool list for the same tools, and a new one when the tools change', () => {
+    const a = { name: 'a', description: 'A', input_schema: { type: 'object' as const } };
+    const b = { name: 'b', description: 'B', input_schema: { type: 'object' as const }, cache_control: { type: 'ephemeral' as const } };
+    const c = { name: 'c', description: 'C', input_schema: { type: 'object' as const } };
+    const tools = (list: typeof a[]) => placeBreakpoints({ tools: list, system: [], messages: [] }).tools;
+    const first = tools([a, b]);
+    expect(first).toEqual([a, b]);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(tools([a, b])).toBe(first);
+    const changed = tools([a, c]);
+    expect(changed).not.toBe(first);
+    expect(changed).toEqual([a, { ...c, cache_control: { type: 'ephemeral' } }]);
+    expect(tools([a])).toEqual([{ ...a, cache_control: { type: 'ephemeral' } }]);
+    // The tools given are never changed.
+    expect(b.cache_control).toEqual({ type: 'ephemeral' });
+    expect('cache_control' in a).toBe(false);
   });
 
   it('puts the system breakpoint before the first block marked volatile', () => {

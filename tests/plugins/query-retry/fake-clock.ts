@@ -40,10 +40,20 @@ export class FakeClock implements Clock {
     });
   }
 
-  timer(ms: number, fn: () => void): () => void {
+  /** How many timers were made. */
+  made = 0;
+
+  timer(ms: number, fn: () => void): { cancel(): void; restart(): void } {
+    this.made++;
     const timer: Timer = { at: this.t + ms, ms, fn };
     this.timers.add(timer);
-    return () => this.timers.delete(timer);
+    return {
+      cancel: () => this.timers.delete(timer),
+      restart: () => {
+        timer.at = this.t + ms;
+        this.timers.add(timer);
+      },
+    };
   }
 
   /** The durations of the timers still armed. */

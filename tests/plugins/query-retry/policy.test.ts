@@ -101,6 +101,47 @@ describe('the retry service', () => {
     expect(clock.pending()).toEqual([]);
   });
 
+  it('restarts its idle and progress timers on bytes and events instead of making new ones', async () => {
+    const { retry, clock } = service();
+    let done!: (value: string) => void;
+    const running = retry.run(async ({ alive, progress }) => {
+      alive();
+      for (let i = 0; i < 50; i++) {
+        clock.advance(1_000);
+        alive();
+        progress!();
+      }
+      return new Promise<string>((resolve) => (done = resolve));
+    });
+    await until(() => done !== undefined, 'the attempt');
+    // First byte, idle and progress: three timers for 50 chunks; each deadline counts from the last restart.
+    expect(clock.made).toBe(3);
+    expect(clock.deadlines().sort((a, b) => a - b)).toEqual([50_000 + 60_000, 50_000 + 120_000]);
+    done('ok');
+    expect(await running).toBe('ok');
+    expect(clock.pending()).toEqual([]);
+  });
+
+  it('still works with a clock whose timer returns only a cancel function', async () => {
+    const fake = new FakeClock();
+    const oldStyle = { now: () => fake.now(), sleep: (ms: number, signal?: AbortSignal) => fake.sleep(ms, signal), timer: (ms: number, fn: () => void) => fake.timer(ms, fn).cancel };
+    const kernel = testKernel([queryRetry({ clock: oldStyle })]);
+    const retry = kernel.services.require('retry', 'test');
+    let attempts = 0;
+    const running = retry.run(async ({ signal, alive }) => {
+      attempts++;
+      if (attempts > 1) return 'second';
+      alive();
+      fake.advance(30_000);
+      alive();
+      return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
+    });
+    await until(() => fake.deadlines().includes(90_000), 'the idle timer, set again on the second chunk');
+    fake.advance(60_000);
+    expect(await running).toBe('second');
+    expect(fake.pending()).toEqual([]);
+  });
+
   it('an abort by the user is not retried', async () => {
     const { retry } = service();
     const controller = new AbortController();

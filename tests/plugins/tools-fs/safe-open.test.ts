@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { open } from 'node:fs/promises';
 import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import toolsFs from '../../../plugins/tools-fs/index.js';
-import { OpenError, openForWrite, openReal, realTarget } from '../../../plugins/tools-fs/safe-open.js';
+import { OpenError, openForWrite, openReal, readAll, realTarget } from '../../../plugins/tools-fs/safe-open.js';
 import { harness, textOf, type Harness } from './harness.js';
 
 let h: Harness;
@@ -93,5 +94,27 @@ describe('opening files without following a symlink swapped in after the check',
     const write = await h.run('write_file', { path: 'pipe', content: 'x' });
     expect(textOf(write)).toBe('write_file refused: pipe is not a regular file (a device, FIFO or socket); file tools read and write regular files only.');
     rmSync(h.ws.path('pipe'));
+  });
+});
+
+describe('reading a whole file', () => {
+  it('reads every byte whatever size stat gave: exact, stale (the file grew), zero, and over the growth chunk', async () => {
+    const file = path.join(h.ws.dir, 'whole.bin');
+    const bytes = Buffer.alloc(200 * 1024 + 7);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) % 251;
+    writeFileSync(file, bytes);
+    for (const size of [bytes.length, 10, 0, 64 * 1024 - 1, 64 * 1024]) {
+      const handle = await open(file, 'r');
+      try {
+        await handle.read(Buffer.alloc(5), 0, 5, null); // the handle's position does not matter
+        expect((await readAll(handle, size)).equals(bytes)).toBe(true);
+      } finally {
+        await handle.close();
+      }
+    }
+    writeFileSync(file, '');
+    const empty = await open(file, 'r');
+    expect((await readAll(empty, 0)).length).toBe(0);
+    await empty.close();
   });
 });
