@@ -18,8 +18,16 @@ export const ALIVE = Symbol.for('keel.query-anthropic.alive');
 /** Called on the response headers (no argument) and on every chunk of the body (with it). */
 type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[] };
 
-// Made on first request, not at module load: the binary's start-up snapshot evaluates modules at build time.
-let agents: { 'http:': http.Agent; 'https:': https.Agent } | undefined;
+/**
+ * One keep-alive agent per protocol, made on first use: not at module load (the binary's start-up snapshot evaluates
+ * modules at build time), and an `http:` endpoint never loads TLS (node:https costs about 2 ms to load).
+ */
+const agents: { 'http:'?: http.Agent; 'https:'?: https.Agent } = {};
+function agentFor(protocol: string): http.Agent | undefined {
+  if (protocol === 'http:') return (agents['http:'] ??= new http.Agent({ keepAlive: true }));
+  if (protocol === 'https:') return (agents['https:'] ??= new https.Agent({ keepAlive: true }));
+  return undefined;
+}
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
@@ -55,8 +63,7 @@ function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
 export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
   new Promise<Response>((resolve, reject) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-    agents ??= { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
-    const agent = agents[url.protocol as keyof typeof agents];
+    const agent = agentFor(url.protocol);
     if (!agent) return reject(new TypeError(`keel transport: unsupported protocol ${url.protocol}`));
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return reject(abortReason(signal));

@@ -66,7 +66,7 @@ describe('the interactive UI loads lazily', () => {
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.filter((u) => u.endsWith(chunk))).toEqual([]);
   }, 60_000);
 
-  it('keel -p does not load undici (the SDK and the transport use Keel\'s Headers and response)', async () => {
+  it('keel -p does not load undici (the SDK and the transport use Keel\'s Headers and response), nor TLS for an http: endpoint', async () => {
     const { env, ws } = await prepare([say('headless answer')]);
     const file = ws.path('builtins.txt');
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${BUILTINS}`, BUILTINS_FILE: file } });
@@ -74,6 +74,8 @@ describe('the interactive UI loads lazily', () => {
     const builtins = readFileSync(file, 'utf8').split('\n');
     expect(builtins).toContain('NativeModule http');
     expect(builtins.filter((m) => m.includes('undici'))).toEqual([]);
+    // An http: endpoint (this loopback server) never loads TLS.
+    expect(builtins.filter((m) => /^NativeModule (https|tls|_tls_)/.test(m))).toEqual([]);
   }, 60_000);
 
   it.skipIf(!hasTmux)('the Ink UI loads both', async () => {
