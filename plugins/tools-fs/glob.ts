@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
@@ -9,7 +10,15 @@ import { hiddenFilter } from './path-policy.js';
 import { walkBudget, walkFiles } from './walk.js';
 
 const MAX_RESULTS = 200;
-const STAT_BATCH = 128;
+const STAT_BATCH = 512;
+
+function mtimeOf(abs: string): number {
+  try {
+    return statSync(abs).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
 
 const input = z.object({
   pattern: z.string().min(1).describe('Glob, e.g. "**/*.ts" or "src/**/index.{js,ts}"'),
@@ -42,11 +51,12 @@ export function globTool(maxEntries?: number) {
       const filter = hiddenFilter(ctx);
       for await (const file of walkFiles(base, rules, ctx.signal, budget)) if (match(file.rel) && !filter.hides(file.abs)) matched.push(file.abs);
       const found: Array<{ abs: string; mtime: number }> = [];
-      // Modification times for the newest-first order, a batch of stats in flight at a time.
+      // Modification times for the newest-first order: synchronous stats (a thread-pool round trip each cost more
+      // than the stat), yielding to the event loop between batches.
       for (let i = 0; i < matched.length; i += STAT_BATCH) {
-        const batch = matched.slice(i, i + STAT_BATCH);
-        const stats = await Promise.all(batch.map((abs) => stat(abs).catch(() => undefined)));
-        batch.forEach((abs, j) => found.push({ abs, mtime: stats[j]?.mtimeMs ?? 0 }));
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        ctx.signal.throwIfAborted();
+        for (const abs of matched.slice(i, i + STAT_BATCH)) found.push({ abs, mtime: mtimeOf(abs) });
       }
       const capped = budget.capped
         ? `[The search stopped after visiting ${budget.maxEntries} entries, so files may be missing; narrow the path or the pattern.]`

@@ -1,10 +1,14 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { IgnoreRules } from './ignore-rules.js';
 import { COLLECT_LIMIT, GrepError, MAX_FILE_BYTES, addLines, sortedLines, type GrepFile, type GrepLine, type GrepOutcome, type GrepQuery } from './grep-search.js';
 import { decode, isBinary } from './text.js';
 import { walkBudget, walkFiles } from './walk.js';
+
+/** Files searched between yields to the event loop (each a synchronous stat and read). */
+const YIELD_EVERY = 32;
 
 /** The JavaScript grep: the same walk, ignore rules, and line semantics as ripgrep's defaults. */
 export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<GrepOutcome> {
@@ -17,11 +21,19 @@ export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<
   const info = await stat(query.target).catch(() => undefined);
   const files: GrepFile[] = [];
   let collected = 0;
-  const searchOne = async (abs: string) => {
+  // Files are read synchronously: a source file is a few KB, and a thread-pool round trip per stat and per read cost
+  // more than the reading (20 000 files: 7 s against about 1 s). The walk yields to the event loop between files
+  // often enough (`YIELD_EVERY`) that a UI stays live and an abort is seen.
+  const searchOne = (abs: string) => {
     // Like ripgrep, a folder search skips files over the size cap (the fallback reads each file whole).
-    if (((await stat(abs).catch(() => undefined))?.size ?? 0) > MAX_FILE_BYTES) return;
-    const buf = await readFile(abs).catch(() => undefined);
-    if (!buf || isBinary(buf)) return;
+    let buf: Buffer;
+    try {
+      if (statSync(abs).size > MAX_FILE_BYTES) return;
+      buf = readFileSync(abs);
+    } catch {
+      return;
+    }
+    if (isBinary(buf)) return;
     const lines = grepText(decode(buf).text, regex, query);
     if (lines.length === 0) return;
     files.push({ abs, lines });
@@ -32,15 +44,20 @@ export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<
       const mb = (n: number) => `${Math.round(n / (1024 * 1024))} MB`;
       throw new GrepError(`${path.basename(query.target)} is ${mb(info.size)}; without ripgrep, grep searches files up to ${mb(MAX_FILE_BYTES)}. Search it with bash (grep -n) instead.`);
     }
-    await searchOne(query.target);
+    searchOne(query.target);
     return { files };
   }
   const keep = query.glob ? picomatch(query.glob, { dot: true, basename: !query.glob.replace(/^!/, '').includes('/') }) : undefined;
   const budget = walkBudget(query.walkLimit);
+  let searched = 0;
   for await (const file of walkFiles(query.target, new IgnoreRules(query.ignoreRoot), signal, budget)) {
     if (keep && !keep(file.rel)) continue;
-    await searchOne(file.abs);
+    searchOne(file.abs);
     if (collected > COLLECT_LIMIT) return { files, truncated: true };
+    if (++searched % YIELD_EVERY === 0) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+    }
   }
   return budget.capped ? { files, walkCapped: true } : { files };
 }
