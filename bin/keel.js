@@ -13,14 +13,14 @@
 // build made of Keel (its modules and libraries already evaluated), provided the `node` on PATH is the one that
 // built it and is not newer than the blob, and neither KEEL_NO_SNAPSHOT nor NODE_OPTIONS is set. Failing that they
 // run this file with `node`, as `node bin/keel.js` does: the same answers from dist/fast-path/, else the bundled
-// CLI without a snapshot.
+// CLI without a snapshot (through dist/bin/load.cjs, with its V8 code cache).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const args = process.argv.slice(2);
 const fast = args.length === 1 && !process.env.KEEL_NO_FAST_PATH ? fastAnswer(args[0]) : undefined;
 if (fast !== undefined) process.stdout.write(fast);
-else createRequire(import.meta.url)('../dist/bin/keel.cjs').run(args, (specifier) => import(specifier));
+else createRequire(import.meta.url)('../dist/bin/load.cjs').loadKeel().run(args, (specifier) => import(specifier));
 
 function fastAnswer(arg) {
   const key = arg === '--version' || arg === '-v' ? 'version' : arg === '--help' || arg === '-h' ? 'help' : undefined;

@@ -213,6 +213,22 @@ const cli = await esbuild.build({
 });
 
 if (cli.metafile) writeFileSync(process.env.KEEL_METAFILE, JSON.stringify(cli.metafile));
+hashOf.keel = createHash('sha256').update(readFileSync(path.join(staging, 'keel.cjs'))).digest('hex');
+// What `node bin/keel.js` loads keel.cjs with (no snapshot): the vendor loader and its code cache.
+await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { load: path.join(binary, 'load.ts') },
+  outdir: staging,
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  define: { KEEL_BUNDLE_HASH: JSON.stringify(hashOf.keel), 'import.meta.url': '__keelLoaderUrl' },
+  banner: { js: 'var __keelLoaderUrl = require("node:url").pathToFileURL(__filename).href;' },
+  legalComments: 'none',
+  logLevel: 'warning',
+});
 
 // The Ink UI: an ES module bundle of its own (Ink and yoga use top-level `await`), imported by keel.cjs when the
 // interactive mode starts. Keel's kernel module resolves to keel.cjs's instance (host.ts), never a second copy.
@@ -276,7 +292,8 @@ const fastPath = path.join(root, 'dist', 'fast-path');
 rmSync(fastPath, { recursive: true, force: true });
 rmSync(path.join(root, 'dist', 'fast-path.json'), { force: true });
 const answers = {};
-// These runs also write the code cache of the bundles the CLI loads (core); it ships as dist/bin/vendor/<name>.cache.
+// These runs also write the code cache of the bundles the CLI loads (keel.cjs itself, core); they ship as
+// dist/bin/keel.cache and dist/bin/vendor/<name>.cache.
 const scratchHome = mkdtempSync(path.join(tmpdir(), 'keel-build-'));
 for (const [key, flag] of [['version', '--version'], ['help', '--help']]) {
   const env = { ...process.env, KEEL_NO_FAST_PATH: '1', KEEL_HOME: scratchHome };
@@ -297,10 +314,12 @@ for (const name of Object.keys(VENDORS)) {
 }
 if (existsSync(written)) {
   for (const file of readdirSync(written)) {
-    const name = Object.keys(VENDORS).find((n) => file.startsWith(`${n}-${hashOf[n].slice(0, 32)}-`));
+    const name = [...Object.keys(VENDORS), 'keel'].find((n) => file.startsWith(`${n}-${hashOf[n].slice(0, 32)}-`));
     if (!name || !file.endsWith('.bin')) continue;
-    copyFileSync(path.join(written, file), path.join(live, 'vendor', `${name}.cache`));
-    chmodSync(path.join(live, 'vendor', `${name}.cache`), 0o644);
+    // keel.cjs's cache lives beside it in dist/bin; the libraries' in dist/bin/vendor.
+    const cache = name === 'keel' ? path.join(live, 'keel.cache') : path.join(live, 'vendor', `${name}.cache`);
+    copyFileSync(path.join(written, file), cache);
+    chmodSync(cache, 0o644);
   }
 }
 rmSync(scratchHome, { recursive: true, force: true });
