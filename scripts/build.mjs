@@ -29,7 +29,8 @@ const esbuild = await import('esbuild');
 // A bundle's table exposes each specifier through a getter, so `zod/v3` is evaluated only if imported.
 const VENDORS = {
   core: ['zod', 'zod/v3', 'zod/v4', 'zod/v4-mini', 'commander', 'semver', 'tapable'],
-  anthropic: ['@anthropic-ai/sdk'],
+  // The client and the two resources plugins/query-anthropic/client.ts uses, from the SDK's ES modules (see below).
+  anthropic: ['@anthropic-ai/sdk/client', '@anthropic-ai/sdk/resources/messages/messages', '@anthropic-ai/sdk/resources/models'],
   'mvdan-sh': ['mvdan-sh'],
   diff: ['diff'],
   yaml: ['yaml'],
@@ -76,11 +77,24 @@ const zodEnglishOnly = {
 const SNAPSHOT_BUNDLES = new Set(['core', 'anthropic', 'diff']);
 const vendorDir = path.join(staging, 'vendor');
 const vendorOf = new Map(Object.entries(VENDORS).flatMap(([name, specs]) => specs.map((spec) => [spec, name])));
+/**
+ * Bundles built from the libraries' ES modules with only the names Keel imports, so esbuild leaves out the rest: the
+ * SDK's CommonJS client requires every API resource it has (650 KB bundled), this one the two Keel uses (130 KB).
+ */
+const ESM_VENDORS = {
+  anthropic: { '@anthropic-ai/sdk/client': ['BaseAnthropic'], '@anthropic-ai/sdk/resources/messages/messages': ['Messages'], '@anthropic-ai/sdk/resources/models': ['Models'] },
+};
+const vendorEntry = (name, specs) =>
+  ESM_VENDORS[name]
+    ? specs
+        .map((s, i) => `import { ${ESM_VENDORS[name][s].map((n) => `${n} as m${i}_${n}`).join(', ')} } from ${JSON.stringify(s)};\nconst m${i} = { ${ESM_VENDORS[name][s].map((n) => `${n}: m${i}_${n}`).join(', ')} };\nexport { m${i} as ${JSON.stringify(s)} };`)
+        .join('\n')
+    : `module.exports = {\n${specs.map((s) => `  get ${JSON.stringify(s)}() { return require(${JSON.stringify(s)}); },`).join('\n')}\n};\n`;
 for (const [name, specs] of Object.entries(VENDORS)) {
   await esbuild.build({
     absWorkingDir: root,
     stdin: {
-      contents: `module.exports = {\n${specs.map((s) => `  get ${JSON.stringify(s)}() { return require(${JSON.stringify(s)}); },`).join('\n')}\n};\n`,
+      contents: vendorEntry(name, specs),
       resolveDir: root,
       sourcefile: `vendor-${name}.cjs`,
       loader: 'js',

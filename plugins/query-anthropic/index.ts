@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { MessagesClient } from './client.js';
 import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResponse, type StopReason, type Turn } from '../../kernel/index.js';
 import { prebuild, prebuildTools } from './body.js';
 import { placeBreakpoints } from './cache.js';
@@ -26,11 +27,11 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
   apply(kernel) {
-    let client: Anthropic | undefined;
-    const getClient = async (): Promise<Anthropic> => {
+    let client: MessagesClient | undefined;
+    const getClient = async (): Promise<MessagesClient> => {
       if (client) return client;
-      const { default: AnthropicClient } = await import('@anthropic-ai/sdk');
-      client = new AnthropicClient({
+      const { MessagesClient } = await import('./client.js');
+      client = new MessagesClient({
         apiKey: opts.apiKey ?? kernel.config.apiKey ?? process.env.ANTHROPIC_API_KEY ?? 'missing',
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.ANTHROPIC_BASE_URL,
         maxRetries: 0,
@@ -49,8 +50,8 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
 
     kernel.services.provide('auth', {
       async verify(apiKey: string) {
-        const { default: AnthropicClient } = await import('@anthropic-ai/sdk');
-        const probe = new AnthropicClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel) });
+        const { MessagesClient } = await import('./client.js');
+        const probe = new MessagesClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel) });
         await probe.models.list({ limit: 1 });
       },
     });
@@ -88,7 +89,7 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
   };
 }
 
-async function query(kernel: Kernel, client: Anthropic, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
+async function query(kernel: Kernel, client: MessagesClient, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
   const built = buildParams(request, caching);
   // The history and the tools go out as bytes serialised once; the client's fetch (nodeFetch) splices them in.
   const { messages, prebuilt } = prebuild(built.messages, tracing());

@@ -1,5 +1,6 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
+import type { MessagesClient } from './client.js';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
 import { MessageAccumulator } from './accumulate.js';
 import { PREBUILT, type PrebuiltPart } from './body.js';
@@ -29,7 +30,7 @@ export interface AttemptOptions {
  * headers the error is marked `retryable`, and any text already shown is withdrawn.
  */
 export async function streamAttempt(
-  client: Anthropic,
+  client: MessagesClient,
   params: Anthropic.MessageCreateParamsStreaming,
   ctx: AttemptContext,
   opts: AttemptOptions,

@@ -8,7 +8,7 @@ import vm from 'node:vm';
  * start-up about 10 ms slower to restore than loading it from its code cache when a run first checks a command.
  */
 export function preloadForSnapshot(): void {
-  void Promise.all([import('@anthropic-ai/sdk'), import('diff')]);
+  void Promise.all([import('../../plugins/query-anthropic/client.js'), import('diff')]);
 }
 
 /**

@@ -90,7 +90,7 @@ const SSE = [
  * its event stream, Keel's accumulation), over a fetch that answers a canned event stream.
  */
 async function warmSdk(): Promise<void> {
-  const { default: Anthropic } = await import('@anthropic-ai/sdk');
+  const { MessagesClient } = await import('../../plugins/query-anthropic/client.js');
   const fetch = async (input: string | URL | Request): Promise<Response> => {
     // A reader, not a web ReadableStream: async iteration of one leaves state Node cannot put into a snapshot
     // (its builder aborts). The SDK reads either; the parsing it warms is the same.
@@ -101,7 +101,7 @@ async function warmSdk(): Promise<void> {
     return new StreamResponse(body, { status: 200, statusText: 'OK', headers, url: String(input) }) as unknown as Response;
   };
   // Without OpenTelemetry, as the plugin makes its client (its context manager cannot go into a snapshot).
-  const client = new Anthropic({ apiKey: 'snapshot', baseURL: 'http://127.0.0.1:9', maxRetries: 0, fetch, openTelemetry: false });
+  const client = new MessagesClient({ apiKey: 'snapshot', baseURL: 'http://127.0.0.1:9', maxRetries: 0, fetch, openTelemetry: false });
   const params = { model: 'warm', max_tokens: 16, stream: true as const, system: [{ type: 'text' as const, text: 'warm' }], messages: [{ role: 'user' as const, content: 'warm' }] };
   await streamAttempt(client, params, { signal: new AbortController().signal, alive: () => undefined, progress: () => undefined }, { visible: true, emit: () => undefined });
 }
