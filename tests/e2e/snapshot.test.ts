@@ -122,6 +122,14 @@ describe('the launcher', () => {
 });
 
 describe('the bundled libraries', () => {
+  it('hold the Anthropic SDK client with the messages and models APIs only', () => {
+    const sdk = readFileSync(path.join(root, 'dist', 'bin', 'vendor', 'anthropic.cjs'), 'utf8');
+    expect(sdk).toContain('/v1/messages');
+    expect(sdk).toContain('/v1/models');
+    // The rest of the SDK's API (files, skills, the beta and organization APIs) stays out of the binary.
+    for (const path_ of ['/v1/files', '/v1/skills', '/v1/organizations', '/v1/deployments']) expect(sdk).not.toContain(path_);
+  });
+
   it('hold zod with English messages only (its other locales are never used by Keel)', async () => {
     const { createRequire } = await import('node:module');
     const table = createRequire(import.meta.url)(path.join(root, 'dist', 'bin', 'vendor', 'core.cjs')) as { zod: typeof import('zod') };
