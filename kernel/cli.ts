@@ -26,6 +26,7 @@ import { loadConfigModule } from './load-module.js';
 import type { Plugin, Preset } from './plugin.js';
 import { flattenPreset } from './preset.js';
 import { createSession, startSession } from './session.js';
+import { readStdin, stdinIsTTY } from './stdin.js';
 import { describeProtected } from './protected.js';
 import { splitToolList } from './tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
@@ -173,7 +174,7 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
       io.stdout.write(`Trusted ${root} (stored in ${trustFolder(keelHome(env), root)})\n`);
       return 0;
     }
-    if (!subcommand) options.askTrust = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY: Boolean(io.stdin.isTTY) }) === 'interactive';
+    if (!subcommand) options.askTrust = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY: stdinIsTTY(io) }) === 'interactive';
     const kernel = await assemble(options, env, io);
     if (subcommand === 'describe') {
       io.stdout.write(`${kernel.describe()}\n\n${describeProtected(kernel.protected.list())}\n`);
@@ -395,35 +396,6 @@ function selectPlugins(preset: Preset, config: ResolvedConfig, layers: ConfigLay
   return [...preset.plugins.filter((p) => !disabled.has(p.name)), ...config.plugins];
 }
 
-async function readStdin(stream: Io['stdin'], graceMs: number | undefined): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const done = () => {
-      if (timer) clearTimeout(timer);
-      stream.removeListener('data', onData);
-      stream.removeListener('end', done);
-      stream.removeListener('error', reject);
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const onData = (chunk: Buffer | string) => {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    };
-    // With -p, stdin is optional: an open pipe that sends nothing must not hang the run.
-    if (graceMs !== undefined) {
-      timer = setTimeout(() => {
-        (stream as NodeJS.ReadableStream & { pause(): void }).pause();
-        done();
-      }, graceMs);
-    }
-    stream.on('data', onData);
-    stream.once('end', done);
-    stream.once('error', reject);
-  });
-}
-
 /** Runs a registered command outside a conversation (no `sessionStart`) and prints what it returns. */
 async function runCommand(kernel: Kernel, name: string, args: string, io: Io): Promise<number> {
   const command = kernel.commands.get(name);
@@ -439,15 +411,15 @@ const HANDLED_SIGNALS = Object.keys(SIGNAL_NUMBERS) as NodeJS.Signals[];
 
 async function runMode(assembled: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   let kernel = assembled;
-  const stdinIsTTY = Boolean(io.stdin.isTTY);
-  const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY });
+  const ttyIn = stdinIsTTY(io);
+  const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY: ttyIn });
   // `--resume` without an id: headless frontends cannot pick, so they print the list to pick from.
   if (options.resume === true && (mode === 'headless' || mode === 'pipe')) {
     return runCommand(kernel, 'sessions', options.outputFormat === 'text' ? '' : '--json', io);
   }
   let prompt = positional;
   if (mode === 'headless' || mode === 'pipe') {
-    const piped = stdinIsTTY ? '' : await readStdin(io.stdin, mode === 'headless' ? 3000 : undefined);
+    const piped = ttyIn ? '' : await readStdin(io, mode === 'headless' ? 3000 : undefined);
     prompt = [prompt, piped.trim()].filter(Boolean).join('\n\n');
     if (!prompt) throw new KeelError('no prompt: pass one after -p or pipe it on stdin', { exitCode: 2 });
   }
@@ -558,7 +530,7 @@ async function login(options: CliOptions, io: Io, env: NodeJS.ProcessEnv): Promi
 /** Reads one line without echoing it when stdin is a terminal. */
 async function readSecret(prompt: string, io: Io): Promise<string> {
   const stdin = io.stdin as NodeJS.ReadStream;
-  if (!stdin.isTTY) return readStdin(stdin, undefined);
+  if (!stdinIsTTY(io)) return readStdin(io);
   io.stderr.write(prompt);
   return new Promise((resolve) => {
     let value = '';

@@ -18,11 +18,13 @@ export function preloadForSnapshot(): void {
  * warning is about Keel's plumbing, not anything the user did, so it is not printed.
  */
 export function mainContextImporter(file: string): (specifier: string) => Promise<Record<string, unknown>> {
-  const raw = new vm.Script('(specifier) => import(specifier)', {
-    filename: file,
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  }).runInThisContext() as (specifier: string) => Promise<Record<string, unknown>>;
+  // Compiled on first use: most runs import nothing from outside the bundle, and node:vm costs a few ms to load.
+  let raw: ((specifier: string) => Promise<Record<string, unknown>>) | undefined;
   return (specifier) => {
+    raw ??= new vm.Script('(specifier) => import(specifier)', {
+      filename: file,
+      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    }).runInThisContext() as (specifier: string) => Promise<Record<string, unknown>>;
     const emit = process.emitWarning;
     process.emitWarning = () => undefined;
     try {

@@ -24,6 +24,8 @@ export interface SpawnOptions {
   timeoutMs?: number;
   /** Another launcher than this checkout's bin/keel.js (a copied or installed package). */
   bin?: string;
+  /** A file descriptor to give as stdin instead of a pipe (a file or /dev/null, as a shell redirect would). */
+  stdinFd?: number;
 }
 
 /** PATH with this Node first: the `keel` executable runs the `node` it finds there, as it would for a user. */
@@ -38,7 +40,8 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
 
 /** Runs `keel` as a user's shell does: the executable itself, which starts from the build's start-up snapshot. */
 export function spawnKeel(args: string[], opts: SpawnOptions): ChildProcess {
-  const child = spawn(opts.bin ?? KEEL_BIN, args, { cwd: opts.cwd, env: cleanEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(opts.bin ?? KEEL_BIN, args, { cwd: opts.cwd, env: cleanEnv(opts.env), stdio: [opts.stdinFd ?? 'pipe', 'pipe', 'pipe'] });
+  if (opts.stdinFd !== undefined) return child;
   if (opts.input !== undefined) child.stdin!.end(opts.input);
   else child.stdin!.end();
   return child;
