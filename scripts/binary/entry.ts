@@ -1,9 +1,10 @@
 /**
  * The entry of the binary's CommonJS build, dist/bin/keel.cjs. Two ways in:
- * - `node bin/keel.js` requires keel.cjs and calls `run` with its own `import()`;
+ * - `node bin/keel.js` loads keel.cjs through dist/bin/load.cjs (with its code cache) and calls `run` with its own
+ *   `import()`;
  * - the `keel` executable starts Node from dist/bin/keel.blob, a V8 start-up snapshot of this module made by the
- *   build (scripts/binary/snapshot.ts): Keel, zod, the Anthropic SDK and the shell parser are already evaluated,
- *   and the main function registered below runs.
+ *   build (scripts/binary/snapshot.ts, warm-up.ts): Keel, zod, commander, the Anthropic client and `diff` are
+ *   already evaluated, and the main function registered below runs.
  */
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -17,8 +18,7 @@ import { warmUp } from './warm-up.js';
 setHost({ kernel: kernel as unknown as Record<string, unknown> });
 
 /** Runs the CLI with `argv` (without node and the script) and sets the exit code. */
-export function run(argv: string[], importer: Host['import'], file?: string): void {
-  if (file) setBundleFile(file);
+export function run(argv: string[], importer: Host['import']): void {
   setHost({ import: importer });
   main(argv).then(
     (code) => {
@@ -55,6 +55,11 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
     restoreConsole();
     refreshRandomUUID();
     const launcher = process.argv[1];
+    if (!launcher) {
+      process.stderr.write('keel: start Keel with bin/keel.js (the snapshot needs the launcher\'s path as its first argument)\n');
+      process.exitCode = 2;
+      return;
+    }
     process.argv.splice(1, 1, path.resolve(launcher));
     const file = path.join(path.dirname(path.resolve(launcher)), '..', 'dist', 'bin', 'keel.cjs');
     setBundleFile(file);

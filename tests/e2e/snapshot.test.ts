@@ -4,6 +4,7 @@
  * not reach a run (random ids, the folder, the environment), and wherever the snapshot cannot be used Keel starts
  * without it and works the same.
  */
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +69,12 @@ describe('the start-up snapshot', () => {
       scratch.cleanup();
     }
   }, 60_000);
+
+  it('names the way to start it when Node is given the snapshot without the launcher', () => {
+    const run = spawnSync(process.execPath, ['--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe("keel: start Keel with bin/keel.js (the snapshot needs the launcher's path as its first argument)\n");
+  });
 
   it('starts without it, and works the same, when it cannot be used', async () => {
     const { ws, env } = await prepare([say('a'), say('b'), say('c'), say('d'), say('e')]);
