@@ -16,7 +16,7 @@ export interface IndexEntry {
 export function parseIndex(text: string): IndexEntry[] {
   const entries: IndexEntry[] = [];
   for (const line of text.split('\n')) {
-    const match = /^\s*[-*]\s*(.+?)\s*(?:→|->)\s*(\S+)(?:\s*\((.*)\))?\s*$/.exec(line);
+    const match = /^\s*[-*]\s*(.+?)\s*(?:\u2192|->)\s*(\S+)(?:\s*\((.*)\))?\s*$/.exec(line);
     if (match) entries.push({ name: match[1]!.replace(/^\[|\]$/g, ''), target: match[2]!, about: match[3] });
   }
   return entries;
