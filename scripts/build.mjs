@@ -1,13 +1,14 @@
-// Builds Keel: the library (tsc → dist/, with types) and the `keel` binary (one esbuild bundle, split
-// so heavy modules load only on the paths that use them). Type errors do not stop the build: `npm run
-// typecheck` (first in `npm test`) is the gate for those.
+// Builds Keel: the library (tsc → dist/, with types) and the `keel` binary in dist/bin: the CLI as one CommonJS
+// bundle (keel.cjs) and its V8 start-up snapshot (keel.blob), the Ink UI bundle (ui/), the vendor bundles with
+// their code caches (vendor/), and the `--version`/`--help` text (dist/fast-path/). See README, "Start-up". Type
+// errors do not stop the build: `npm run typecheck` (first in `npm test`) is the gate for those.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { builtinModules, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { binarySubstitutes, lazyBuiltins, uiBindings, vendorShims, zodEnglishOnly } from './build-plugins.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
@@ -54,24 +55,6 @@ const VENDORS = {
  */
 const VENDOR_BINDINGS = {
   anthropic: { define: { Headers: 'FetchHeaders', FormData: 'FormDataByBrand' }, inject: [path.join(root, 'plugins', 'query-anthropic', 'headers.ts')] },
-};
-/**
- * zod's locales (326 KB of its 581 KB) only serve `z.config(z.locales.xx())`, which Keel never calls: the bundled
- * `z.locales` holds English alone (the default error messages). Plugins importing `keel` as a library get the full
- * zod from node_modules.
- */
-const zodEnglishOnly = {
-  name: 'keel-zod-english-only',
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/locales\/index\.c?js$/ }, (args) =>
-      args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'en.cjs'), namespace: 'keel-zod-locales' } : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: 'keel-zod-locales' }, (args) => ({
-      contents: `exports.en = require(${JSON.stringify(args.path)}).default;`,
-      loader: 'js',
-      resolveDir: path.dirname(args.path),
-    }));
-  },
 };
 /** The vendor bundles the start-up snapshot holds evaluated (scripts/binary/snapshot.ts preloads the last two). */
 const SNAPSHOT_BUNDLES = new Set(['core', 'anthropic', 'diff']);
@@ -132,74 +115,8 @@ if (shape.status !== 0) throw new Error(`build: cannot read the vendor bundles' 
 const exportsOf = JSON.parse(shape.stdout);
 const hashOf = Object.fromEntries(Object.keys(VENDORS).map((name) => [name, createHash('sha256').update(readFileSync(path.join(vendorDir, `${name}.cjs`))).digest('hex')]));
 const loader = path.join(root, 'scripts', 'vendor-loader.ts');
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-/** Resolves a vendor specifier to an ES module shim over the loaded bundle. */
-const vendorShims = {
-  name: 'keel-vendor',
-  setup(build) {
-    build.onResolve({ filter: /^[@a-z]/ }, (args) => (vendorOf.has(args.path) ? { path: args.path, namespace: 'keel-vendor' } : undefined));
-    build.onLoad({ filter: /.*/, namespace: 'keel-vendor' }, (args) => {
-      const name = vendorOf.get(args.path);
-      const { esModule, keys } = exportsOf[args.path];
-      const names = keys.map((key, i) => `_${i} as ${IDENTIFIER.test(key) ? key : JSON.stringify(key)}`);
-      const contents = [
-        `import { vendor } from ${JSON.stringify(loader)};`,
-        `const m = vendor(${JSON.stringify(name)}, ${JSON.stringify(hashOf[name])})[${JSON.stringify(args.path)}];`,
-        `export default ${esModule ? 'm.default' : 'm'};`,
-        ...keys.map((key, i) => `const _${i} = m[${JSON.stringify(key)}];`),
-        names.length ? `export { ${names.join(', ')} };` : '',
-      ].join('\n');
-      return { contents, loader: 'js', resolveDir: root };
-    });
-  },
-};
-
 const binary = path.join(root, 'scripts', 'binary');
-/** Modules the binary replaces with its own (scripts/binary/*), for code that may run from a start-up snapshot. */
-const BINARY_SUBSTITUTES = [
-  { importer: path.join(root, 'kernel'), spec: './native-import.js', file: path.join(binary, 'native-import.ts') },
-  { importer: path.join(root, 'plugins', 'ui-ink'), spec: './load-run.js', file: path.join(binary, 'load-run.ts') },
-];
-const binarySubstitutes = {
-  name: 'keel-binary-substitutes',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/(native-import|load-run)\.js$/ }, (args) => {
-      const hit = BINARY_SUBSTITUTES.find((s) => s.spec === args.path && path.dirname(args.importer) === s.importer);
-      return hit ? { path: hit.file } : undefined;
-    });
-  },
-};
-
-/**
- * Node built-ins keel.cjs loads on first use rather than at module load: Node's snapshot builder cannot load some
- * (node:http throws there on Node 20) and does not vouch for the state of others after restoring. The modules a
- * snapshot may hold as evaluated are these; every other built-in becomes an object of getters that requires the
- * real module when a property is first read, at run time.
- */
-const SNAPSHOT_SAFE_BUILTINS = new Set(['assert', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'os', 'path', 'querystring', 'string_decoder', 'url', 'util', 'v8']);
-const requireHere = createRequire(import.meta.url);
-const lazyBuiltins = {
-  name: 'keel-lazy-builtins',
-  setup(build) {
-    build.onResolve({ filter: /^(node:)?[a-z_/0-9]+$/ }, (args) => {
-      const name = args.path.replace(/^node:/, '');
-      if (!builtinModules.includes(name) || SNAPSHOT_SAFE_BUILTINS.has(name) || args.namespace === 'keel-lazy-builtin') return undefined;
-      return { path: name, namespace: 'keel-lazy-builtin' };
-    });
-    build.onLoad({ filter: /.*/, namespace: 'keel-lazy-builtin' }, (args) => {
-      const keys = Object.keys(requireHere(`node:${args.path}`));
-      return {
-        contents: [
-          `let real;`,
-          `const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));`,
-          `for (const key of ${JSON.stringify(keys)}) Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
-        ].join('\n'),
-        loader: 'js',
-      };
-    });
-  },
-};
-
+const uiDir = path.join(root, 'plugins', 'ui-ink');
 // The CLI: one CommonJS file, dist/bin/keel.cjs, so the build can evaluate it into a V8 start-up snapshot
 // (dist/bin/keel.blob) that the `keel` executable starts from. Modules imported on first use stay unevaluated
 // until then (esbuild's lazy module wrappers), as in an ES module build.
@@ -226,7 +143,7 @@ const cli = await esbuild.build({
   keepNames: false, // held by the start-up snapshot: see SNAPSHOT_BUNDLES
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [vendorShims, binarySubstitutes, lazyBuiltins],
+  plugins: [vendorShims({ root, loader, vendorOf, exportsOf, hashOf }), binarySubstitutes(root, binary), lazyBuiltins],
   metafile: Boolean(process.env.KEEL_METAFILE),
 });
 
@@ -251,26 +168,6 @@ await esbuild.build({
 // The Ink UI: an ES module bundle of its own (Ink and yoga use top-level `await`), imported by keel.cjs when the
 // interactive mode starts. Keel's kernel module resolves to keel.cjs's instance (host.ts), never a second copy.
 const kernelExports = Object.keys(await import(pathToFileURL(path.join(root, 'dist', 'kernel', 'index.js')).href));
-const uiDir = path.join(root, 'plugins', 'ui-ink');
-const kernelIndex = path.join(root, 'kernel', 'index.js');
-const uiBindings = {
-  name: 'keel-ui-bindings',
-  setup(build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      const target = path.resolve(path.dirname(args.importer), args.path);
-      if (target === kernelIndex) return { path: 'kernel', namespace: 'keel-host' };
-      if (args.importer.startsWith(root + path.sep + 'node_modules') || target.startsWith(uiDir + path.sep)) return undefined;
-      return { errors: [{ text: `the Ink UI bundle may import Keel only through kernel/index.js, not ${path.relative(root, target)} (a second copy of its state)` }] };
-    });
-    build.onLoad({ filter: /.*/, namespace: 'keel-host' }, () => ({
-      contents: [
-        `const k = globalThis[Symbol.for('keel.binary.host')].kernel;`,
-        ...kernelExports.map((name) => `export const ${name} = k.${name};`),
-      ].join('\n'),
-      loader: 'js',
-    }));
-  },
-};
 await esbuild.build({
   absWorkingDir: root,
   entryPoints: { ink: path.join(uiDir, 'run.tsx') },
@@ -291,7 +188,7 @@ await esbuild.build({
   keepNames: true,
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [uiBindings],
+  plugins: [uiBindings({ root, uiDir, kernelExports })],
 });
 const live = path.join(root, 'dist', 'bin');
 const old = path.join(root, 'dist', 'bin.old');

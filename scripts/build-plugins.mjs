@@ -1,0 +1,113 @@
+// The esbuild plugins scripts/build.mjs bundles the binary with. Each is a small resolver: which module a specifier
+// becomes in the binary, and why.
+import { builtinModules, createRequire } from 'node:module';
+import path from 'node:path';
+
+/**
+ * zod's locales (326 KB of its 581 KB) only serve `z.config(z.locales.xx())`, which Keel never calls: the bundled
+ * `z.locales` holds English alone (the default error messages). Plugins importing `keel` as a library get the full
+ * zod from node_modules.
+ */
+export const zodEnglishOnly = {
+  name: 'keel-zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.c?js$/ }, (args) =>
+      args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'en.cjs'), namespace: 'keel-zod-locales' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'keel-zod-locales' }, (args) => ({
+      contents: `exports.en = require(${JSON.stringify(args.path)}).default;`,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** Resolves a vendor specifier to an ES module shim over the loaded bundle (`loader`: scripts/vendor-loader.ts). */
+export const vendorShims = ({ root, loader, vendorOf, exportsOf, hashOf }) => ({
+  name: 'keel-vendor',
+  setup(build) {
+    build.onResolve({ filter: /^[@a-z]/ }, (args) => (vendorOf.has(args.path) ? { path: args.path, namespace: 'keel-vendor' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'keel-vendor' }, (args) => {
+      const name = vendorOf.get(args.path);
+      const { esModule, keys } = exportsOf[args.path];
+      const names = keys.map((key, i) => `_${i} as ${IDENTIFIER.test(key) ? key : JSON.stringify(key)}`);
+      const contents = [
+        `import { vendor } from ${JSON.stringify(loader)};`,
+        `const m = vendor(${JSON.stringify(name)}, ${JSON.stringify(hashOf[name])})[${JSON.stringify(args.path)}];`,
+        `export default ${esModule ? 'm.default' : 'm'};`,
+        ...keys.map((key, i) => `const _${i} = m[${JSON.stringify(key)}];`),
+        names.length ? `export { ${names.join(', ')} };` : '',
+      ].join('\n');
+      return { contents, loader: 'js', resolveDir: root };
+    });
+  },
+});
+
+/** Modules the binary replaces with its own (scripts/binary/*), for code that may run from a start-up snapshot. */
+const binarySubstitutesOf = (root, binary) => [
+  { importer: path.join(root, 'kernel'), spec: './native-import.js', file: path.join(binary, 'native-import.ts') },
+  { importer: path.join(root, 'plugins', 'ui-ink'), spec: './load-run.js', file: path.join(binary, 'load-run.ts') },
+];
+export const binarySubstitutes = (root, binary) => ({
+  name: 'keel-binary-substitutes',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(native-import|load-run)\.js$/ }, (args) => {
+      const hit = binarySubstitutesOf(root, binary).find((s) => s.spec === args.path && path.dirname(args.importer) === s.importer);
+      return hit ? { path: hit.file } : undefined;
+    });
+  },
+});
+
+/**
+ * Node built-ins keel.cjs loads on first use rather than at module load: Node's snapshot builder cannot load some
+ * (node:http throws there on Node 20) and does not vouch for the state of others after restoring. The modules a
+ * snapshot may hold as evaluated are these; every other built-in becomes an object of getters that requires the
+ * real module when a property is first read, at run time.
+ */
+const SNAPSHOT_SAFE_BUILTINS = new Set(['assert', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'os', 'path', 'querystring', 'string_decoder', 'url', 'util', 'v8']);
+const requireHere = createRequire(import.meta.url);
+export const lazyBuiltins = {
+  name: 'keel-lazy-builtins',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?[a-z_/0-9]+$/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      if (!builtinModules.includes(name) || SNAPSHOT_SAFE_BUILTINS.has(name) || args.namespace === 'keel-lazy-builtin') return undefined;
+      return { path: name, namespace: 'keel-lazy-builtin' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'keel-lazy-builtin' }, (args) => {
+      const keys = Object.keys(requireHere(`node:${args.path}`));
+      return {
+        contents: [
+          `let real;`,
+          `const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));`,
+          `for (const key of ${JSON.stringify(keys)}) Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
+ * The Ink UI bundle's imports of Keel: kernel/index.js becomes keel.cjs's instance (`kernelExports`: its export names),
+ * and any other Keel module outside plugins/ui-ink is refused (it would be a second copy of its state).
+ */
+export const uiBindings = ({ root, uiDir, kernelExports }) => ({
+  name: 'keel-ui-bindings',
+  setup(build) {
+    const kernelIndex = path.join(root, 'kernel', 'index.js');
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      const target = path.resolve(path.dirname(args.importer), args.path);
+      if (target === kernelIndex) return { path: 'kernel', namespace: 'keel-host' };
+      if (args.importer.startsWith(root + path.sep + 'node_modules') || target.startsWith(uiDir + path.sep)) return undefined;
+      return { errors: [{ text: `the Ink UI bundle may import Keel only through kernel/index.js, not ${path.relative(root, target)} (a second copy of its state)` }] };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'keel-host' }, () => ({
+      contents: [
+        `const k = globalThis[Symbol.for('keel.binary.host')].kernel;`,
+        ...kernelExports.map((name) => `export const ${name} = k.${name};`),
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+});
