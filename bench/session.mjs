@@ -75,7 +75,8 @@ const loopServer = await startAnthropicServer([], {
   },
 });
 const started = process.hrtime.bigint();
-child = spawn(process.execPath, [bin, '-p', 'loop', '--permission-mode', 'auto', '--max-turns', String(turns + 10)], {
+// The executable, as users run it: with NODE_OPTIONS (the probe) it starts without the snapshot, with Keel's V8 flags.
+child = spawn(bin, ['-p', 'loop', '--permission-mode', 'auto', '--max-turns', String(turns + 10)], {
   cwd: project,
   env: { ...env, ANTHROPIC_BASE_URL: loopServer.url, BENCH_PROBE_FILE: probeFile, NODE_OPTIONS: `--expose-gc --import ${path.join(root, 'bench', 'probe.mjs')}` },
   stdio: ['ignore', 'ignore', 'pipe'],

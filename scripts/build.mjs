@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { binarySubstitutes, lazyBuiltins, uiBindings, vendorShims, zodEnglishOnly } from './build-plugins.mjs';
+import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
@@ -213,7 +214,7 @@ const scratchHome = mkdtempSync(path.join(tmpdir(), 'keel-build-'));
 for (const [key, flag] of [['version', '--version'], ['help', '--help']]) {
   const env = { ...process.env, KEEL_NO_FAST_PATH: '1', KEEL_HOME: scratchHome };
   delete env.KEEL_NO_CODE_CACHE;
-  const run = spawnSync(process.execPath, [path.join(root, 'bin', 'keel.js'), flag], { cwd: root, encoding: 'utf8', env });
+  const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, path.join(root, 'bin', 'keel.js'), flag], { cwd: root, encoding: 'utf8', env });
   if (run.status === 0 && run.stdout) answers[key] = run.stdout;
   else process.stderr.write(`build: keel ${flag} failed (exit ${run.status}); it will load the full CLI\n${run.stderr}`);
 }
@@ -224,7 +225,7 @@ const written = path.join(scratchHome, 'code-cache');
 // a user's first run on a path writes the richer per-user cache).
 for (const name of Object.keys(VENDORS)) {
   if (name === 'core') continue;
-  const made = spawnSync(process.execPath, [path.join(root, 'scripts', 'make-code-cache.cjs'), path.join(live, 'vendor', `${name}.cjs`), JSON.stringify(VENDORS[name])], { encoding: 'utf8' });
+  const made = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, path.join(root, 'scripts', 'make-code-cache.cjs'), path.join(live, 'vendor', `${name}.cjs`), JSON.stringify(VENDORS[name])], { encoding: 'utf8' });
   if (made.status !== 0) process.stderr.write(`build: no code cache for vendor/${name}.cjs (it compiles on first use)\n${made.stderr}`);
 }
 if (existsSync(written)) {
@@ -243,7 +244,7 @@ rmSync(scratchHome, { recursive: true, force: true });
 // libraries common runs import (scripts/binary/snapshot.ts). `<blob>.node` names the Node binary that made it; the
 // launcher uses the blob only with that one. Without a blob, `keel` runs keel.cjs as `node bin/keel.js` does.
 const blob = path.join(live, 'keel.blob');
-const snapshot = spawnSync(process.execPath, ['--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
+const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
   cwd: root,
   encoding: 'utf8',
   env: { ...process.env, KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '' },

@@ -13,6 +13,7 @@ import { callTool, say } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { makeWorkspace } from '../helpers/workspace.js';
+import { KEEL_NODE_FLAGS } from '../../scripts/node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const prepare = useScriptedProjects();
@@ -71,7 +72,7 @@ describe('the start-up snapshot', () => {
   }, 60_000);
 
   it('names the way to start it when Node is given the snapshot without the launcher', () => {
-    const run = spawnSync(process.execPath, ['--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+    const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
     expect(run.status).toBe(2);
     expect(run.stderr).toBe("keel: start Keel with bin/keel.js (the snapshot needs the launcher's path as its first argument)\n");
   });
@@ -109,6 +110,13 @@ describe('the start-up snapshot', () => {
 });
 
 describe('the launcher', () => {
+  it('starts Node with the V8 flags the build made the snapshot and code caches under, on both its paths', () => {
+    const exec = readFileSync(path.join(root, 'bin', 'keel.js'), 'utf8').split('\n').filter((line) => /\bexec "?\$?\w*"? ?/.test(line) && line.includes('exec'));
+    const nodeLines = exec.filter((line) => /exec (node|"\$keel_n")/.test(line));
+    expect(nodeLines).toHaveLength(2);
+    for (const line of nodeLines) for (const flag of KEEL_NODE_FLAGS) expect(line).toContain(`${flag} `);
+  });
+
   it('answers --version and --help from the build’s text, as the CLI itself would', async () => {
     const { ws, env } = await prepare([]);
     for (const flag of ['--version', '-v', '--help', '-h']) {

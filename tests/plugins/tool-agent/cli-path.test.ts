@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { launchFlags } from '../../../plugins/tool-agent/cli-path.js';
 
 describe('a sub-agent starts the way its parent did', () => {
-  it('passes on the start-up snapshot the parent started from, in either spelling', () => {
-    expect(launchFlags(['--snapshot-blob', '/k/dist/bin/keel.blob'])).toEqual(['--snapshot-blob', '/k/dist/bin/keel.blob']);
-    expect(launchFlags(['--max-old-space-size=100', '--snapshot-blob=/k/b.blob'])).toEqual(['--snapshot-blob=/k/b.blob']);
+  it('passes on the start-up snapshot and the V8 flags it was made under, in either spelling', () => {
+    expect(launchFlags(['--max-semi-space-size=8', '--snapshot-blob', '/k/dist/bin/keel.blob'])).toEqual(['--max-semi-space-size=8', '--snapshot-blob', '/k/dist/bin/keel.blob']);
+    expect(launchFlags(['--snapshot-blob=/k/b.blob'])).toEqual(['--snapshot-blob=/k/b.blob']);
+    expect(launchFlags(['--max-semi-space-size=8'])).toEqual(['--max-semi-space-size=8']);
   });
 
-  it('passes nothing else: no snapshot, no flags', () => {
+  it('passes nothing else: no inspector, no profiler, no preload', () => {
     expect(launchFlags([])).toEqual([]);
-    expect(launchFlags(['--expose-gc', '--import', 'x.mjs'])).toEqual([]);
+    expect(launchFlags(['--expose-gc', '--import', 'x.mjs', '--inspect=9229', '--cpu-prof'])).toEqual([]);
   });
 });
