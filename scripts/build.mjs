@@ -8,6 +8,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildSnapshot } from './build-snapshot.mjs';
 import { binarySubstitutes, lazyBuiltins, uiBindings, vendorShims, zodEnglishOnly } from './build-plugins.mjs';
 import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 
@@ -240,19 +241,4 @@ if (existsSync(written)) {
 }
 rmSync(scratchHome, { recursive: true, force: true });
 
-// The start-up snapshot the `keel` executable starts from (bin/keel.js): keel.cjs evaluated by this Node, with the
-// libraries common runs import (scripts/binary/snapshot.ts). `<blob>.node` names the Node binary that made it; the
-// launcher uses the blob only with that one. Without a blob, `keel` runs keel.cjs as `node bin/keel.js` does.
-const blob = path.join(live, 'keel.blob');
-const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
-  cwd: root,
-  encoding: 'utf8',
-  env: { ...process.env, KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '' },
-});
-if (snapshot.status === 0 && existsSync(`${blob}.tmp`)) {
-  renameSync(`${blob}.tmp`, blob);
-  writeFileSync(`${blob}.node`, `${realpathSync(process.execPath)}\n`);
-} else {
-  rmSync(`${blob}.tmp`, { force: true });
-  process.stderr.write(`build: no start-up snapshot (keel starts without one, more slowly): exit ${snapshot.status}\n${snapshot.stderr}`);
-}
+buildSnapshot({ root, live, version: answers.version });

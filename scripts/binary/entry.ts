@@ -12,7 +12,7 @@ import { main } from '../../kernel/cli.js';
 import * as kernel from '../../kernel/index.js';
 import { bundleFile, setBundleFile } from './bundle-url.js';
 import { setHost, type Host } from './host.js';
-import { mainContextImporter, preloadForSnapshot, refreshRandomUUID } from './snapshot.js';
+import { mainContextImporter, preloadForSnapshot, recordSnapshotBuiltins, refreshRandomUUID } from './snapshot.js';
 import { warmUp } from './warm-up.js';
 
 setHost({ kernel: kernel as unknown as Record<string, unknown> });
@@ -44,6 +44,7 @@ function restoreConsole(): void {
 
 if (v8.startupSnapshot?.isBuildingSnapshot()) {
   preloadForSnapshot();
+  recordSnapshotBuiltins();
   // The builder runs the event loop until it is empty, then takes the snapshot: the warm-up finishes first.
   warmUp().catch((err: unknown) => {
     process.stderr.write(`keel: snapshot warm-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);

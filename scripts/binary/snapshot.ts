@@ -1,5 +1,7 @@
 /** What the binary's start-up snapshot holds beyond Keel's statically imported modules, and its module loader. */
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import vm from 'node:vm';
 
 /**
@@ -43,4 +45,19 @@ export function mainContextImporter(file: string): (specifier: string) => Promis
  */
 export function refreshRandomUUID(): void {
   for (let i = 0; i < 2 * 128; i++) randomUUID();
+}
+
+/**
+ * Writes the built-ins this snapshot holds evaluated (`process.moduleLoadList` as it is serialised) to
+ * `$KEEL_SNAPSHOT_BUILTINS`, for the build to drop their code cache from the blob (scripts/snapshot-code-cache.mjs):
+ * a restored process never compiles them again.
+ */
+export function recordSnapshotBuiltins(): void {
+  const out = process.env.KEEL_SNAPSHOT_BUILTINS;
+  if (!out) return;
+  v8.startupSnapshot.addSerializeCallback(() => {
+    const loaded = (process as unknown as { moduleLoadList: string[] }).moduleLoadList;
+    const builtins = loaded.filter((entry) => entry.startsWith('NativeModule ')).map((entry) => entry.slice('NativeModule '.length));
+    writeFileSync(out, `${JSON.stringify(builtins)}\n`);
+  });
 }
