@@ -1,8 +1,9 @@
 #!/bin/sh
-":" //; unset keel_f keel_s keel_d keel_m keel_n keel_l; [ -n "$KEEL_NO_FAST_PATH" ] || [ $# != 1 ] || case "$1" in -v|--version) keel_f=version;; -h|--help) keel_f=help;; esac
-":" //; if [ -n "$keel_f" ] || [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ]; then keel_s=$(readlink -f -- "$0") && keel_d=${keel_s%/bin/*}/dist; fi
+":" //; unset keel_f keel_s keel_d keel_m keel_n keel_l keel_p; [ -n "$KEEL_NO_FAST_PATH" ] || [ $# != 1 ] || case "$1" in -v|--version) keel_f=version;; -h|--help) keel_f=help;; esac
+":" //; if [ -n "$keel_f" ] || [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ]; then case "$0" in /*/../*|/*/./*|*/..|*/.) ;; /*) [ -L "$0" ] || keel_s=$0;; esac; [ -n "$keel_s" ] || keel_s=$(readlink -f -- "$0") && keel_d=${keel_s%/bin/*}/dist; fi
 ":" //; if [ -n "$keel_f" ] && [ -n "$keel_d" ] && [ -f "$keel_d/fast-path/$keel_f" ]; then while IFS= read -r keel_l; do printf '%s\n' "$keel_l"; done < "$keel_d/fast-path/$keel_f"; exit 0; fi
-":" //; if [ -n "$keel_d" ] && [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ] && [ -f "$keel_d/bin/keel.blob" ] && read -r keel_m < "$keel_d/bin/keel.blob.node" && keel_n=$(command -v node) && [ "$keel_m" = "$(readlink -f -- "$keel_n")" ] && [ ! "$keel_n" -nt "$keel_d/bin/keel.blob" ]; then exec "$keel_n" --max-semi-space-size=8 --snapshot-blob "$keel_d/bin/keel.blob" "$keel_s" "$@"; fi
+":" //; if [ -n "$keel_d" ] && [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ] && [ -f "$keel_d/bin/keel.blob" ] && read -r keel_m < "$keel_d/bin/keel.blob.node"; then keel_p=$PATH:; while [ -n "$keel_p" ] && [ -z "$keel_n" ]; do keel_l=${keel_p%%:*}; keel_p=${keel_p#*:}; [ -f "${keel_l:-.}/node" ] && [ -x "${keel_l:-.}/node" ] && keel_n=${keel_l:-.}/node; done; fi
+":" //; if [ -n "$keel_n" ] && { [ "$keel_m" = "$keel_n" ] || [ "$keel_m" = "$(readlink -f -- "$keel_n")" ]; } && [ ! "$keel_n" -nt "$keel_d/bin/keel.blob" ]; then exec "$keel_n" --max-semi-space-size=8 --snapshot-blob "$keel_d/bin/keel.blob" "$keel_s" "$@"; fi
 ":" //; exec node --max-semi-space-size=8 "$0" "$@"
 
 // This file is both a shell script and JavaScript; to JavaScript each line above is a string and a comment. The

@@ -71,6 +71,28 @@ describe('the start-up snapshot', () => {
     }
   }, 60_000);
 
+  it('is used however the launcher and Node are reached: through `..`, a relative path, Node linked on PATH', async () => {
+    const { ws, env } = await prepare([]);
+    const scratch = makeWorkspace();
+    try {
+      const linked = path.join(scratch.dir, 'linked-node');
+      mkdirSync(linked);
+      symlinkSync(process.execPath, path.join(linked, 'node'));
+      const blob = `from the start-up snapshot ${path.join(root, 'dist', 'bin', 'keel.blob')}`;
+      const cases: Array<[string, string, Record<string, string>]> = [
+        ['a path with ..', path.join(root, 'bin', '..', 'bin', 'keel.js'), {}],
+        ['a relative path', path.relative(ws.dir, path.join(root, 'bin', 'keel.js')), {}],
+        ['node through a symlink on PATH', path.join(root, 'bin', 'keel.js'), { PATH: `${linked}${path.delimiter}${process.env.PATH}` }],
+      ];
+      for (const [how, bin, extra] of cases) {
+        const doctor = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ...extra }, bin: bin.includes(path.sep) ? bin : `./${bin}` });
+        expect(startUpLine(doctor.stdout), how).toContain(blob);
+      }
+    } finally {
+      scratch.cleanup();
+    }
+  }, 60_000);
+
   it('names the way to start it when Node is given the snapshot without the launcher', () => {
     const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
     expect(run.status).toBe(2);
@@ -129,10 +151,10 @@ describe('the launcher', () => {
   });
 
   it('passes the environment to Keel and its commands unchanged, whatever the shell lines use', async () => {
-    const { ws, env, server } = await prepare([callTool('bash', { command: 'printenv f s d m n l PATH_MARK' }), say('done')]);
-    const run = await runKeel(['-p', 'env', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, f: 'F', s: 'S', d: 'D', m: 'M', n: 'N', l: 'L', PATH_MARK: 'kept' } });
+    const { ws, env, server } = await prepare([callTool('bash', { command: 'printenv f s d m n l p PATH_MARK' }), say('done')]);
+    const run = await runKeel(['-p', 'env', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, f: 'F', s: 'S', d: 'D', m: 'M', n: 'N', l: 'L', p: 'P', PATH_MARK: 'kept' } });
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.stringify(server.messageRequests()[1].body)).toContain('F\\nS\\nD\\nM\\nN\\nL\\nkept');
+    expect(JSON.stringify(server.messageRequests()[1].body)).toContain('F\\nS\\nD\\nM\\nN\\nL\\nP\\nkept');
   });
 });
 
