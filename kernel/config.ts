@@ -5,10 +5,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import semver from 'semver';
 import { z, type ZodType } from 'zod';
 import { KeelError } from './errors.js';
-import { isPlugin, KERNEL_VERSION, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
+import { checkKernelRange, isPlugin, KERNEL_VERSION, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
 import type { PackageSource } from './resolve-package.js';
 import type { PermissionMode } from './types.js';
 
@@ -154,8 +153,9 @@ export function pluginProblem(value: unknown): string | undefined {
   if (typeof p.name !== 'string') return `"name" must be a string`;
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(p.name)) return `name "${p.name}" must be kebab-case (lowercase letters, digits and "-")`;
   if (typeof p.apply !== 'function') return `"apply" must be a function`;
-  if (typeof p.kernel !== 'string' || !semver.validRange(p.kernel)) return `kernel range ${JSON.stringify(p.kernel)} is not a valid semver range`;
-  if (!semver.satisfies(KERNEL_VERSION, p.kernel)) return `needs kernel ${p.kernel}, but this kernel is ${KERNEL_VERSION}`;
+  const range = typeof p.kernel === 'string' ? checkKernelRange(p.kernel) : 'invalid';
+  if (range === 'invalid') return `kernel range ${JSON.stringify(p.kernel)} is not a valid semver range`;
+  if (range === 'unsatisfied') return `needs kernel ${p.kernel}, but this kernel is ${KERNEL_VERSION}`;
   return undefined;
 }
 

@@ -1,8 +1,7 @@
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
-import semver from 'semver';
 import { createHooks, FORGIVING_HOOKS, Stage, type HookName, type Hooks } from './hooks.js';
-import { KERNEL_VERSION, type Plugin, isPlugin } from './plugin.js';
+import { checkKernelRange, KERNEL_VERSION, type Plugin, isPlugin } from './plugin.js';
 import { Registry, ServiceRegistry } from './registry.js';
 import { createStore, type Store } from './store.js';
 import { errorMessage } from './errors.js';
@@ -273,10 +272,11 @@ function validate(plugins: Plugin[], taps: TapRecord[], hooks: Hooks): void {
     }
     if (seen.has(plugin.name)) throw new Error(`plugin "${plugin.name}" is registered twice`);
     seen.set(plugin.name, index);
-    if (!semver.validRange(plugin.kernel)) {
+    const range = checkKernelRange(plugin.kernel);
+    if (range === 'invalid') {
       throw new Error(`plugin "${plugin.name}": kernel range "${plugin.kernel}" is not a valid semver range`);
     }
-    if (!semver.satisfies(KERNEL_VERSION, plugin.kernel)) {
+    if (range === 'unsatisfied') {
       throw new Error(`plugin "${plugin.name}" needs kernel ${plugin.kernel}, but this kernel is ${KERNEL_VERSION}`);
     }
   });

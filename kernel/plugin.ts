@@ -1,3 +1,4 @@
+import semver from 'semver';
 import type { ZodType } from 'zod';
 import type { ConfigLayer } from './config.js';
 import type { Kernel } from './kernel.js';
@@ -5,6 +6,17 @@ import type { CliOptions, PermissionMode, ToolDefinition } from './types.js';
 
 /** The semver version of the kernel API. Plugins state the range they were written for in `kernel`. */
 export const KERNEL_VERSION = '1.0.0';
+
+const rangeChecks = new Map<string, 'ok' | 'invalid' | 'unsatisfied'>();
+/** How a plugin's `kernel` range stands against KERNEL_VERSION; memoised, as nearly every plugin states the same range. */
+export function checkKernelRange(range: string): 'ok' | 'invalid' | 'unsatisfied' {
+  let check = rangeChecks.get(range);
+  if (!check) {
+    check = !semver.validRange(range) ? 'invalid' : semver.satisfies(KERNEL_VERSION, range) ? 'ok' : 'unsatisfied';
+    rangeChecks.set(range, check);
+  }
+  return check;
+}
 
 /**
  * A plugin: a named unit that taps hooks and registers tools, commands, modes and services.

@@ -215,8 +215,10 @@ function realFile(file: string): string {
 /** Removes the least recently used checkpoint folders past `maxSessions` (never `keep`). */
 export function pruneSessions(root: string, maxSessions: number, keep: string): void {
   if (!existsSync(root)) return;
-  const dirs = readdirSync(root)
-    .filter((name) => name !== safe(keep))
+  const names = readdirSync(root).filter((name) => name !== safe(keep));
+  // Within the limit nothing goes, so nothing needs its age (a stat per folder on every start).
+  if (names.length <= maxSessions - 1) return;
+  const dirs = names
     .map((name) => {
       try {
         return { name, used: statSync(path.join(root, name, 'index.json')).mtimeMs };

@@ -11,6 +11,7 @@ import https from 'node:https';
 import zlib from 'node:zlib';
 import { PREBUILT, splicePrebuilt, type PrebuiltPart } from './body.js';
 import { FetchHeaders } from './headers.js';
+import { ResponseBody } from './response-body.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
 export const ALIVE = Symbol.for('keel.query-anthropic.alive');
@@ -103,46 +104,32 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
       settled = true;
       alive();
       const source = decoded(res);
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          fail = (err) => {
-            try {
-              controller.error(err);
-            } catch {
-              // already closed or errored
-            }
-          };
-          source.on('data', (chunk: Buffer) => {
-            const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-            alive(bytes);
-            controller.enqueue(bytes);
-          });
-          source.on('end', () => {
-            release();
-            try {
-              controller.close();
-            } catch {
-              // cancelled meanwhile
-            }
-          });
-          source.on('error', (err) => {
-            release();
-            fail(new TypeError('terminated', { cause: err }));
-          });
-          res.on('close', () => {
-            release();
-            if (!res.complete) fail(new TypeError('terminated', { cause: new Error('the connection closed before the response ended') }));
-          });
-        },
-        cancel() {
-          release();
-          res.destroy();
-        },
+      const body = new ResponseBody(() => {
+        release();
+        res.destroy();
+      });
+      fail = (err) => body.fail(err);
+      source.on('data', (chunk: Buffer) => {
+        const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        alive(bytes);
+        body.push(bytes);
+      });
+      source.on('end', () => {
+        release();
+        body.end();
+      });
+      source.on('error', (err) => {
+        release();
+        body.fail(new TypeError('terminated', { cause: err }));
+      });
+      res.on('close', () => {
+        release();
+        if (!res.complete) body.fail(new TypeError('terminated', { cause: new Error('the connection closed before the response ended') }));
       });
       const responseHeaders = new FetchHeaders();
       for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
       const noBody = res.statusCode === 204 || res.statusCode === 304 || init.method === 'HEAD';
-      const response = new StreamResponse(noBody ? null : stream, { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders, url: url.href });
+      const response = new StreamResponse(noBody ? null : body, { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders, url: url.href });
       if (noBody) res.resume();
       resolve(response as unknown as Response);
     });
@@ -158,9 +145,12 @@ interface StreamResponseInit {
   url: string;
 }
 
+/** A response's bytes: the transport's `ResponseBody`, or a web stream. */
+type Body = ResponseBody | ReadableStream<Uint8Array>;
+
 /**
- * What a client reads of a fetch `Response`, over a web stream: status, headers, `body`, the body readers
- * (`text`, `json`, `arrayBuffer`, `bytes`, `blob`) and `clone`. As with a `Response`, the body can be read once.
+ * What a client reads of a fetch `Response`: status, headers, `body`, the body readers (`text`, `json`,
+ * `arrayBuffer`, `bytes`, `blob`) and `clone`. As with a `Response`, the body can be read once.
  */
 export class StreamResponse {
   readonly status: number;
@@ -169,10 +159,10 @@ export class StreamResponse {
   readonly url: string;
   readonly redirected = false;
   readonly type = 'basic';
-  #body: ReadableStream<Uint8Array> | null;
+  #body: Body | null;
   #used = false;
 
-  constructor(body: ReadableStream<Uint8Array> | null, init: StreamResponseInit) {
+  constructor(body: Body | null, init: StreamResponseInit) {
     this.#body = body;
     this.status = init.status;
     this.statusText = init.statusText;
@@ -184,8 +174,9 @@ export class StreamResponse {
     return this.status >= 200 && this.status <= 299;
   }
 
+  /** Typed as fetch's; the SDK reads a `ResponseBody` by async iteration, as it reads a web stream. */
   get body(): ReadableStream<Uint8Array> | null {
-    return this.#body;
+    return this.#body as ReadableStream<Uint8Array> | null;
   }
 
   /** True once the body is being read, by a reader method or through `body`. */
@@ -226,7 +217,7 @@ export class StreamResponse {
 
   clone(): StreamResponse {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
-    let other: ReadableStream<Uint8Array> | null = null;
+    let other: Body | null = null;
     if (this.#body) [this.#body, other] = this.#body.tee();
     return new StreamResponse(other, { status: this.status, statusText: this.statusText, headers: new FetchHeaders(this.headers), url: this.url });
   }

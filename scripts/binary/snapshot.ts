@@ -40,12 +40,15 @@ export function mainContextImporter(file: string): (specifier: string) => Promis
 /**
  * `crypto.randomUUID()` draws from a buffer of random bytes that Node fills 128 UUIDs at a time. A snapshot holds
  * that buffer as the build left it (the warm-up made session ids), so every restored process would hand out the
- * same ids. Drawing one full batch forces a refill from the system's entropy, after which every id is fresh. (Math
+ * same ids. Node refills the buffer on the draw that finds its position back at 0, so one batch of draws, wherever
+ * the build left the position, includes a refill from the system's entropy, after which every id is fresh. (Math
  * random is reseeded by V8 on restore; `randomBytes` keeps no buffer.)
  */
 export function refreshRandomUUID(): void {
-  for (let i = 0; i < 2 * 128; i++) randomUUID();
+  for (let i = 0; i < UUID_BATCH; i++) randomUUID();
 }
+/** Node's batch (lib/internal/crypto/random.js, kBatchSize). */
+const UUID_BATCH = 128;
 
 /**
  * Writes the built-ins this snapshot holds evaluated (`process.moduleLoadList` as it is serialised) to

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { main } from '../../kernel/cli.js';
 import { toApiTool, type Io } from '../../kernel/index.js';
 import { FetchHeaders } from '../../plugins/query-anthropic/headers.js';
+import { ResponseBody } from '../../plugins/query-anthropic/response-body.js';
 import { streamAttempt } from '../../plugins/query-anthropic/stream.js';
 import { StreamResponse } from '../../plugins/query-anthropic/transport.js';
 import { testAgent } from '../../testing/index.js';
@@ -92,11 +93,11 @@ const SSE = [
 async function warmSdk(): Promise<void> {
   const { MessagesClient } = await import('../../plugins/query-anthropic/client.js');
   const fetch = async (input: string | URL | Request): Promise<Response> => {
-    // A reader, not a web ReadableStream: async iteration of one leaves state Node cannot put into a snapshot
-    // (its builder aborts). The SDK reads either; the parsing it warms is the same.
-    const chunks = [new TextEncoder().encode(SSE)];
-    const reader = { read: async () => (chunks.length ? { done: false, value: chunks.shift() } : { done: true, value: undefined }), releaseLock: () => undefined, cancel: async () => undefined };
-    const body = { locked: false, getReader: () => reader, cancel: async () => undefined } as unknown as ReadableStream<Uint8Array>;
+    // The body the transport gives the SDK (a web ReadableStream could not be here: async iteration of one leaves
+    // state Node cannot put into a snapshot).
+    const body = new ResponseBody();
+    body.push(new TextEncoder().encode(SSE));
+    body.end();
     const headers = new FetchHeaders({ 'content-type': 'text/event-stream', 'request-id': 'req_warm' });
     return new StreamResponse(body, { status: 200, statusText: 'OK', headers, url: String(input) }) as unknown as Response;
   };

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKernel, defaultConfig, runAgent, startSession, type Kernel, type Plugin, type Session } from '../../../kernel/index.js';
@@ -95,5 +95,21 @@ describe('checkpoints', () => {
     expect(() => new CheckpointStore(root, 'child', parent.limits)).toThrow(`${path.join(root, 'child', 'index.json')}: not a checkpoint index`);
     pruneSessions(root, 1, 'parent');
     expect(readdirSync(root)).toEqual(['parent']);
+  });
+
+  it('prunes the least recently used sessions past the limit, and none within it', () => {
+    ws = makeWorkspace();
+    const root = path.join(ws.home, 'checkpoints');
+    const limits = { maxFileBytes: 1e6, maxSessionBytes: 1e6, maxSessions: 3 };
+    for (const [i, id] of ['old', 'mid', 'new', 'current'].entries()) {
+      const store = new CheckpointStore(root, id, limits);
+      store.addTurn({ prompt: id, messageIndex: 0, promptHash: id, at: new Date().toISOString() });
+      const at = new Date(1_700_000_000_000 + i * 60_000);
+      utimesSync(path.join(root, id, 'index.json'), at, at);
+    }
+    pruneSessions(root, 5, 'current');
+    expect(readdirSync(root).sort()).toEqual(['current', 'mid', 'new', 'old']);
+    pruneSessions(root, 3, 'current');
+    expect(readdirSync(root).sort()).toEqual(['current', 'mid', 'new']);
   });
 });
