@@ -31,7 +31,7 @@ const esbuild = await import('esbuild');
 // Each is loaded on first import, as before: `core` with the kernel, the others on the paths that use them.
 // A bundle's table exposes each specifier through a getter, so `zod/v3` is evaluated only if imported.
 const VENDORS = {
-  core: ['zod', 'zod/v3', 'zod/v4', 'zod/v4-mini', 'commander', 'semver', 'tapable'],
+  core: ['zod', 'commander', 'semver', 'tapable'],
   // The client and the two resources plugins/query-anthropic/client.ts uses, from the SDK's ES modules (see below).
   anthropic: ['@anthropic-ai/sdk/client', '@anthropic-ai/sdk/resources/messages/messages', '@anthropic-ai/sdk/resources/models'],
   'mvdan-sh': ['mvdan-sh'],

@@ -47,6 +47,9 @@ export default definePlugin(() => ({
           return report(kernel, ctx, session, result, write);
         } finally {
           stop();
+          // The run is over: its session file is synced as needed and closed, and its lock released, now rather
+          // than when the process exits (an embedder may run main() again in the same process).
+          if (session) (kernel.services.get('session-store') as { close(session: Session): void } | undefined)?.close(session);
         }
       },
     });

@@ -24,11 +24,20 @@ type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?:
  * modules at build time), and an `http:` endpoint never loads TLS (node:https costs about 2 ms to load).
  */
 const agents: { 'http:'?: http.Agent; 'https:'?: https.Agent } = {};
-function agentFor(protocol: string): http.Agent | undefined {
-  if (protocol === 'http:') return (agents['http:'] ??= new http.Agent({ keepAlive: true }));
+function agentFor(protocol: string): http.Agent {
   if (protocol === 'https:') return (agents['https:'] ??= new https.Agent({ keepAlive: true }));
-  return undefined;
+  return (agents['http:'] ??= new http.Agent({ keepAlive: true }));
 }
+
+/**
+ * Sends a request: node:http(s) with the keep-alive agents. Replaced only by the start-up snapshot's warm-up
+ * (scripts/binary/warm-up.ts), which runs a real one-turn `keel -p` while the snapshot is built, when node:http
+ * cannot be loaded.
+ */
+export const requestSender = {
+  send: (url: URL, options: { method: string; headers: Record<string, string> }): http.ClientRequest =>
+    (url.protocol === 'https:' ? https : http).request(url, { ...options, agent: agentFor(url.protocol) }),
+};
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
@@ -64,8 +73,7 @@ function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
 export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
   new Promise<Response>((resolve, reject) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-    const agent = agentFor(url.protocol);
-    if (!agent) return reject(new TypeError(`keel transport: unsupported protocol ${url.protocol}`));
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(new TypeError(`keel transport: unsupported protocol ${url.protocol}`));
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return reject(abortReason(signal));
     const alive = init[ALIVE] ?? (() => undefined);
@@ -82,7 +90,7 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     }
     const headers = headersOf(init);
     if (body) headers['content-length'] = String(body.reduce((sum, chunk) => sum + chunk.length, 0));
-    const request = (url.protocol === 'https:' ? https : http).request(url, { method: init.method ?? 'GET', headers, agent });
+    const request = requestSender.send(url, { method: init.method ?? 'GET', headers });
     let settled = false;
     let fail: (err: unknown) => void = (err) => {
       if (settled) return;

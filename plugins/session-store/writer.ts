@@ -24,6 +24,9 @@ export class SessionWriter {
   private syncing = false;
   /** Records were appended while a sync was in flight: another follows it. */
   private syncAgain = false;
+  /** Records appended by this writer, and how many of them the last sync to start covers (finished or in flight). */
+  private appended = 0;
+  private synced = 0;
   private lock: SessionLock | undefined;
   /** Complete lines in the file: the next record is line `lines + 1`. */
   lines: number;
@@ -79,6 +82,7 @@ export class SessionWriter {
     // A regular file takes the whole buffer in one call; a short write (disk full) is finished, not torn.
     while (written < line.length) written += writeSync(this.fd, line, written);
     this.lines++;
+    this.appended++;
   }
 
   /**
@@ -87,7 +91,7 @@ export class SessionWriter {
    * holds the writes); only a power loss in that window can, and the next turn's sync covers it.
    */
   sync(): void {
-    if (this.fd === undefined || !this.opts.fsync) return;
+    if (this.fd === undefined || !this.opts.fsync || this.synced === this.appended) return;
     if (this.syncing) {
       this.syncAgain = true;
       return;
@@ -95,6 +99,7 @@ export class SessionWriter {
     this.syncFd ??= openSync(this.file, constants.O_RDONLY);
     const fd = this.syncFd;
     this.syncing = true;
+    this.synced = this.appended;
     fdatasync(fd, () => {
       this.syncing = false;
       if (this.fd === undefined) {
@@ -109,13 +114,18 @@ export class SessionWriter {
 
   /** Flushes the data to disk now, when fsync is on. */
   syncNow(): void {
-    if (this.fd !== undefined && this.opts.fsync) fdatasyncSync(this.fd);
+    if (this.fd === undefined || !this.opts.fsync) return;
+    fdatasyncSync(this.fd);
+    this.synced = this.appended;
   }
 
-  /** Syncs what is left, closes the file and releases the lock. */
+  /**
+   * Syncs what no sync covers yet, closes the file and releases the lock. What a sync in flight covers needs
+   * nothing more: the process does not exit before it ends (a libuv request keeps the event loop alive).
+   */
   close(): void {
     if (this.fd !== undefined) {
-      this.syncNow();
+      if (this.synced !== this.appended) this.syncNow();
       closeSync(this.fd);
     }
     this.fd = undefined;

@@ -7,6 +7,7 @@
  * throwaway kernel with a scripted model, an SDK client whose fetch answers a canned stream; no network, no real
  * `$KEEL_HOME`, no files outside the temporary folder.
  */
+import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { toApiTool, type Io } from '../../kernel/index.js';
 import { FetchHeaders } from '../../plugins/query-anthropic/headers.js';
 import { ResponseBody } from '../../plugins/query-anthropic/response-body.js';
 import { streamAttempt } from '../../plugins/query-anthropic/stream.js';
-import { StreamResponse } from '../../plugins/query-anthropic/transport.js';
+import { requestSender, StreamResponse } from '../../plugins/query-anthropic/transport.js';
 import { testAgent } from '../../testing/index.js';
 
 export async function warmUp(): Promise<void> {
@@ -24,6 +25,7 @@ export async function warmUp(): Promise<void> {
     await warmCli(dir);
     await warmTurn();
     await warmSdk();
+    await warmPrint(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -69,6 +71,66 @@ async function warmTurn(): Promise<void> {
     await agent.run('warm up');
   } finally {
     await agent.close();
+  }
+}
+
+type Event = [string, Record<string, unknown>];
+const sse = (events: Event[]) => events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join('');
+const messageStart: Event = ['message_start', { type: 'message_start', message: { id: 'msg_warm', type: 'message', role: 'assistant', model: 'warm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 0 } } }];
+const messageEnd = (stop: string): Event[] => [
+  ['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 2 } }],
+  ['message_stop', { type: 'message_stop' }],
+];
+const text = (index: number, value: string): Event[] => [
+  ['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }],
+  ['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: value } }],
+  ['content_block_stop', { type: 'content_block_stop', index }],
+];
+const toolUse = (index: number, name: string, input: Record<string, unknown>): Event[] => [
+  ['content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: `toolu_warm${index}`, name, input: {} } }],
+  ['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } }],
+  ['content_block_stop', { type: 'content_block_stop', index }],
+];
+
+/**
+ * A real one-turn `keel -p` with a tool call, through the CLI, the default preset, the provider and its transport,
+ * the print mode and the session store. Only the socket is a stand-in: node:http cannot load while a snapshot is
+ * built, so `requestSender` answers from canned event streams, in order, as a server's response would arrive.
+ */
+async function warmPrint(dir: string): Promise<void> {
+  const home = path.join(dir, 'print-home');
+  const project = path.join(dir, 'print-project');
+  mkdirSync(path.join(project, '.git'), { recursive: true });
+  writeFileSync(path.join(project, 'a.txt'), 'warm\n');
+  const answers = [
+    sse([messageStart, ...text(0, 'Reading.'), ...toolUse(1, 'read_file', { path: 'a.txt' }), ...messageEnd('tool_use')]),
+    sse([messageStart, ...text(0, 'warm'), ...messageEnd('end_turn')]),
+  ];
+  const send = requestSender.send;
+  requestSender.send = () => {
+    const answer = answers.shift() ?? sse([messageStart, ...text(0, 'done'), ...messageEnd('end_turn')]);
+    const request = Object.assign(new EventEmitter(), { write: () => true, destroy: () => undefined, end: () => setImmediate(respond) });
+    const respond = () => {
+      const headers = { 'content-type': 'text/event-stream', 'request-id': 'req_warm' };
+      const response = Object.assign(new EventEmitter(), { statusCode: 200, statusMessage: 'OK', headers, rawHeaders: Object.entries(headers).flat(), complete: true, resume: () => undefined, destroy: () => undefined });
+      request.emit('response', response);
+      response.emit('data', Buffer.from(answer));
+      response.emit('end');
+      response.emit('close');
+    };
+    return request as unknown as ReturnType<typeof send>;
+  };
+  const cwd = process.cwd();
+  process.chdir(project);
+  try {
+    const io = silent();
+    // A terminal on stdin: the run reads no prompt from it (the builder's own stdin is never touched).
+    (io.stdin as { isTTY?: boolean }).isTTY = true;
+    const code = await main(['-p', 'warm', '--permission-mode', 'auto'], io, { KEEL_HOME: home, HOME: home, ANTHROPIC_API_KEY: 'snapshot', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
+    if (code !== 0) throw new Error(`keel -p exited ${code}`);
+  } finally {
+    requestSender.send = send;
+    process.chdir(cwd);
   }
 }
 

@@ -93,6 +93,19 @@ describe('the start-up snapshot', () => {
     }
   }, 60_000);
 
+  it('holds no process listener from the build’s warm-up runs (their sessions are closed, their locks released)', () => {
+    const scratch = makeWorkspace();
+    try {
+      const probe = path.join(scratch.dir, 'listeners.cjs');
+      writeFileSync(probe, "process.stderr.write(JSON.stringify(['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'uncaughtException', 'unhandledRejection'].map((e) => process.listenerCount(e))));");
+      const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '-r', probe, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), path.join(root, 'bin', 'keel.js'), '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH, KEEL_NO_FAST_PATH: '1' } });
+      expect(run.status, run.stderr).toBe(0);
+      expect(JSON.parse(run.stderr)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    } finally {
+      scratch.cleanup();
+    }
+  });
+
   it('names the way to start it when Node is given the snapshot without the launcher', () => {
     const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
     expect(run.status).toBe(2);
