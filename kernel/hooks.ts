@@ -29,6 +29,12 @@ export const Stage = Object.freeze({
 
 /** Creates the frozen, typed hook map. The order here is the order of `describe()`. */
 export function createHooks() {
+  const hooks = makeHooks();
+  for (const hook of Object.values(hooks)) shareCompiledCalls(hook as unknown as CompilingHook);
+  return hooks;
+}
+
+function makeHooks() {
   return Object.freeze({
     /** Open or resume a session (the store fills `session.messages`); connect MCP servers; load the memory index. */
     sessionStart: new AsyncSeriesHook<[Session]>(['session']),
@@ -58,3 +64,48 @@ export type HookName = keyof Hooks;
 
 /** Hooks whose tap errors are logged and skipped instead of failing the run. */
 export const FORGIVING_HOOKS: ReadonlySet<HookName> = new Set(['contextLoad', 'postTurn', 'event']);
+
+interface CompileOptions {
+  type: string;
+  args: string[];
+  taps: Array<{ type: string; fn: unknown; context?: boolean }>;
+  interceptors: Array<Record<string, unknown>>;
+}
+interface CompilingHook {
+  compile(options: CompileOptions): unknown;
+  _x?: unknown[];
+}
+
+/** Interceptor methods that put code into a compiled call. */
+const INTERCEPTOR_CODE = ['call', 'tap', 'loop', 'error', 'result', 'done', 'context'];
+const compiledCalls = new Map<unknown, Map<string, unknown>>();
+
+/**
+ * tapable compiles a hook's call function (`new Function`) on its first call after its taps change, and Keel makes
+ * hooks afresh for every kernel. The code depends only on the hook's kind, the call type, the argument names, each
+ * tap's type and context flag and which interceptor methods exist; it reads the taps themselves from `this._x`. So
+ * one compiled function serves every hook of the same shape, in this process and, through the start-up snapshot,
+ * in every run the build's warm-up resembled. (tapable 2's `factory.setup` is the `_x` line below.)
+ */
+function shareCompiledCalls(hook: CompilingHook): void {
+  const compile = hook.compile;
+  let byShape = compiledCalls.get(compile);
+  if (!byShape) compiledCalls.set(compile, (byShape = new Map()));
+  const shapes = byShape;
+  hook.compile = function (this: CompilingHook, options: CompileOptions) {
+    const shape = [
+      options.type,
+      options.args.join(','),
+      options.taps.map((tap) => `${tap.type}${tap.context ? '+context' : ''}`).join(','),
+      `${options.interceptors.length}:${options.interceptors.map((interceptor) => INTERCEPTOR_CODE.filter((key) => interceptor[key] !== undefined).join('+')).join(',')}`,
+    ].join('|');
+    const shared = shapes.get(shape);
+    if (shared) {
+      this._x = options.taps.map((tap) => tap.fn);
+      return shared;
+    }
+    const made = compile.call(this, options);
+    shapes.set(shape, made);
+    return made;
+  };
+}
