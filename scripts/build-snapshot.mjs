@@ -3,13 +3,30 @@
 // names the Node binary that made it; the launcher uses the blob only with that one. Without a blob, `keel` runs
 // keel.cjs as `node bin/keel.js` does.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 import { withBuiltinCodeCache } from './snapshot-code-cache.mjs';
 
-/** Builds dist/bin/keel.blob in `live` (dist/bin); `version` is what `keel --version` prints, to check the blob. */
-export function buildSnapshot({ root, live, version }) {
+/** The Node built-ins an esbuild metafile's outputs import (`node:http` and `http` alike). */
+export function builtinImports(metafile) {
+  const names = new Set();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const { path: spec, external } of output.imports) {
+      const name = spec.replace(/^node:/, '');
+      if (external && builtinModules.includes(name)) names.add(name);
+    }
+  }
+  return names;
+}
+
+/**
+ * Builds dist/bin/keel.blob in `live` (dist/bin); `version` is what `keel --version` prints, to check the blob, and
+ * `runtimeBuiltins` the built-ins Keel's bundles import (their code cache is kept where the snapshot lacks them).
+ */
+export function buildSnapshot({ root, live, version, runtimeBuiltins }) {
   const blob = path.join(live, 'keel.blob');
   const builtins = `${blob}.builtins.json`;
   const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
@@ -23,21 +40,46 @@ export function buildSnapshot({ root, live, version }) {
     process.stderr.write(`build: no start-up snapshot (keel starts without one, more slowly): exit ${snapshot.status}\n${snapshot.stderr}\n`);
     return;
   }
-  dropHeldBuiltinsCodeCache(`${blob}.tmp`, builtins, version);
+  dropUnneededCodeCache(`${blob}.tmp`, builtins, builtinsLoadedBy(runtimeBuiltins), version);
   renameSync(`${blob}.tmp`, blob);
   writeFileSync(`${blob}.node`, `${realpathSync(process.execPath)}\n`);
 }
 
 /**
- * Drops the code cache of the built-ins the snapshot holds evaluated (scripts/snapshot-code-cache.mjs): about 2 of
- * the blob's 3 MB of built-in code cache, which every start would read and copy. The smaller blob is kept only if
- * it starts and answers `--version`; otherwise the blob stays as Node wrote it.
+ * Every built-in module, internal ones included, that Node loads for `names` and for its standard streams over a
+ * file and a pipe: probed in a fresh `node`. Undefined if the probe fails (then no entry is dropped for it).
  */
-export function dropHeldBuiltinsCodeCache(file, builtinsFile, version) {
+function builtinsLoadedBy(names) {
+  if (!names) return undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), 'keel-builtins-'));
+  const out = path.join(dir, 'out');
+  const probe = `const before = new Set(process.moduleLoadList);
+for (const name of ${JSON.stringify([...names])}) { try { require(name); } catch {} }
+void process.stdin; void process.stdout; void process.stderr;
+require('fs').writeFileSync(${JSON.stringify(`${out}.json`)}, JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule ') && !before.has(m)).map((m) => m.slice(13))));`;
+  const stdout = openSync(out, 'w');
+  try {
+    const run = spawnSync(process.execPath, ['-e', probe], { stdio: ['ignore', stdout, 'pipe'], env: { PATH: process.env.PATH } });
+    return run.status === 0 ? new Set(JSON.parse(readFileSync(`${out}.json`, 'utf8'))) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(stdout);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Node's snapshot blob carries V8 code cache for every built-in (3 MB), which every start reads and copies (about
+ * 1.7 ms a MB here). Kept: the entries of built-ins the snapshot does not hold evaluated and a run may load (`needed`,
+ * all of them when it is unknown). The smaller blob is kept only if it starts and answers `--version`; otherwise
+ * the blob stays as Node wrote it.
+ */
+export function dropUnneededCodeCache(file, builtinsFile, needed, version) {
   const trimmed = `${file}.trimmed`;
   try {
     const held = new Set(JSON.parse(readFileSync(builtinsFile, 'utf8')));
-    const { blob } = withBuiltinCodeCache(readFileSync(file), (id) => !held.has(id));
+    const { blob } = withBuiltinCodeCache(readFileSync(file), (id) => !held.has(id) && (!needed || needed.has(id)));
     writeFileSync(trimmed, blob);
     const check = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', trimmed, path.join(path.dirname(file), '..', '..', 'bin', 'keel.js'), '--version'], {
       encoding: 'utf8',

@@ -8,7 +8,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildSnapshot } from './build-snapshot.mjs';
+import { buildSnapshot, builtinImports } from './build-snapshot.mjs';
 import { binarySubstitutes, lazyBuiltins, uiBindings, vendorShims, zodEnglishOnly } from './build-plugins.mjs';
 import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 
@@ -61,6 +61,8 @@ const VENDOR_BINDINGS = {
 /** The vendor bundles the start-up snapshot holds evaluated (scripts/binary/snapshot.ts preloads the last two). */
 const SNAPSHOT_BUNDLES = new Set(['core', 'anthropic', 'diff']);
 const vendorDir = path.join(staging, 'vendor');
+/** Every Node built-in a bundle imports: the snapshot keeps the code cache of those it does not hold evaluated. */
+const runtimeBuiltins = new Set();
 const vendorOf = new Map(Object.entries(VENDORS).flatMap(([name, specs]) => specs.map((spec) => [spec, name])));
 /**
  * Bundles built from the libraries' ES modules with only the names Keel imports, so esbuild leaves out the rest: the
@@ -76,8 +78,9 @@ const vendorEntry = (name, specs) =>
         .join('\n')
     : `module.exports = {\n${specs.map((s) => `  get ${JSON.stringify(s)}() { return require(${JSON.stringify(s)}); },`).join('\n')}\n};\n`;
 for (const [name, specs] of Object.entries(VENDORS)) {
-  await esbuild.build({
+  const vendor = await esbuild.build({
     absWorkingDir: root,
+    metafile: true,
     stdin: {
       contents: vendorEntry(name, specs),
       resolveDir: root,
@@ -98,6 +101,7 @@ for (const [name, specs] of Object.entries(VENDORS)) {
     ...VENDOR_BINDINGS[name],
     plugins: name === 'core' ? [zodEnglishOnly] : [],
   });
+  for (const builtin of builtinImports(vendor.metafile)) runtimeBuiltins.add(builtin);
 }
 // What each specifier exports, read from the built bundle (the ES module shims re-export these names).
 const shape = spawnSync(
@@ -146,10 +150,11 @@ const cli = await esbuild.build({
   sourcemap: 'linked',
   logLevel: 'warning',
   plugins: [vendorShims({ root, loader, vendorOf, exportsOf, hashOf }), binarySubstitutes(root, binary), lazyBuiltins],
-  metafile: Boolean(process.env.KEEL_METAFILE),
+  metafile: true,
 });
 
-if (cli.metafile) writeFileSync(process.env.KEEL_METAFILE, JSON.stringify(cli.metafile));
+if (process.env.KEEL_METAFILE) writeFileSync(process.env.KEEL_METAFILE, JSON.stringify(cli.metafile));
+for (const builtin of builtinImports(cli.metafile)) runtimeBuiltins.add(builtin);
 hashOf.keel = createHash('sha256').update(readFileSync(path.join(staging, 'keel.cjs'))).digest('hex');
 // What `node bin/keel.js` loads keel.cjs with (no snapshot): the vendor loader and its code cache.
 await esbuild.build({
@@ -170,8 +175,9 @@ await esbuild.build({
 // The Ink UI: an ES module bundle of its own (Ink and yoga use top-level `await`), imported by keel.cjs when the
 // interactive mode starts. Keel's kernel module resolves to keel.cjs's instance (host.ts), never a second copy.
 const kernelExports = Object.keys(await import(pathToFileURL(path.join(root, 'dist', 'kernel', 'index.js')).href));
-await esbuild.build({
+const ui = await esbuild.build({
   absWorkingDir: root,
+  metafile: true,
   entryPoints: { ink: path.join(uiDir, 'run.tsx') },
   outdir: path.join(staging, 'ui'),
   bundle: true,
@@ -192,6 +198,7 @@ await esbuild.build({
   logLevel: 'warning',
   plugins: [uiBindings({ root, uiDir, kernelExports })],
 });
+for (const builtin of builtinImports(ui.metafile)) runtimeBuiltins.add(builtin);
 const live = path.join(root, 'dist', 'bin');
 const old = path.join(root, 'dist', 'bin.old');
 rmSync(old, { recursive: true, force: true });
@@ -241,4 +248,4 @@ if (existsSync(written)) {
 }
 rmSync(scratchHome, { recursive: true, force: true });
 
-buildSnapshot({ root, live, version: answers.version });
+buildSnapshot({ root, live, version: answers.version, runtimeBuiltins });

@@ -76,18 +76,20 @@ describe('the snapshot blob’s built-in code cache', () => {
     expect(() => readBuiltinCodeCache(Buffer.concat([blobOf(entries), Buffer.from([0])]))).toThrow(/no built-in code cache section at its end/);
   });
 
-  it('is what the build left in dist/bin/keel.blob: no cache for what the snapshot holds, and kept for node:http', () => {
+  it('is what the build left in dist/bin/keel.blob: kept only for what a run may load that the snapshot lacks', () => {
     const { entries: read } = readBuiltinCodeCache(readFileSync(path.join(root, 'dist', 'bin', 'keel.blob')));
     const ids = new Set(read.map((e) => e.id));
-    // fs, events and the CommonJS loader are evaluated in every snapshot; http is loaded by the first request.
+    // fs, events and the CommonJS loader are evaluated in every snapshot; http is loaded by the first request, https
+    // and tls by the first request to the real API, tty by a terminal; nothing Keel imports loads repl or the test runner.
     for (const held of ['fs', 'events', 'internal/modules/cjs/loader']) expect(ids.has(held), held).toBe(false);
-    for (const needed of ['http', '_http_client', 'tty']) expect(ids.has(needed), needed).toBe(true);
+    for (const needed of ['http', '_http_client', 'https', 'tls', 'tty']) expect(ids.has(needed), needed).toBe(true);
+    for (const unused of ['repl', 'internal/test_runner/runner', 'http2', 'cluster']) expect(ids.has(unused), unused).toBe(false);
   });
 });
 
 describe('the build step that trims it', () => {
   it('leaves a blob it cannot read as Node wrote it, says why, and removes its scratch files', async () => {
-    const { dropHeldBuiltinsCodeCache } = await import('../../scripts/build-snapshot.mjs');
+    const { dropUnneededCodeCache } = await import('../../scripts/build-snapshot.mjs');
     const dir = mkdtempSync(path.join(tmpdir(), 'keel-trim-'));
     try {
       const file = path.join(dir, 'keel.blob.tmp');
@@ -98,7 +100,7 @@ describe('the build step that trims it', () => {
       const write = process.stderr.write.bind(process.stderr);
       process.stderr.write = ((chunk: string) => (errors.push(String(chunk)), true)) as typeof process.stderr.write;
       try {
-        dropHeldBuiltinsCodeCache(file, list, '0.1.0\n');
+        dropUnneededCodeCache(file, list, undefined, '0.1.0\n');
       } finally {
         process.stderr.write = write;
       }
