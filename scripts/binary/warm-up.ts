@@ -38,10 +38,13 @@ const toolUse = (index: number, name: string, input: Record<string, unknown>): E
   ['content_block_stop', { type: 'content_block_stop', index }],
 ];
 
-/** The model's side of the run: file tools, then the edit tools, then the answer. */
+/** The model's side of the run: file tools, the edit tools, a shell command, then the answer. */
 const ANSWERS = [
   [messageStart, ...text(0, 'Looking.'), ...toolUse(1, 'read_file', { path: 'a.txt' }), ...toolUse(2, 'ls', {}), ...toolUse(3, 'glob', { pattern: '*.txt' }), ...messageEnd('tool_use')],
   [messageStart, ...toolUse(0, 'edit_file', { path: 'a.txt', old_string: 'warm', new_string: 'warmer' }), ...toolUse(1, 'write_file', { path: 'b.txt', content: 'b\n' }), ...messageEnd('tool_use')],
+  // The shell policy's analysis of a command, which asks here (the run's own $KEEL_HOME is protected) and so is
+  // denied without running anything: nothing is spawned at build time.
+  [messageStart, ...toolUse(0, 'bash', { command: 'cat a.txt ../home/auth.json' }), ...messageEnd('tool_use')],
   [messageStart, ...text(0, 'warm'), ...messageEnd('end_turn')],
 ];
 
@@ -52,14 +55,16 @@ export async function warmUp(): Promise<void> {
   mkdirSync(path.join(project, '.git'), { recursive: true });
   writeFileSync(path.join(project, 'a.txt'), 'warm\n');
   const answers = ANSWERS.map(sse);
+  const bodies: string[] = [];
   const send = requestSender.send;
-  requestSender.send = () => cannedExchange(answers.shift() ?? sse(ANSWERS[ANSWERS.length - 1]!)) as unknown as ReturnType<typeof send>;
+  requestSender.send = () => cannedExchange(answers.shift() ?? sse(ANSWERS[ANSWERS.length - 1]!), bodies) as unknown as ReturnType<typeof send>;
   const cwd = process.cwd();
   process.chdir(project);
   try {
     const code = await main(['-p', 'warm', '--permission-mode', 'auto'], silentIo(), { KEEL_HOME: home, HOME: home, ANTHROPIC_API_KEY: 'snapshot', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
     if (code !== 0) throw new Error(`keel -p exited ${code}`);
     if (answers.length) throw new Error(`the run made ${ANSWERS.length - answers.length} of ${ANSWERS.length} requests`);
+    if (!bodies.at(-1)?.includes('Permission denied: bash')) throw new Error('the warm-up’s bash call was not denied: it must never run a command');
   } finally {
     requestSender.send = send;
     process.chdir(cwd);
@@ -74,8 +79,13 @@ function silentIo(): Io {
 }
 
 /** What node:http's request and response are to the transport: the request's writes, then a 200 event stream. */
-function cannedExchange(answer: string): EventEmitter {
-  const request = Object.assign(new EventEmitter(), { write: () => true, destroy: () => undefined, end: () => setImmediate(respond) });
+function cannedExchange(answer: string, bodies: string[]): EventEmitter {
+  let body = '';
+  const request = Object.assign(new EventEmitter(), {
+    write: (chunk: Buffer) => ((body += chunk.toString()), true),
+    destroy: () => undefined,
+    end: () => (bodies.push(body), setImmediate(respond)),
+  });
   const respond = () => {
     const headers = { 'content-type': 'text/event-stream', 'request-id': 'req_warm' };
     const response = Object.assign(new EventEmitter(), { statusCode: 200, statusMessage: 'OK', headers, rawHeaders: Object.entries(headers).flat(), complete: true, resume: () => undefined, destroy: () => undefined });
