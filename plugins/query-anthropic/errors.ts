@@ -17,7 +17,7 @@ function apiDetail(err: ApiErrorShape): { type?: string; message: string } {
 export function mapError(err: unknown, model: string): unknown {
   if (isAbortError(err) || err instanceof KeelError || typeof err !== 'object' || err === null) return err;
   const e = err as ApiErrorShape;
-  if (typeof e.status !== 'number') return err;
+  if (typeof e.status !== 'number') return tlsRefusal(err) ?? err;
   const { type, message } = apiDetail(e);
   if (e.status === 400 && /prompt is too long|context window|too many (input )?tokens/i.test(message)) return new ContextOverflowError(message);
   if (e.status === 401) {
@@ -30,4 +30,15 @@ export function mapError(err: unknown, model: string): unknown {
     return new KeelError(`model "${model}" not found (Anthropic API answered 404: ${message}); check \`model\`/\`smallModel\` or --model`, { cause: err });
   }
   return new KeelError(`the Anthropic API refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { cause: err });
+}
+
+/** A TLS peer Node refused (untrusted, expired or misnamed certificate), said as what to do about it. */
+function tlsRefusal(err: unknown): KeelError | undefined {
+  for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const { code, message } = cur as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/.test(code)) {
+      return new KeelError(`cannot reach the Anthropic API: its TLS certificate is not trusted (${String(message)}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
+    }
+  }
+  return undefined;
 }

@@ -1,16 +1,17 @@
 /**
- * The HTTP path under the SDK: a `fetch` over node:http(s) with keep-alive. Node's global fetch (undici) costs,
- * per request, a USVString pass over the whole JSON body, a Request object and a web-stream copy of the body —
- * work that grows with the history. Here the body goes out as one Buffer and the response is a `StreamResponse`
- * over the socket's bytes (the platform's `Response` and `Headers` would load undici, about 25 ms of a start-up). A request whose history and tools were serialised ahead (`fetchOptions[PREBUILT]`, see body.ts)
- * has those bytes spliced into the SDK's body instead of serialising them again. Every received chunk calls the attempt's `alive` (passed in `fetchOptions[ALIVE]`),
- * which feeds the retry policy's idle watchdog: pings count as life, as they should.
+ * The HTTP path under the SDK: a `fetch` over Keel's HTTP/1.1 client (http-client.ts) with keep-alive. Node's global
+ * fetch (undici) costs, per request, a USVString pass over the whole JSON body, a Request object and a web-stream
+ * copy of the body — work that grows with the history — and about 25 ms to load; node:http about 3 ms a run. Here
+ * the body goes out as Buffers written at once and the response is a `StreamResponse` over the socket's bytes. A
+ * request whose history and tools were serialised ahead (`fetchOptions[PREBUILT]`, see body.ts) has those bytes
+ * spliced into the SDK's body instead of serialising them again. Every received chunk calls the attempt's `alive`
+ * (passed in `fetchOptions[ALIVE]`), which feeds the retry policy's idle watchdog: pings count as life, as they should.
  */
-import http from 'node:http';
-import https from 'node:https';
+import { EventEmitter } from 'node:events';
 import zlib from 'node:zlib';
 import { PREBUILT, splicePrebuilt, type PrebuiltPart } from './body.js';
 import { FetchHeaders } from './headers.js';
+import { request, type Request, type RequestOptions, type Response as HttpResponse } from './http-client.js';
 import { ResponseBody } from './response-body.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
@@ -20,24 +21,10 @@ export const ALIVE = Symbol.for('keel.query-anthropic.alive');
 type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[] };
 
 /**
- * One keep-alive agent per protocol, made on first use: not at module load (the binary's start-up snapshot evaluates
- * modules at build time), and an `http:` endpoint never loads TLS (node:https costs about 2 ms to load).
+ * Sends a request over the HTTP client. Replaced only by the start-up snapshot's warm-up (scripts/binary/warm-up.ts),
+ * which runs a real one-turn `keel -p` while the snapshot is built, with a stand-in for the connection.
  */
-const agents: { 'http:'?: http.Agent; 'https:'?: https.Agent } = {};
-function agentFor(protocol: string): http.Agent {
-  if (protocol === 'https:') return (agents['https:'] ??= new https.Agent({ keepAlive: true }));
-  return (agents['http:'] ??= new http.Agent({ keepAlive: true }));
-}
-
-/**
- * Sends a request: node:http(s) with the keep-alive agents. Replaced only by the start-up snapshot's warm-up
- * (scripts/binary/warm-up.ts), which runs a real one-turn `keel -p` while the snapshot is built, when node:http
- * cannot be loaded.
- */
-export const requestSender = {
-  send: (url: URL, options: { method: string; headers: Record<string, string> }): http.ClientRequest =>
-    (url.protocol === 'https:' ? https : http).request(url, { ...options, agent: agentFor(url.protocol) }),
-};
+export const requestSender: { send: (url: URL, options: RequestOptions) => Request } = { send: request };
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
@@ -61,13 +48,15 @@ function bodyOf(body: RequestInit['body']): Buffer | undefined {
   throw new TypeError('keel transport: request bodies must be strings or bytes');
 }
 
-/** The response's bytes, decoded when the server compressed them anyway. */
-function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
+/** The response's bytes as `data`, `end` and `error` events, decoded when the server compressed them anyway. */
+function decoded(res: HttpResponse): EventEmitter {
   const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
-  if (encoding === 'gzip' || encoding === 'x-gzip') return res.pipe(zlib.createGunzip());
-  if (encoding === 'deflate') return res.pipe(zlib.createInflate());
-  if (encoding === 'br') return res.pipe(zlib.createBrotliDecompress());
-  return res;
+  const inflate =
+    encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  if (!inflate) return res;
+  res.on('data', (chunk: Buffer) => inflate.write(chunk));
+  res.on('end', () => inflate.end());
+  return inflate;
 }
 
 export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
@@ -90,7 +79,7 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     }
     const headers = headersOf(init);
     if (body) headers['content-length'] = String(body.reduce((sum, chunk) => sum + chunk.length, 0));
-    const request = requestSender.send(url, { method: init.method ?? 'GET', headers });
+    const outgoing = requestSender.send(url, { method: init.method ?? 'GET', headers });
     let settled = false;
     let fail: (err: unknown) => void = (err) => {
       if (settled) return;
@@ -99,16 +88,16 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     };
     const onAbort = () => {
       const reason = abortReason(signal!);
-      request.destroy();
+      outgoing.destroy();
       fail(reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const release = () => signal?.removeEventListener('abort', onAbort);
-    request.on('error', (err) => {
+    outgoing.on('error', (err) => {
       release();
       fail(new TypeError('fetch failed', { cause: err }));
     });
-    request.on('response', (res) => {
+    outgoing.on('response', (res: HttpResponse) => {
       settled = true;
       alive();
       const source = decoded(res);
@@ -138,12 +127,11 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
       for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
       const noBody = res.statusCode === 204 || res.statusCode === 304 || init.method === 'HEAD';
       const response = new StreamResponse(noBody ? null : body, { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders, url: url.href });
-      if (noBody) res.resume();
       resolve(response as unknown as Response);
     });
-    // Written before the socket is assigned: the pieces leave together (one writev), uncopied.
-    for (const chunk of body ?? []) request.write(chunk);
-    request.end();
+    // The head and the pieces leave together when the request ends (one writev), uncopied.
+    for (const chunk of body ?? []) outgoing.write(chunk);
+    outgoing.end();
   });
 
 interface StreamResponseInit {

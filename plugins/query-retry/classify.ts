@@ -40,15 +40,25 @@ export function classify(err: unknown, now: number): Verdict {
   if (status !== undefined) return BACKOFF_STATUSES.has(status) ? { retry: true, cause: describeStatus(e, status) } : { retry: false };
   // A provider marks a stream that broke after its headers (cut, malformed event, mid-stream error) as retryable.
   if (e.retryable === true) return { retry: true, cause: String(e.message ?? 'the stream broke') };
+  // A certificate the client does not trust fails the same way every time: no retry.
+  if (codeInChain(e, (code) => TLS_REFUSAL.test(code))) return { retry: false };
   if (isConnectionError(e)) return { retry: true, cause: `connection error: ${connectionDetail(e)}` };
   return { retry: false };
 }
 
+/** Node's codes for a TLS peer it refuses: an untrusted, expired or misnamed certificate. */
+const TLS_REFUSAL = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/;
+
 function isConnectionError(e: ErrorShape): boolean {
   if (e.name === 'APIConnectionError' || e.name === 'APIConnectionTimeoutError') return true;
+  return codeInChain(e, (code) => CONNECTION_CODES.has(code));
+}
+
+/** Whether the error or one of its causes (4 deep) carries a string `code` that `test` accepts. */
+function codeInChain(e: ErrorShape, test: (code: string) => boolean): boolean {
   for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 4; cur = (cur as ErrorShape).cause, depth++) {
     const code = (cur as ErrorShape).code;
-    if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+    if (typeof code === 'string' && test(code)) return true;
   }
   return false;
 }

@@ -3,6 +3,7 @@
  * assistant turns (or faults); every request is recorded so tests can assert what the model received.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 
 export type ScriptedBlock =
@@ -87,6 +88,8 @@ export interface ServerOptions {
   route?: (request: RecordedRequest) => ScriptedTurn | undefined;
   /** API keys the server refuses with 401 on every route. */
   rejectKeys?: string[];
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
+  tls?: { key: string; cert: string };
 }
 
 let toolCounter = 0;
@@ -97,7 +100,7 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
   const sockets = new Set<Socket>();
   let messageCounter = 0;
 
-  const server = http.createServer(async (req, res) => {
+  const handler: http.RequestListener = async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -148,15 +151,16 @@ export async function startAnthropicServer(script: ScriptStep[] = [], options: S
     const wantsStream = Boolean((body as { stream?: boolean })?.stream);
     if (!wantsStream) return json(res, 200, message, step.headers);
     await streamMessage(res, message, step, recorded);
-  });
-  server.on('connection', (socket) => {
+  };
+  const server = options.tls ? https.createServer(options.tls, handler) : http.createServer(handler);
+  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     requests,
     messageRequests: () => requests.filter((r) => r.path.endsWith('/messages')),

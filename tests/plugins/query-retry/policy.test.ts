@@ -29,6 +29,13 @@ describe('classify', () => {
     expect(classify(new TypeError('x is not a function'), 0)).toEqual({ retry: false });
   });
 
+  it('does not retry a TLS certificate it refused, which fails the same way every time', () => {
+    for (const code of ['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'CERT_HAS_EXPIRED', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID']) {
+      const err = Object.assign(new Error('Connection error.'), { name: 'APIConnectionError', cause: Object.assign(new TypeError('fetch failed'), { cause: { code } }) });
+      expect(classify(err, 0), code).toEqual({ retry: false });
+    }
+  });
+
   it('reads retry-after-ms, retry-after seconds and retry-after dates', () => {
     expect(retryAfterMs(new Headers({ 'retry-after-ms': '250', 'retry-after': '3' }), 0)).toBe(250);
     expect(retryAfterMs(new Headers({ 'retry-after': '3' }), 0)).toBe(3000);
