@@ -32,13 +32,14 @@ export function mapError(err: unknown, model: string): unknown {
   return new KeelError(`the Anthropic API refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { cause: err });
 }
 
-/** A TLS peer Node refused (untrusted, expired or misnamed certificate), said as what to do about it. */
+/** A TLS peer Node refused (untrusted, expired or misnamed certificate), or a header that cannot be sent, said as what to do about it. */
 function tlsRefusal(err: unknown): KeelError | undefined {
   for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
     const { code, message } = cur as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/.test(code)) {
       return new KeelError(`cannot reach the Anthropic API: its TLS certificate is not trusted (${String(message)}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
     }
+    if (code === 'ERR_INVALID_CHAR') return new KeelError(`cannot send the request: ${String(message)} (check the API key and any configured headers)`, { cause: err });
   }
   return undefined;
 }

@@ -21,9 +21,10 @@ function checkName(name: string): string {
   return text.toLowerCase();
 }
 
-function checkValue(value: string): string {
+/** Checks a value for header `key`; the message names the header, never the value (it may be an API key). */
+function checkValue(key: string, value: string): string {
   const text = String(value).replace(EDGE_WHITESPACE, '');
-  if (INVALID_VALUE.test(text)) throw new TypeError(`Headers: invalid header value ${JSON.stringify(text)}`);
+  if (INVALID_VALUE.test(text)) throw new TypeError(`Headers: the value of "${key}" holds a line break, NUL or a character above U+00FF`);
   return text;
 }
 
@@ -76,7 +77,7 @@ export class FetchHeaders implements Headers {
 
   append(name: string, value: string): void {
     const key = checkName(name);
-    const text = checkValue(value);
+    const text = checkValue(key, value);
     if (key === 'set-cookie') {
       this.#cookies.push(text);
       return;
@@ -87,7 +88,7 @@ export class FetchHeaders implements Headers {
 
   set(name: string, value: string): void {
     const key = checkName(name);
-    const text = checkValue(value);
+    const text = checkValue(key, value);
     if (key === 'set-cookie') this.#cookies = [text];
     else this.#map.set(key, text);
   }

@@ -41,8 +41,21 @@ const idle = new Map<string, net.Socket[]>();
 /** The listener that closes an idle connection, by connection (removed when the connection is taken again). */
 const dropOf = new WeakMap<net.Socket, () => void>();
 
-/** Starts a request; `response` is emitted with the head, `error` if none arrives (`TypeError`s name the cause). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value may hold no line break, NUL or character above U+00FF: nothing can end the head early. */
+const UNSAFE_VALUE = /[\r\n\0\u0100-\uffff]/;
+
+/**
+ * Starts a request; `response` is emitted with the head, `error` if none arrives (`TypeError`s name the cause).
+ * Throws at once on a method or header that would not be one (a line break in an API key, say).
+ */
 export function request(url: URL, options: RequestOptions): Request {
+  const invalid = (message: string) => Object.assign(new TypeError(message), { code: 'ERR_INVALID_CHAR' });
+  if (!TOKEN.test(options.method)) throw invalid(`invalid HTTP method ${JSON.stringify(options.method)}`);
+  for (const [name, value] of Object.entries(options.headers)) {
+    if (!TOKEN.test(name)) throw invalid(`invalid HTTP header name ${JSON.stringify(name)}`);
+    if (UNSAFE_VALUE.test(value)) throw invalid(`the HTTP header "${name}" holds a line break or a character it cannot carry`);
+  }
   const secure = url.protocol === 'https:';
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || (secure ? 443 : 80));
@@ -219,7 +232,7 @@ class ResponseParser {
       if (code === 101) throw new TypeError('the server switched protocols (101), which a request here never asks for');
       return true;
     }
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
     const rawHeaders: string[] = [];
     for (const line of lines.slice(1)) {
       if (/^[ \t]/.test(line) && rawHeaders.length) {

@@ -40,8 +40,8 @@ export function classify(err: unknown, now: number): Verdict {
   if (status !== undefined) return BACKOFF_STATUSES.has(status) ? { retry: true, cause: describeStatus(e, status) } : { retry: false };
   // A provider marks a stream that broke after its headers (cut, malformed event, mid-stream error) as retryable.
   if (e.retryable === true) return { retry: true, cause: String(e.message ?? 'the stream broke') };
-  // A certificate the client does not trust fails the same way every time: no retry.
-  if (codeInChain(e, (code) => TLS_REFUSAL.test(code))) return { retry: false };
+  // A certificate the client does not trust, or a header that cannot be sent, fails the same way every time.
+  if (codeInChain(e, (code) => TLS_REFUSAL.test(code) || code === 'ERR_INVALID_CHAR')) return { retry: false };
   if (isConnectionError(e)) return { retry: true, cause: `connection error: ${connectionDetail(e)}` };
   return { retry: false };
 }

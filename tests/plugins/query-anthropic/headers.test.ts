@@ -39,6 +39,19 @@ describe('FetchHeaders', () => {
     expect(() => new FetchHeaders([['a'] as unknown as [string, string]])).toThrow(TypeError);
   });
 
+  it('names the header of a refused value, never the value itself (an API key with a stray newline)', () => {
+    const secret = 'sk-ant-secret\nx-evil: 1';
+    expect(() => new FetchHeaders({ 'x-api-key': secret })).toThrow('Headers: the value of "x-api-key" holds a line break, NUL or a character above U+00FF');
+    let message = '';
+    try {
+      new FetchHeaders().set('authorization', `Bearer ${secret}`);
+    } catch (err) {
+      message = String(err);
+    }
+    expect(message).toContain('the value of "authorization"');
+    expect(message).not.toContain('sk-ant-secret');
+  });
+
   it('is an instance of itself and accepts platform Headers as instances', () => {
     expect(new FetchHeaders() instanceof FetchHeaders).toBe(true);
     expect(new Headers() instanceof FetchHeaders).toBe(true);

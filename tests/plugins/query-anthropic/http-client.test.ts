@@ -164,3 +164,15 @@ describe('the HTTP/1.1 client', () => {
     }
   });
 });
+
+describe('what the client refuses to send', () => {
+  it('a header with a line break (a smuggled second header), a bad name or method: at once, nothing sent', async () => {
+    const server = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'] }));
+    const url = new URL('/v1/messages', server.url);
+    expect(() => request(url, { method: 'POST', headers: { 'x-api-key': 'sk-ant\r\nx-evil: 1' } })).toThrow('the HTTP header "x-api-key" holds a line break or a character it cannot carry');
+    expect(() => request(url, { method: 'POST', headers: { 'bad name': 'v' } })).toThrow('invalid HTTP header name "bad name"');
+    expect(() => request(url, { method: 'POST /x HTTP/1.1\r\n', headers: {} })).toThrow(/invalid HTTP method/);
+    expect(() => request(url, { method: 'POST', headers: { 'x-name': 'caf\u0100' } })).toThrow(/cannot carry/);
+    expect(server.connections).toBe(0);
+  });
+});
