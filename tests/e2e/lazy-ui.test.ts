@@ -66,14 +66,14 @@ describe('the interactive UI loads lazily', () => {
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.filter((u) => u.endsWith(chunk))).toEqual([]);
   }, 60_000);
 
-  it('keel -p does not load undici (the SDK and the transport use Keel\'s Headers and response), nor TLS for an http: endpoint', async () => {
+  it('keel -p loads neither undici nor node:http (the SDK and the transport use Keel\'s Headers, response and HTTP client), nor TLS for an http: endpoint', async () => {
     const { env, ws } = await prepare([say('headless answer')]);
     const file = ws.path('builtins.txt');
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${BUILTINS}`, BUILTINS_FILE: file } });
     expect(run.stdout).toBe('headless answer\n');
     const builtins = readFileSync(file, 'utf8').split('\n');
-    expect(builtins).toContain('NativeModule http');
-    expect(builtins.filter((m) => m.includes('undici'))).toEqual([]);
+    expect(builtins).toContain('NativeModule net');
+    expect(builtins.filter((m) => m.includes('undici') || /^NativeModule _?http/.test(m))).toEqual([]);
     // An http: endpoint (this loopback server) never loads TLS.
     expect(builtins.filter((m) => /^NativeModule (https|tls|_tls_)/.test(m))).toEqual([]);
   }, 60_000);
