@@ -43,6 +43,8 @@ export function buildSnapshot({ root, live, version, runtimeBuiltins }) {
   dropUnneededCodeCache(`${blob}.tmp`, builtins, builtinsLoadedBy(runtimeBuiltins), version);
   renameSync(`${blob}.tmp`, blob);
   writeFileSync(`${blob}.node`, `${realpathSync(process.execPath)}\n`);
+  // The V8 flags the blob was made under, for launchers other than bin/keel.js (keel/sdk's child process).
+  writeFileSync(`${blob}.flags.json`, `${JSON.stringify(KEEL_NODE_FLAGS)}\n`);
 }
 
 /**

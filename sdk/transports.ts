@@ -1,6 +1,6 @@
 /** The two ways `query()` reaches a Keel: a kernel in this process, or the `keel` CLI as a child. */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, startSession } from '../kernel/index.js';
@@ -90,10 +90,31 @@ export function cliArgs(options: QueryOptions): string[] {
   return args;
 }
 
+/**
+ * How this Node starts `bin/keel.js` (after Node's path): as the launcher's shell lines would, from the build's
+ * start-up snapshot when this is the Node that made it (not upgraded since) and `env` sets neither NODE_OPTIONS
+ * nor KEEL_NO_SNAPSHOT, with the V8 flags the snapshot and code caches were made under; else the script alone.
+ */
+export function launchArgs(bin: string, env: NodeJS.ProcessEnv, node = process.execPath): string[] {
+  const blob = path.join(path.dirname(bin), '..', 'dist', 'bin', 'keel.blob');
+  try {
+    const flags = JSON.parse(readFileSync(`${blob}.flags.json`, 'utf8')) as unknown;
+    if (!Array.isArray(flags) || !flags.every((f) => typeof f === 'string' && f.startsWith('--'))) return [bin];
+    const maker = readFileSync(`${blob}.node`, 'utf8').split('\n')[0];
+    const real = realpathSync(node);
+    const usable = !env.NODE_OPTIONS && !env.KEEL_NO_SNAPSHOT && maker === real && statSync(real).mtimeMs <= statSync(blob).mtimeMs;
+    return usable ? [...flags, '--snapshot-blob', blob, bin] : [...flags, bin];
+  } catch {
+    return [bin];
+  }
+}
+
 export function processTransport(options: QueryOptions): Transport {
-  const child = spawn(process.execPath, [options.executable ?? defaultExecutable(), ...cliArgs(options)], {
+  const env = options.env ?? process.env;
+  const args = options.executable ? [options.executable] : launchArgs(defaultExecutable(), env);
+  const child = spawn(process.execPath, [...args, ...cliArgs(options)], {
     cwd: options.cwd ?? process.cwd(),
-    env: options.env ?? process.env,
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
