@@ -1,9 +1,10 @@
 /**
  * Appends records to a session file: opened with O_APPEND, one record per write(2), torn tail cut on open,
  * fdatasync on demand (group commit: in the background, one in flight at a time; closing waits for none and
- * syncs what is left itself), the folder synced after the file is created.
+ * syncs what is left itself), the folders synced after the file is created (in the background too; closing syncs
+ * any whose background sync has not succeeded).
  */
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { ensureDir } from '../../kernel/index.js';
 import { acquireLock, type SessionLock } from './lock.js';
@@ -28,6 +29,8 @@ export class SessionWriter {
   private appended = 0;
   private synced = 0;
   private lock: SessionLock | undefined;
+  /** Folders whose new entries are not yet known to be on disk: a background fsync is in flight, or it failed. */
+  private readonly unsyncedDirs = new Set<string>();
   /** Complete lines in the file: the next record is line `lines + 1`. */
   lines: number;
 
@@ -64,11 +67,12 @@ export class SessionWriter {
     const created = fstatSync(fd).size === 0;
     if (created && this.opts.fsync) {
       // The file's directory entry must survive a crash, and so must every folder this call created.
-      syncDir(dir);
+      const dirs = [dir];
       for (let made = dir; madeDir !== undefined && made !== path.dirname(made); made = path.dirname(made)) {
-        syncDir(path.dirname(made));
+        dirs.push(path.dirname(made));
         if (made === madeDir) break;
       }
+      for (const folder of dirs) this.syncDirInBackground(folder);
     }
     if (created) this.lines = 0;
     return { created, cutBytes };
@@ -112,6 +116,25 @@ export class SessionWriter {
     });
   }
 
+  /**
+   * fsyncs a folder in libuv's thread pool while the first request goes out (on a cold disk this blocked a start
+   * for milliseconds). The pending request keeps the process alive until it ends; `close` syncs the folder itself
+   * if the background sync has not succeeded by then.
+   */
+  private syncDirInBackground(dir: string): void {
+    this.unsyncedDirs.add(dir);
+    let fd: number;
+    try {
+      fd = openSync(dir, constants.O_RDONLY);
+    } catch {
+      return; // close() tries again, and reports what fails then
+    }
+    fsync(fd, (err) => {
+      closeSync(fd);
+      if (!err) this.unsyncedDirs.delete(dir);
+    });
+  }
+
   /** Flushes the data to disk now, when fsync is on. */
   syncNow(): void {
     if (this.fd === undefined || !this.opts.fsync) return;
@@ -124,18 +147,23 @@ export class SessionWriter {
    * nothing more: the process does not exit before it ends (a libuv request keeps the event loop alive).
    */
   close(): void {
-    if (this.fd !== undefined) {
-      if (this.synced !== this.appended) this.syncNow();
-      closeSync(this.fd);
+    try {
+      if (this.fd !== undefined && this.synced !== this.appended) this.syncNow();
+      for (const dir of this.unsyncedDirs) {
+        syncDir(dir);
+        this.unsyncedDirs.delete(dir);
+      }
+    } finally {
+      if (this.fd !== undefined) closeSync(this.fd);
+      this.fd = undefined;
+      // A background sync in flight closes its descriptor when it ends.
+      if (this.syncFd !== undefined && !this.syncing) {
+        closeSync(this.syncFd);
+        this.syncFd = undefined;
+      }
+      this.lock?.release();
+      this.lock = undefined;
     }
-    this.fd = undefined;
-    // A background sync in flight closes its descriptor when it ends.
-    if (this.syncFd !== undefined && !this.syncing) {
-      closeSync(this.syncFd);
-      this.syncFd = undefined;
-    }
-    this.lock?.release();
-    this.lock = undefined;
   }
 }
 

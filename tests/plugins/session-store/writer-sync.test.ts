@@ -8,6 +8,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const calls = vi.hoisted(() => ({ background: 0, now: 0 }));
+/** Folder syncs: in the thread pool (`fsync`) and on the spot (`fsyncSync`); `failBackground` makes the former fail. */
+const dirSyncs = vi.hoisted(() => ({ background: 0, now: 0, failBackground: false }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   return {
@@ -20,6 +22,15 @@ vi.mock('node:fs', async (importOriginal) => {
       calls.now++;
       fs.fdatasyncSync(fd);
     },
+    fsync: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
+      dirSyncs.background++;
+      if (dirSyncs.failBackground) setImmediate(() => done(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })));
+      else fs.fsync(fd, done);
+    },
+    fsyncSync: (fd: number) => {
+      dirSyncs.now++;
+      fs.fsyncSync(fd);
+    },
   };
 });
 
@@ -30,6 +41,8 @@ const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   calls.background = calls.now = 0;
+  dirSyncs.background = dirSyncs.now = 0;
+  dirSyncs.failBackground = false;
 });
 
 function writer(fsync = true) {
@@ -76,5 +89,37 @@ describe('the session writer’s syncs', () => {
     const idle = writer();
     idle.close();
     expect(calls).toEqual({ background: 0, now: 0 });
+  });
+
+  it('syncs the folders of a new session file in the background, not while the session opens', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'keel-writer-'));
+    dirs.push(root);
+    const w = new SessionWriter(path.join(root, 'sessions', 'project', 's.jsonl'), { fsync: true, redact: createRedactor([]), id: 's' });
+    w.open();
+    // the file's folder and the two folders the open created
+    expect(dirSyncs).toMatchObject({ background: 3, now: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    w.close();
+    expect(dirSyncs).toMatchObject({ background: 3, now: 0 });
+  });
+
+  it('syncs a folder at close when its background sync failed, and still releases the lock', async () => {
+    dirSyncs.failBackground = true;
+    const w = writer();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    w.close();
+    expect(dirSyncs).toMatchObject({ background: 1, now: 1 });
+    // the lock is free: another writer can open the same file
+    const again = new SessionWriter(w.file, { fsync: false, redact: createRedactor([]), id: 's' });
+    again.open();
+    again.close();
+  });
+
+  it('a folder that cannot be synced at close fails the close, but the file and the lock are released', () => {
+    dirSyncs.failBackground = true;
+    const w = writer();
+    rmSync(path.dirname(w.file), { recursive: true, force: true });
+    expect(() => w.close()).toThrow(/ENOENT/);
+    expect(w.isOpen).toBe(false);
   });
 });
