@@ -4,7 +4,7 @@ import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResp
 import { prebuild, prebuildTools } from './body.js';
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
-import { streamAttempt } from './stream.js';
+import { streamAttempt, type AttemptOptions } from './stream.js';
 import { nodeFetch } from './transport.js';
 
 export interface QueryAnthropicOptions {
@@ -71,6 +71,22 @@ function sdkLogger(kernel: Kernel) {
 /** OpenTelemetry tracing through the SDK, on with ANTHROPIC_OPEN_TELEMETRY: spans record the input messages. */
 const tracing = () => process.env.ANTHROPIC_OPEN_TELEMETRY !== undefined;
 
+/**
+ * One attempt without the retry service, under a signal of its own: the SDK's abort listener on the signal it is
+ * given lives as long as the response body, so a long-lived turn signal would collect one per request.
+ */
+async function singleAttempt(client: MessagesClient, params: Anthropic.MessageCreateParamsStreaming, signal: AbortSignal, opts: AttemptOptions): Promise<Anthropic.Message> {
+  const attempt = new AbortController();
+  const abort = () => attempt.abort(signal.reason);
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await streamAttempt(client, params, { signal: attempt.signal, alive: () => undefined }, opts);
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
+}
+
 export function buildParams(request: QueryRequest, caching: boolean): Anthropic.MessageCreateParamsStreaming {
   if (request.thinking && request.thinking.budget_tokens >= request.maxTokens) {
     throw new KeelError(`config thinking.budget_tokens (${request.thinking.budget_tokens}) must be less than maxTokens (${request.maxTokens})`, { exitCode: 2 });
@@ -96,13 +112,18 @@ async function query(kernel: Kernel, client: MessagesClient, request: QueryReque
   const tools = built.tools && prebuildTools(built.tools);
   const params = { ...built, messages, ...(tools ? { tools: tools.tools } : {}) };
   const signal = request.signal ?? turn.signal;
-  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt] };
+  const attemptOpts = {
+    visible: request.tier === 'main' && request.stream !== false,
+    emit: turn.emit,
+    prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt],
+    log: (message: string) => kernel.log('debug', message, NAME),
+  };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;
   try {
     message = retry
       ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'Anthropic API' })
-      : await streamAttempt(client, params, { signal, alive: () => undefined }, attemptOpts);
+      : await singleAttempt(client, params, signal, attemptOpts);
   } catch (err) {
     throw mapError(err, request.model);
   }

@@ -4,7 +4,8 @@ import type { MessagesClient } from './client.js';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
 import { MessageAccumulator } from './accumulate.js';
 import { PREBUILT, type PrebuiltPart } from './body.js';
-import { ALIVE } from './transport.js';
+import { SseDecoder, type ServerSentEvent } from './sse.js';
+import { ALIVE, ATTEMPT_SIGNAL } from './transport.js';
 
 export interface AttemptContext {
   signal: AbortSignal;
@@ -21,13 +22,17 @@ export interface AttemptOptions {
   /** The bytes of the parts of `params` that serialise as placeholders (body.ts). */
   prebuilt?: PrebuiltPart[];
   emit(event: AgentEvent): void;
+  /** Where an event whose data is not JSON is described (the kernel log at debug level). */
+  log?(message: string): void;
 }
 
 /**
- * Streams one Messages API call: the SDK's raw event stream (`messages.create` with `stream: true`), folded into
- * the message here (accumulate.ts). A message is returned only when the stream reached its end with a stop
- * reason: a partial message is never returned, so no tool call from it can run. When the stream breaks after its
- * headers the error is marked `retryable`, and any text already shown is withdrawn.
+ * Streams one Messages API call: the SDK sends the request (`messages.create` with `stream: true`) and checks the
+ * answer's status; the body's events are read here (sse.ts) and folded into the message (accumulate.ts), as the
+ * SDK's `Stream` would yield them: pings and unnamed events skipped, an `error` event thrown as the API error it
+ * carries, an aborted body ending the stream quietly. A message is returned only when the stream reached its end
+ * with a stop reason: a partial message is never returned, so no tool call from it can run. When the stream breaks
+ * after its headers the error is marked `retryable`, and any text already shown is withdrawn.
  */
 export async function streamAttempt(
   client: MessagesClient,
@@ -42,43 +47,86 @@ export async function streamAttempt(
     ctx.alive();
     if (chunk) head.add(chunk);
   };
-  const fetchOptions = { [ALIVE]: alive, ...(opts.prebuilt ? { [PREBUILT]: opts.prebuilt } : {}) } as object;
+  const fetchOptions = { [ALIVE]: alive, [ATTEMPT_SIGNAL]: ctx.signal, ...(opts.prebuilt ? { [PREBUILT]: opts.prebuilt } : {}) } as object;
   let response: Response | undefined;
   let shown = false;
   const toolIds = new Map<number, string>();
-  try {
-    const answer = await client.messages.create(params, { signal: ctx.signal, fetchOptions }).withResponse();
-    response = answer.response;
+  const accumulator = new MessageAccumulator();
+  const apply = (sse: ServerSentEvent) => {
+    const event = eventOf(sse, response!, opts.log);
+    if (!event) return;
     ctx.alive();
-    const accumulator = new MessageAccumulator();
-    for await (const event of answer.data) {
-      ctx.alive();
-      ctx.progress?.();
-      accumulator.add(event);
-      if (!opts.visible) continue;
-      if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
-      if (event.type !== 'content_block_delta') continue;
-      const delta = event.delta;
-      if (delta.type === 'text_delta') {
-        shown = true;
-        opts.emit({ type: 'text_delta', text: delta.text, index: event.index });
-      } else if (delta.type === 'thinking_delta') {
-        shown = true;
-        opts.emit({ type: 'thinking_delta', text: delta.thinking, index: event.index });
-      } else if (delta.type === 'input_json_delta') {
-        shown = true;
-        opts.emit({ type: 'tool_input_delta', partialJson: delta.partial_json, index: event.index, toolUseId: toolIds.get(event.index) });
-      }
+    ctx.progress?.();
+    accumulator.add(event);
+    if (!opts.visible) return;
+    if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
+    if (event.type !== 'content_block_delta') return;
+    const delta = event.delta;
+    if (delta.type === 'text_delta') {
+      shown = true;
+      opts.emit({ type: 'text_delta', text: delta.text, index: event.index });
+    } else if (delta.type === 'thinking_delta') {
+      shown = true;
+      opts.emit({ type: 'thinking_delta', text: delta.thinking, index: event.index });
+    } else if (delta.type === 'input_json_delta') {
+      shown = true;
+      opts.emit({ type: 'tool_input_delta', partialJson: delta.partial_json, index: event.index, toolUseId: toolIds.get(event.index) });
     }
-    // The SDK ends an aborted stream quietly: an aborted attempt must fail, never look complete.
+  };
+  try {
+    // The attempt's signal reaches the transport through `fetchOptions` (see ATTEMPT_SIGNAL), not the SDK.
+    response = await client.messages.create(params, { fetchOptions }).asResponse();
+    ctx.alive();
+    const decoder = new SseDecoder();
+    try {
+      for await (const chunk of bodyOf(response)) for (const sse of decoder.push(chunk)) apply(sse);
+      for (const sse of decoder.end()) apply(sse);
+    } catch (err) {
+      // The SDK ends an aborted stream quietly (below: an aborted attempt fails, an unfinished one is incomplete).
+      if (!(err instanceof Object && (err as { name?: unknown }).name === 'AbortError')) throw err;
+    }
     if (ctx.signal.aborted) throw abortError(ctx.signal);
     return accumulator.final();
   } catch (caught) {
-    const unexpected = notAStream(response, head);
+    // Aborted before the headers, the SDK (which was given no signal) reports a failed connection: it was an abort.
+    if (ctx.signal.aborted && !isAbortError(caught)) caught = abortError(ctx.signal);
+    const unexpected = ctx.signal.aborted ? undefined : notAStream(response, head);
     const err = unexpected ?? caught;
     if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (unexpected) throw unexpected;
     if (response && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
+    throw err;
+  }
+}
+
+/** The body's chunks: the transport's body is an async iterable; a web stream (another fetch) is one too. */
+function bodyOf(response: Response): AsyncIterable<Uint8Array> {
+  if (!response.body) throw new Error('Attempted to iterate over a response with no body');
+  return response.body as unknown as AsyncIterable<Uint8Array>;
+}
+
+/**
+ * The stream event an SSE event carries, or undefined for one to skip. An `error` event throws the error it
+ * carries (shaped as the SDK's `APIError` for a stream: no status, the body as `error`); data that is not JSON
+ * throws, after saying what it was.
+ */
+function eventOf(sse: ServerSentEvent, response: Response, log: ((message: string) => void) | undefined): Anthropic.RawMessageStreamEvent | undefined {
+  if (sse.event === null || sse.event === 'ping') return undefined;
+  if (sse.event === 'error') {
+    let body: unknown = sse.data;
+    try {
+      body = JSON.parse(sse.data);
+    } catch {
+      // not JSON: the error is the text itself
+    }
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    throw Object.assign(new Error(text), { name: 'APIError', status: undefined, error: body, headers: response.headers });
+  }
+  if (!sse.data) return undefined;
+  try {
+    return JSON.parse(sse.data) as Anthropic.RawMessageStreamEvent;
+  } catch (err) {
+    log?.(`Could not parse message into JSON: ${sse.data}`);
     throw err;
   }
 }

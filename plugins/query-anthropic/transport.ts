@@ -16,9 +16,15 @@ import { ResponseBody } from './response-body.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
 export const ALIVE = Symbol.for('keel.query-anthropic.alive');
+/**
+ * `fetchOptions` key for the attempt's abort signal, which the SDK is not given (stream.ts): the SDK would hang a
+ * listener on it that lives until the response body is collected, through a FinalizationRegistry whose entries
+ * keep every body alive into the old generation.
+ */
+export const ATTEMPT_SIGNAL = Symbol.for('keel.query-anthropic.signal');
 
-/** Called on the response headers (no argument) and on every chunk of the body (with it). */
-type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[] };
+/** `ALIVE` is called on the response headers (no argument) and on every chunk of the body (with it). */
+type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[]; [ATTEMPT_SIGNAL]?: AbortSignal };
 
 /**
  * Sends a request over the HTTP client. Replaced only by the start-up snapshot's warm-up (scripts/binary/warm-up.ts),
@@ -64,7 +70,9 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(new TypeError(`keel transport: unsupported protocol ${url.protocol}`));
     const signal = init.signal ?? undefined;
+    const attempt = init[ATTEMPT_SIGNAL];
     if (signal?.aborted) return reject(abortReason(signal));
+    if (attempt?.aborted) return reject(abortReason(attempt));
     const alive = init[ALIVE] ?? (() => undefined);
     let body: Buffer[] | undefined;
     try {
@@ -87,12 +95,16 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
       reject(err);
     };
     const onAbort = () => {
-      const reason = abortReason(signal!);
+      const reason = abortReason(signal?.aborted ? signal : attempt!);
       outgoing.destroy();
       fail(reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    const release = () => signal?.removeEventListener('abort', onAbort);
+    attempt?.addEventListener('abort', onAbort, { once: true });
+    const release = () => {
+      signal?.removeEventListener('abort', onAbort);
+      attempt?.removeEventListener('abort', onAbort);
+    };
     outgoing.on('error', (err) => {
       release();
       fail(new TypeError('fetch failed', { cause: err }));
