@@ -29,7 +29,7 @@ export class SessionWriter {
   private appended = 0;
   private synced = 0;
   private lock: SessionLock | undefined;
-  /** Folders whose new entries are not yet known to be on disk: a background fsync is in flight, or it failed. */
+  /** Folders whose background fsync could not start or failed: `close` syncs them itself. */
   private readonly unsyncedDirs = new Set<string>();
   /** Complete lines in the file: the next record is line `lines + 1`. */
   lines: number;
@@ -118,20 +118,20 @@ export class SessionWriter {
 
   /**
    * fsyncs a folder in libuv's thread pool while the first request goes out (on a cold disk this blocked a start
-   * for milliseconds). The pending request keeps the process alive until it ends; `close` syncs the folder itself
-   * if the background sync has not succeeded by then.
+   * for milliseconds). A sync in flight needs nothing more from `close`: the process does not exit before it ends
+   * (a libuv request keeps the event loop alive); one that could not start or failed, `close` does itself.
    */
   private syncDirInBackground(dir: string): void {
-    this.unsyncedDirs.add(dir);
     let fd: number;
     try {
       fd = openSync(dir, constants.O_RDONLY);
     } catch {
-      return; // close() tries again, and reports what fails then
+      this.unsyncedDirs.add(dir); // close() tries again, and reports what fails then
+      return;
     }
     fsync(fd, (err) => {
       closeSync(fd);
-      if (!err) this.unsyncedDirs.delete(dir);
+      if (err) this.unsyncedDirs.add(dir);
     });
   }
 
