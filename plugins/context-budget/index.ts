@@ -55,23 +55,25 @@ interface BudgetData {
   /** System prompt and tool schemas: what the API counted beyond the messages. */
   overhead: number;
   /** The messages of the last request and the running estimate after each (see estimateSent). */
-  sent?: { messages: MessageParam[]; contents: MessageParam['content'][]; totals: number[] };
+  sent?: { messages: MessageParam[]; totals: number[] };
 }
 
 /**
  * The estimate of a request's messages, asked after every turn: a request's messages are the previous one's plus
- * the turn's, so only those are estimated; the sum over the shared prefix (same messages, same contents) is kept.
+ * the turn's, so only those are estimated; the sum over the shared prefix (the same message objects) is kept. The
+ * prefix is compared by identity alone, as the anchor is: reading every message's content to catch one edited in
+ * place (history messages are replaced, not edited) cost a cache miss per message per turn, for an estimate the
+ * next response's usage corrects anyway (`overhead`).
  */
 function estimateSent(b: BudgetData, messages: readonly MessageParam[]): number {
-  const sent = (b.sent ??= { messages: [], contents: [], totals: [] });
+  const sent = (b.sent ??= { messages: [], totals: [] });
   let k = 0;
   const n = Math.min(sent.messages.length, messages.length);
-  while (k < n && sent.messages[k] === messages[k] && sent.contents[k] === messages[k]!.content) k++;
-  sent.messages.length = sent.contents.length = sent.totals.length = k;
+  while (k < n && sent.messages[k] === messages[k]) k++;
+  sent.messages.length = sent.totals.length = k;
   for (let i = k; i < messages.length; i++) {
     const message = messages[i]!;
     sent.messages.push(message);
-    sent.contents.push(message.content);
     sent.totals.push((i > 0 ? sent.totals[i - 1]! : 0) + estimateMessage(message));
   }
   return messages.length > 0 ? sent.totals[messages.length - 1]! : 0;
