@@ -1,5 +1,5 @@
 // The esbuild plugins scripts/build.mjs bundles the binary with. Each is a small resolver: which module a specifier
-// becomes in the binary, and why.
+// becomes in the binary, and why. With them, what the build reads from the plugins' cold parts' graphs.
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -111,3 +111,106 @@ export const uiBindings = ({ root, uiDir, kernelExports }) => ({
     }));
   },
 });
+
+/** A plugin's cold part: plugins/<name>/cold.ts (see scripts/binary/cold.ts). */
+export const COLD_ENTRY = 'cold.ts';
+/** The id prefix under which a cold bundle imports a module of keel.cjs (scripts/binary/cold.ts). */
+const LINK = 'keel-host:';
+const posixPath = (p) => p.split(path.sep).join('/');
+
+/**
+ * keel.cjs's side of the cold parts: in a plugin of `cold` (name → the modules its cold bundle links to, as paths
+ * relative to `root`), `import('./cold.js')` becomes a module that loads dist/bin/cold/<name>.cjs on first use
+ * (scripts/binary/cold.ts) and hands it those modules. Any other import of ./cold.js is refused: it would load the
+ * cold part with the plugin, or put it back into keel.cjs.
+ */
+export const coldLoaders = ({ root, binary, cold }) => ({
+  name: 'keel-cold-loaders',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/cold\.js$/ }, (args) => {
+      const dir = path.dirname(args.importer);
+      const name = path.basename(dir);
+      if (dir !== path.join(root, 'plugins', name) || !cold.has(name)) return undefined;
+      if (args.kind !== 'dynamic-import') {
+        return { errors: [{ text: `${posixPath(path.relative(root, args.importer))} imports ./cold.js statically: a plugin's cold part is loaded with import() only, on first use` }] };
+      }
+      return { path: name, namespace: 'keel-cold' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'keel-cold' }, (args) => ({
+      contents: [
+        `const { loadCold } = require(${JSON.stringify(path.join(binary, 'cold.ts'))});`,
+        `module.exports = loadCold(${JSON.stringify(args.path)}, {`,
+        ...cold.get(args.path).map((rel) => `  ${JSON.stringify(rel)}: () => require(${JSON.stringify(path.join(root, rel))}),`),
+        `});`,
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: root,
+    }));
+  },
+});
+
+/**
+ * The modules of `plugin` that keel.cjs holds, as paths relative to `root`: what its index.ts imports, without
+ * ./cold.js, the kernel and packages. A cold bundle links to these rather than holding a copy.
+ */
+export async function warmModules(esbuild, root, plugin) {
+  const dir = path.join(root, 'plugins', plugin);
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [path.join(dir, 'index.ts')],
+    bundle: true,
+    write: false,
+    metafile: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'keel-warm-only',
+        setup(build) {
+          build.onResolve({ filter: /^\.\.?\// }, (args) => {
+            if (args.path === './cold.js' && path.dirname(args.importer) === dir) return { path: args.path, external: true };
+            const target = path.resolve(args.resolveDir, args.path);
+            return target.startsWith(dir + path.sep) ? undefined : { path: args.path, external: true };
+          });
+        },
+      },
+    ],
+  });
+  return new Set(Object.keys(result.metafile.inputs).filter((file) => file.startsWith(`plugins/${plugin}/`)));
+}
+
+/**
+ * A cold bundle's imports: its plugin's cold modules are bundled; kernel/index.js, the plugin's modules keel.cjs
+ * holds (`warm`) and the vendor loader (`loader`, for the vendor shims) are keel.cjs's instances, reached through
+ * `keel-host:` ids (scripts/binary/cold.ts); any other Keel module is refused (a second copy of its state).
+ * Packages other than the vendor bundles' are bundled in.
+ */
+export const coldBindings = ({ root, plugin, warm }) => ({
+  name: 'keel-cold-bindings',
+  setup(build) {
+    const dir = path.join(root, 'plugins', plugin);
+    const linked = new Set(['kernel/index.ts', ...warm]);
+    build.onResolve({ filter: /^keel-host:/ }, (args) => ({ path: args.path, external: true }));
+    build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+      if (args.pluginData?.keelCold || args.importer.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+      const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { keelCold: true } });
+      if (resolved.errors.length) return { errors: resolved.errors };
+      const rel = posixPath(path.relative(root, resolved.path));
+      if (linked.has(rel)) return { path: `${LINK}${rel}`, external: true };
+      if (resolved.path.startsWith(dir + path.sep)) return { path: resolved.path };
+      return { errors: [{ text: `the cold part of ${plugin} may import Keel only through kernel/index.js and its own folder, not ${rel} (a second copy of its state)` }] };
+    });
+  },
+});
+
+/** The `keel-host:` modules a cold bundle's metafile says it imports, as paths relative to the root. */
+export function coldLinks(metafile) {
+  const links = new Set();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const { path: spec, external } of output.imports) if (external && spec.startsWith(LINK)) links.add(spec.slice(LINK.length));
+  }
+  return [...links].sort();
+}

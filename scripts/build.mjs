@@ -1,7 +1,8 @@
 // Builds Keel: the library (tsc → dist/, with types) and the `keel` binary in dist/bin: the CLI as one CommonJS
-// bundle (keel.cjs) and its V8 start-up snapshot (keel.blob), the Ink UI bundle (ui/), the vendor bundles with
-// their code caches (vendor/), and the `--version`/`--help` text (dist/fast-path/). See README, "Start-up". Type
-// errors do not stop the build: `npm run typecheck` (first in `npm test`) is the gate for those.
+// bundle (keel.cjs) and its V8 start-up snapshot (keel.blob), the Ink UI bundle (ui/), the plugins' cold parts
+// (cold/), the vendor bundles with their code caches (vendor/), and the `--version`/`--help` text
+// (dist/fast-path/). See README, "Start-up". Type errors do not stop the build: `npm run typecheck` (first in
+// `npm test`) is the gate for those.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSnapshot, builtinImports } from './build-snapshot.mjs';
-import { binarySubstitutes, lazyBuiltins, uiBindings, vendorShims, zodEnglishOnly } from './build-plugins.mjs';
+import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, zodEnglishOnly } from './build-plugins.mjs';
 import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -123,6 +124,47 @@ const hashOf = Object.fromEntries(Object.keys(VENDORS).map((name) => [name, crea
 const loader = path.join(root, 'scripts', 'vendor-loader.ts');
 const binary = path.join(root, 'scripts', 'binary');
 const uiDir = path.join(root, 'plugins', 'ui-ink');
+
+// The plugins' cold parts: plugins/<name>/cold.ts, the code that runs only when the plugin's feature is used, each a
+// CommonJS bundle of its own in dist/bin/cold/ that keel.cjs loads on first use (scripts/binary/cold.ts), so neither
+// keel.cjs nor the start-up snapshot carries it. A cold bundle holds its plugin's cold modules only: it links to
+// keel.cjs's kernel, to the plugin's modules keel.cjs holds, and to its vendor loader (one instance of each).
+const coldDir = path.join(staging, 'cold');
+/** Plugin name → the modules of keel.cjs its cold bundle links to (paths relative to the root). */
+const coldPlugins = new Map();
+/** Plugin name → the Keel modules its cold bundle holds (none may be in keel.cjs: checked below). */
+const coldHeld = new Map();
+for (const plugin of readdirSync(path.join(root, 'plugins')).filter((name) => existsSync(path.join(root, 'plugins', name, COLD_ENTRY))).sort()) {
+  const warm = await warmModules(esbuild, root, plugin);
+  const bundle = await esbuild.build({
+    absWorkingDir: root,
+    metafile: true,
+    entryPoints: { [plugin]: path.join(root, 'plugins', plugin, COLD_ENTRY) },
+    outdir: coldDir,
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    // Loaded with vm.Script, which has no module loader for import(): bundled modules imported on first use stay
+    // lazy requires, as in keel.cjs.
+    supported: { 'dynamic-import': false },
+    // Where keel.cjs lives (dist/bin, the folder above this one), as `import.meta.url` is in keel.cjs.
+    define: { 'import.meta.url': '__keelBundleUrl' },
+    banner: { js: 'var __keelBundleUrl = require("node:url").pathToFileURL(require("node:path").join(__dirname, "..", "keel.cjs")).href;' },
+    legalComments: 'none',
+    minify: process.env.KEEL_NO_MINIFY ? false : true,
+    keepNames: false,
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    // Built-ins load as in keel.cjs: those a restored snapshot does not hold, on first use.
+    plugins: [vendorShims({ root, loader: 'keel-host:scripts/vendor-loader.ts', vendorOf, exportsOf, hashOf }), coldBindings({ root, plugin, warm }), lazyBuiltins],
+  });
+  for (const builtin of builtinImports(bundle.metafile)) runtimeBuiltins.add(builtin);
+  coldPlugins.set(plugin, coldLinks(bundle.metafile));
+  const [output] = Object.values(bundle.metafile.outputs).filter((o) => o.entryPoint);
+  coldHeld.set(plugin, Object.keys(output.inputs).filter((file) => /^(kernel|plugins|presets|scripts)\//.test(file)));
+}
 // The CLI: one CommonJS file, dist/bin/keel.cjs, so the build can evaluate it into a V8 start-up snapshot
 // (dist/bin/keel.blob) that the `keel` executable starts from. Modules imported on first use stay unevaluated
 // until then (esbuild's lazy module wrappers), as in an ES module build.
@@ -149,9 +191,15 @@ const cli = await esbuild.build({
   keepNames: false, // held by the start-up snapshot: see SNAPSHOT_BUNDLES
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [vendorShims({ root, loader, vendorOf, exportsOf, hashOf }), binarySubstitutes(root, binary), lazyBuiltins],
+  plugins: [vendorShims({ root, loader, vendorOf, exportsOf, hashOf }), binarySubstitutes(root, binary), coldLoaders({ root, binary, cold: coldPlugins }), lazyBuiltins],
   metafile: true,
 });
+// Each cold module is in its cold bundle only: keel.cjs bundling one too (a warm module re-exporting it, say) would
+// be a second copy of it.
+for (const [plugin, files] of coldHeld) {
+  const both = files.filter((file) => file in cli.metafile.inputs);
+  if (both.length) throw new Error(`build: keel.cjs and cold/${plugin}.cjs both hold ${both.join(', ')}`);
+}
 
 if (process.env.KEEL_METAFILE) writeFileSync(process.env.KEEL_METAFILE, JSON.stringify(cli.metafile));
 for (const builtin of builtinImports(cli.metafile)) runtimeBuiltins.add(builtin);
