@@ -19,11 +19,11 @@ export default definePlugin(() => ({
     kernel.modes.register({
       name: 'interactive:plain',
       async run(ctx) {
-        const { runPlain } = await import('./run.js');
+        const { runPlain } = await import('./cold.js');
         return runPlain(ctx, bridge);
       },
       async askTrust(question) {
-        const { askTrustPlain } = await import('./trust.js');
+        const { askTrustPlain } = await import('./cold.js');
         return askTrustPlain(question);
       },
     });
