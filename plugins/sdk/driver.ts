@@ -30,6 +30,7 @@ import {
   type OutMessage,
 } from './messages.js';
 import { PartialStream } from './partial.js';
+import { DRIVER_KEY } from './session-driver.js';
 
 /** One input item: a parsed message, or why a line could not be parsed. `where` names it in errors. */
 export type Incoming = { where: string; value: unknown } | { where: string; error: string };
@@ -71,13 +72,6 @@ export interface DriverOptions {
 }
 
 type Pending = { resolve(value: { ok: true; response: Record<string, unknown> } | { ok: false; error: string }): void };
-
-const DRIVER_KEY = 'sdk';
-
-/** The driver serving a session, for the `askUser` tap. */
-export function driverOf(session: Session): ProtocolDriver | undefined {
-  return session.data.get(DRIVER_KEY) as ProtocolDriver | undefined;
-}
 
 export class ProtocolDriver {
   private session: Session | undefined;
