@@ -1,7 +1,7 @@
 /**
  * The MCP bridge: every configured MCP server's tools (deferred, `mcp__<server>__<tool>`), resources
  * (`@server:uri` in a prompt) and prompts (`/mcp__server__prompt`). Servers connect in the background when a
- * session starts; the SDK loads only when a server is configured.
+ * session starts; the bridge's code and the SDK load only when a server is configured, `keel mcp`'s when it runs.
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +15,6 @@ import {
   type MessageParam,
   type Session,
 } from '../../kernel/index.js';
-import { announceProjectServers } from './approvals.js';
 import { holdOpen } from './keep-alive.js';
 import type { Bridge, BridgeLimits, ServerStatus } from './bridge.js';
 import { projectFile, serverLayers } from './settings.js';
@@ -105,9 +104,10 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
     const ensureBridge = (): Promise<Bridge | undefined> => {
       if (!configured) return Promise.resolve(undefined);
       loading ??= (async () => {
-        const listing = announceProjectServers(kernel.config);
+        const cold = await import('./cold.js');
+        const listing = cold.announceProjectServers(kernel.config);
         if (listing) kernel.log('warn', listing, NAME);
-        const { Bridge } = await import('./bridge.js');
+        const { Bridge } = await cold.loadBridge();
         bridge = new Bridge(kernel, servers, limits);
         void bridge.start();
         return bridge;
@@ -254,7 +254,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       name: 'mcp',
       description: 'manage MCP servers: list, get <name>, add <name> <command|url> [args…], remove <name>',
       async run(args, ctx) {
-        const { mcpSubcommand } = await import('./command-line.js');
+        const { mcpSubcommand } = await import('./cold.js');
         return mcpSubcommand(kernel, args, ctx.io, limits);
       },
     });
