@@ -1,26 +1,17 @@
 /**
  * tool-documents: read_file on a PDF sends a document block (a page range at a time when large), read_file on
- * a Jupyter notebook shows its cells and outputs, and notebook_edit changes one cell.
+ * a Jupyter notebook shows its cells and outputs, and notebook_edit changes one cell. Reading and editing
+ * documents is loaded on the first call that reads or edits one.
  */
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, type Kernel, type ToolDefinition, type ToolResult, type Turn } from '../../kernel/index.js';
-import { renderNotebook, parseNotebook } from './notebook.js';
+import { definePlugin, type ToolDefinition } from '../../kernel/index.js';
+import { MAX_PAGES } from './limits.js';
 import { notebookEditTool } from './notebook-edit.js';
-import { MAX_PAGES, readPdf } from './pdf.js';
+import type { ReadInput } from './read-document.js';
 
 const NAME = 'tool-documents';
 
-/** Providers that take `document` blocks. */
-const DOCUMENT_PROVIDERS = new Set(['anthropic']);
-
 const NOTE = ` PDFs come back as documents (at most ${MAX_PAGES} pages per call: for PDFs, offset and limit count pages). Jupyter notebooks (.ipynb) come back as cells with their outputs; change them with notebook_edit.`;
-
-interface ReadInput {
-  path: string;
-  offset?: number;
-  limit?: number;
-}
 
 export default definePlugin(() => ({
   name: NAME,
@@ -47,32 +38,8 @@ export default definePlugin(() => ({
       const args = call.input as ReadInput;
       const ext = path.extname(args.path ?? '').toLowerCase();
       if (ext !== '.pdf' && ext !== '.ipynb') return undefined;
+      const { readDocument } = await import('./cold.js');
       return readDocument(kernel, args, turn, ext);
     });
   },
 }));
-
-async function readDocument(kernel: Kernel, args: ReadInput, turn: Turn, ext: string): Promise<ToolResult> {
-  const abs = path.resolve(turn.session.cwd, args.path);
-  const shown = path.relative(turn.session.cwd, abs) || abs;
-  let info;
-  try {
-    info = await stat(abs);
-  } catch {
-    return { content: `File not found: ${shown}.`, isError: true };
-  }
-  if (info.isDirectory()) return { content: `${shown} is a directory; use ls to list it.`, isError: true };
-  if (ext === '.pdf') {
-    const provider = kernel.config.provider ?? 'anthropic';
-    if (!DOCUMENT_PROVIDERS.has(provider)) {
-      return { content: `read_file: the provider "${provider}" cannot take PDF documents; extract the text with bash instead (e.g. pdftotext ${shown} -).`, isError: true };
-    }
-    return readPdf(await readFile(abs), shown, { offset: args.offset, limit: args.limit });
-  }
-  try {
-    const nb = parseNotebook(await readFile(abs, 'utf8'), shown);
-    return { content: renderNotebook(nb, shown), display: { path: abs, cells: nb.cells.length } };
-  } catch (err) {
-    return { content: `read_file: ${(err as Error).message}`, isError: true };
-  }
-}

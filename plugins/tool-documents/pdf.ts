@@ -1,8 +1,6 @@
 /** PDFs for read_file: sent to the model as a document block, a page range at a time when large. */
 import type { DocumentBlockParam, TextBlockParam, ToolResult } from '../../kernel/index.js';
-
-/** Pages one read sends at most; longer PDFs are read in ranges (offset/limit count pages). */
-export const MAX_PAGES = 20;
+import { MAX_PAGES } from './limits.js';
 /** The Messages API takes requests up to 32 MB; a document's base64 grows by a third. */
 export const MAX_PDF_BYTES = 20 * 1024 * 1024;
 
