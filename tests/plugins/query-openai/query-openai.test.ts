@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, runAgent, type AgentEvent, type Plugin } from '../../../kernel/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
-import queryOpenAI, { buildChatParams } from '../../../plugins/query-openai/index.js';
+import queryOpenAI from '../../../plugins/query-openai/index.js';
+import { buildChatParams } from '../../../plugins/query-openai/query.js';
 import queryRetry from '../../../plugins/query-retry/index.js';
 import usage from '../../../plugins/usage/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
