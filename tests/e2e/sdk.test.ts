@@ -61,7 +61,7 @@ describe('SDK mode (stream-json in and out)', () => {
     let hung!: () => void;
     const hanging = new Promise<void>((resolve) => (hung = resolve));
     const { env, ws, server } = await prepare(scenario(() => hung()));
-    const child = spawn(process.execPath, [KEEL_BIN, '--input-format=stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'], {
+    const child = spawn(KEEL_BIN, ['--input-format=stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'], {
       cwd: ws.dir,
       env: cleanEnv(env),
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -125,7 +125,7 @@ describe('SDK mode (stream-json in and out)', () => {
         CHILD: [callTool('write_file', { path: 'from-child.txt', content: 'hi' }, 'toolu_cw'), say('child wrote')],
       }),
     });
-    const child = spawn(process.execPath, [KEEL_BIN, '--input-format', 'stream-json', '--output-format', 'stream-json', '--include-partial-messages', '--permission-prompt-tool', 'stdio', '--allowedTools', 'Task'], {
+    const child = spawn(KEEL_BIN, ['--input-format', 'stream-json', '--output-format', 'stream-json', '--include-partial-messages', '--permission-prompt-tool', 'stdio', '--allowedTools', 'Task'], {
       cwd: ws.dir,
       env: cleanEnv(env),
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -158,7 +158,7 @@ describe('SDK mode (stream-json in and out)', () => {
 
   it('KEEL_SDK_MODE=1 selects SDK mode without flags', async () => {
     const { env, ws } = await prepare([say('sdk by env')]);
-    const child = spawn(process.execPath, [KEEL_BIN], { cwd: ws.dir, env: cleanEnv({ ...env, KEEL_SDK_MODE: '1' }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(KEEL_BIN, [], { cwd: ws.dir, env: cleanEnv({ ...env, KEEL_SDK_MODE: '1' }), stdio: ['pipe', 'pipe', 'pipe'] });
     const exit = collect(child, 30_000);
     child.stdin!.end(`${JSON.stringify(user('hello'))}\n`);
     const run = await exit;
@@ -172,7 +172,7 @@ describe('SDK mode (stream-json in and out)', () => {
     let hung!: () => void;
     const hanging = new Promise<void>((resolve) => (hung = resolve));
     const { env, ws } = await prepare([() => (hung(), { fault: 'hang' })]);
-    const child = spawn(process.execPath, [KEEL_BIN, '--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(KEEL_BIN, ['--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     const exit = collect(child, 30_000);
     child.stdin!.write(`${JSON.stringify(user('wait forever'))}\n`);
     await hanging;

@@ -1,0 +1,205 @@
+/**
+ * The plugins' cold parts (plugins/<name>/cold.ts: the code a feature runs only when it is used) are bundles of their
+ * own in dist/bin/cold/, loaded on first use: neither keel.cjs nor the start-up snapshot holds them, `keel -p` and the
+ * edit session load none, and each feature loads its own and works, started from the snapshot and without it.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEEL_NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { callTool, say, type RecordedRequest } from '../helpers/anthropic-server.js';
+import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, type KeelRun } from '../helpers/cli.js';
+import { startOpenAIServer } from '../helpers/openai-server.js';
+import { useScriptedProjects } from '../helpers/project.js';
+import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { makeWorkspace } from '../helpers/workspace.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = path.join(root, 'dist', 'bin');
+const TRACE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/trace-reads.cjs');
+const prepare = useScriptedProjects();
+
+/** Text each cold part's code holds (a message or a description) and its plugin's warm part does not. */
+const MARKERS: Record<string, string> = {
+  inspect: 'without the start-up snapshot, so start-up is slower',
+  'mcp-bridge': 'connect to every configured server and show its status',
+  'query-openai': 'the OpenAI-compatible server refused the request',
+  sdk: 'unknown control request subtype',
+  'tool-agent': 'ended without a result',
+  'tool-documents': 'is not a readable PDF',
+  'ui-plain': 'Ctrl+R searches it as you type',
+};
+
+type Start = 'from the snapshot' | 'without the snapshot';
+const STARTS: Start[] = ['from the snapshot', 'without the snapshot'];
+
+/**
+ * Runs `keel` with every file it reads whole traced: as Node started from the snapshot (the launcher's command line
+ * with the trace preloaded), or through the launcher with NODE_OPTIONS set, which starts it without the snapshot.
+ * Returns the run and the cold bundles it (and any sub-agent traced with it) read, by plugin name.
+ */
+async function traced(start: Start, args: string[], opts: { cwd: string; env: Record<string, string | undefined>; input?: string; timeoutMs?: number }): Promise<KeelRun & { cold: string[]; reads: string[] }> {
+  const file = path.join(opts.cwd, `.reads-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(file, '');
+  let run: KeelRun;
+  if (start === 'from the snapshot') {
+    const child = spawn(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(BIN, 'keel.blob'), '-r', TRACE, KEEL_BIN, ...args], {
+      cwd: opts.cwd,
+      env: cleanEnv({ ...opts.env, TRACE_READS_FILE: file }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    child.stdin!.end(opts.input ?? '');
+    run = await collect(child, opts.timeoutMs);
+  } else {
+    run = await runKeel(args, { cwd: opts.cwd, env: { ...opts.env, NODE_OPTIONS: `--require=${TRACE}`, TRACE_READS_FILE: file }, input: opts.input, timeoutMs: opts.timeoutMs });
+  }
+  const reads = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const cold = [...new Set(reads.filter((f) => f.startsWith(path.join(BIN, 'cold') + path.sep)).map((f) => path.basename(f, '.cjs')))].sort();
+  return { ...run, cold, reads };
+}
+
+/** The last tool result of a request. */
+function lastResult(request: RecordedRequest): { content: unknown; is_error?: boolean } {
+  const messages = request.body.messages as Array<{ content: Array<{ type: string; content: unknown; is_error?: boolean }> }>;
+  return messages[messages.length - 1].content.find((b) => b.type === 'tool_result')!;
+}
+
+describe('the plugins’ cold parts', () => {
+  it('are bundles of their own in dist/bin/cold, which neither keel.cjs nor the start-up snapshot holds', () => {
+    const plugins = readdirSync(path.join(root, 'plugins')).filter((name) => existsSync(path.join(root, 'plugins', name, 'cold.ts')));
+    expect(plugins.sort()).toEqual(Object.keys(MARKERS).sort());
+    const cli = readFileSync(path.join(BIN, 'keel.cjs'), 'utf8');
+    const blob = readFileSync(path.join(BIN, 'keel.blob'));
+    for (const [plugin, marker] of Object.entries(MARKERS)) {
+      expect(readFileSync(path.join(BIN, 'cold', `${plugin}.cjs`), 'utf8'), plugin).toContain(marker);
+      expect(cli.includes(marker), `keel.cjs holds ${plugin}'s cold code`).toBe(false);
+      expect(blob.includes(marker), `the snapshot holds ${plugin}'s cold code`).toBe(false);
+    }
+    // Not vacuous: the plugins' warm parts (their names, modes and sub-commands) are in both.
+    expect(cli).toContain('interactive:plain');
+    expect(blob.includes('interactive:plain')).toBe(true);
+  });
+
+  for (const start of STARTS) {
+    describe(start, () => {
+      it('keel -p and the edit session (read_file, edit_file, bash) load none', async () => {
+        const { env, ws, server } = await prepare([
+          say('one turn'),
+          callTool('read_file', { path: 'a.txt' }),
+          callTool('edit_file', { path: 'a.txt', old_string: 'hello', new_string: 'goodbye' }),
+          callTool('bash', { command: 'cat a.txt' }),
+          say('edited'),
+        ]);
+        ws.write('a.txt', 'hello world\n');
+        const one = await traced(start, ['-p', 'hi'], { cwd: ws.dir, env });
+        expect(one.stdout).toBe('one turn\n');
+        expect(one.cold).toEqual([]);
+        const edit = await traced(start, ['-p', 'edit a.txt', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+        expect(edit.stdout).toBe('edited\n');
+        expect(edit.cold).toEqual([]);
+        expect(JSON.stringify(lastResult(server.messageRequests()[4]).content)).toContain('goodbye world');
+      }, 60_000);
+
+      it('keel doctor, config, plugins and init load inspect’s', async () => {
+        const { env, ws } = await prepare([]);
+        const doctor = await traced(start, ['doctor'], { cwd: ws.dir, env });
+        expect(doctor.stdout).toMatch(start === 'from the snapshot' ? /ok\s+start-up\s+from the start-up snapshot/ : /warn\s+start-up\s+without the start-up snapshot/);
+        expect(doctor.cold).toEqual(['inspect']);
+        const plugins = await traced(start, ['plugins'], { cwd: ws.dir, env });
+        expect(plugins.stdout).toMatch(/^ui-plain\s+-\s+preset default$/m);
+        expect(plugins.cold).toEqual(['inspect']);
+        const init = await traced(start, ['init'], { cwd: ws.dir, env });
+        expect(init.code, init.stderr).toBe(0);
+        expect(existsSync(ws.path('agent.config.ts'))).toBe(true);
+        const config = await traced(start, ['config', '--json'], { cwd: ws.dir, env });
+        expect(config.code, config.stderr).toBe(0);
+        expect(JSON.parse(config.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'model' })]));
+        expect(config.cold).toEqual(['inspect']);
+      }, 60_000);
+
+      it('keel mcp loads mcp-bridge’s', async () => {
+        const { env, ws } = await prepare([]);
+        const add = await traced(start, ['mcp', 'add', '--scope', 'user', 'files', 'node', 'server.js'], { cwd: ws.dir, env });
+        expect(add.code, add.stderr).toBe(0);
+        expect(add.cold).toEqual(['mcp-bridge']);
+        // Adding a server needs neither the bridge nor the MCP SDK; `get` connects to it, with both.
+        const sdk = (reads: string[]) => reads.filter((f) => f.endsWith(`${path.sep}vendor${path.sep}mcp.cjs`));
+        expect(sdk(add.reads)).toEqual([]);
+        const get = await traced(start, ['mcp', 'get', 'files'], { cwd: ws.dir, env });
+        expect(get.stdout).toContain('server.js');
+        expect(get.cold).toEqual(['mcp-bridge']);
+        expect(sdk(get.reads)).toHaveLength(1);
+      }, 60_000);
+
+      it('SDK mode loads sdk’s', async () => {
+        const { env, ws } = await prepare([say('over the protocol')]);
+        const input = `${JSON.stringify({ type: 'user', message: { role: 'user', content: 'hi' } })}\n`;
+        const run = await traced(start, ['--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env, input });
+        expect(run.code, run.stderr).toBe(0);
+        expect(ndjson(run.stdout).at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'over the protocol' });
+        expect(run.cold).toEqual(['sdk']);
+      }, 60_000);
+
+      it('the agent tool loads tool-agent’s, and its sub-agent sdk’s', async () => {
+        const route = (request: RecordedRequest) => {
+          const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+          if (JSON.stringify(messages[0].content).includes('CHILD')) return say('child answer');
+          return messages.length === 1 ? callTool('agent', { task: 'CHILD say something' }, 'toolu_child') : say('parent done');
+        };
+        const { env, ws, server } = await prepare([], { route });
+        const run = await traced(start, ['-p', 'delegate', '--allowedTools', 'Task'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+        expect(run.stderr).toBe('');
+        expect(run.stdout).toBe('parent done\n');
+        const final = server.messageRequests().find((r) => (r.body.messages as unknown[]).length === 3)!;
+        expect(lastResult(final)).toMatchObject({ content: 'child answer' });
+        expect(run.cold).toContain('tool-agent');
+        // A sub-agent started without the snapshot inherits the trace (NODE_OPTIONS), and loads the sub-agent mode.
+        expect(run.cold).toEqual(start === 'without the snapshot' ? ['sdk', 'tool-agent'] : ['tool-agent']);
+      }, 60_000);
+
+      it('read_file on a notebook loads tool-documents’', async () => {
+        const { env, ws, server } = await prepare([callTool('read_file', { path: 'n.ipynb' }), say('read')]);
+        ws.write('n.ipynb', JSON.stringify({ cells: [{ cell_type: 'code', id: 'c1', metadata: {}, execution_count: 1, source: ['print(7)'], outputs: [] }], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+        const run = await traced(start, ['-p', 'read it'], { cwd: ws.dir, env });
+        expect(run.stdout).toBe('read\n');
+        expect(JSON.stringify(lastResult(server.messageRequests()[1]).content)).toContain('--- cell 1 (code) id=c1 [1] ---');
+        expect(run.cold).toEqual(['tool-documents']);
+      }, 60_000);
+
+      it("provider 'openai' loads query-openai’s", async () => {
+        const server = await startOpenAIServer([{ text: 'from chat completions' }]);
+        const ws = makeWorkspace({ git: true });
+        try {
+          ws.write('agent.config.json', JSON.stringify({ provider: 'openai', baseURL: server.url, apiKey: 'sk-local', model: 'gpt-4o-mini', smallModel: 'gpt-4o-mini' }));
+          const run = await traced(start, ['-p', 'hi', '--trust'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
+          expect(run.stderr).toBe('');
+          expect(run.stdout).toBe('from chat completions\n');
+          expect(run.cold).toEqual(['query-openai']);
+        } finally {
+          await server.close();
+          ws.cleanup();
+        }
+      }, 60_000);
+    });
+  }
+
+  describe('the plain UI', () => {
+    let term: Terminal | undefined;
+    afterEach(() => {
+      term?.kill();
+      term = undefined;
+    });
+
+    it.skipIf(!hasTmux)('loads ui-plain’s when it starts', async () => {
+      const { env, ws } = await prepare([]);
+      const file = ws.path('plain.reads');
+      writeFileSync(file, '');
+      term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain'], env: { ...env, NODE_OPTIONS: `--require=${TRACE}`, TRACE_READS_FILE: file } });
+      await term.waitFor(/Ctrl\+D to exit/);
+      const cold = readFileSync(file, 'utf8').split('\n').filter((f) => f.startsWith(path.join(BIN, 'cold') + path.sep));
+      expect(cold.map((f) => path.basename(f))).toEqual(['ui-plain.cjs']);
+    }, 60_000);
+  });
+});
