@@ -12,7 +12,7 @@ import { main } from '../../kernel/cli.js';
 import * as kernel from '../../kernel/index.js';
 import { bundleFile, setBundleFile } from './bundle-url.js';
 import { setHost, type Host } from './host.js';
-import { mainContextImporter, preloadForSnapshot, recordSnapshotBuiltins, refreshRandomUUID } from './snapshot.js';
+import { mainContextImporter, preloadForSnapshot, rearmTimers, recordSnapshotBuiltins, refreshRandomUUID } from './snapshot.js';
 import { warmUp } from './warm-up.js';
 
 setHost({ kernel: kernel as unknown as Record<string, unknown> });
@@ -55,6 +55,7 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
     // has moved since the build.
     restoreConsole();
     refreshRandomUUID();
+    rearmTimers();
     const launcher = process.argv[1];
     if (!launcher) {
       process.stderr.write('keel: start Keel with bin/keel.js (the snapshot needs the launcher\'s path as its first argument)\n');

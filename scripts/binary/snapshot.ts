@@ -51,6 +51,18 @@ export function refreshRandomUUID(): void {
 const UUID_BATCH = 128;
 
 /**
+ * Node's timers remember the earliest expiry they asked libuv for (lib/internal/timers.js, `nextExpiry`), and only a
+ * timer list due before it arms libuv's timer again; clearing timers leaves it as it was. A snapshot holds the value
+ * the warm-up left (about 30 s on the build's clock), but a restored process has no libuv timer armed: every timer
+ * list due later than that was never scheduled, so a ref'd 60 s interval (the MCP bridge's hold-open while it waits on
+ * servers) kept nothing alive, and `keel mcp list` on a busy machine exited 0 having printed nothing. One unref'd
+ * timeout, due long before that stale expiry, arms libuv's timer; when it runs, Node sets `nextExpiry` right.
+ */
+export function rearmTimers(): void {
+  setTimeout(() => undefined, 0).unref();
+}
+
+/**
  * Writes the built-ins this snapshot holds evaluated (`process.moduleLoadList` as it is serialised) to
  * `$KEEL_SNAPSHOT_BUILTINS`, for the build to drop their code cache from the blob (scripts/snapshot-code-cache.mjs):
  * a restored process never compiles them again.

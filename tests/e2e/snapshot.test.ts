@@ -106,6 +106,24 @@ describe('the start-up snapshot', () => {
     }
   });
 
+  it('keeps the process alive for a long timer, as Node does without it (no expiry of the build’s timers is left)', () => {
+    const scratch = makeWorkspace();
+    try {
+      // A ref'd 60 s interval and nothing else: the process must still run when the test stops it.
+      const probe = path.join(scratch.dir, 'interval.cjs');
+      writeFileSync(probe, 'setInterval(() => undefined, 60_000);');
+      const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '-r', probe, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), path.join(root, 'bin', 'keel.js'), '--version'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, KEEL_NO_FAST_PATH: '1' },
+        timeout: 2000,
+      });
+      expect(run.stdout).toBe(`${JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version}\n`);
+      expect(run.signal, `exited with ${run.status} instead`).toBe('SIGTERM');
+    } finally {
+      scratch.cleanup();
+    }
+  });
+
   it('names the way to start it when Node is given the snapshot without the launcher', () => {
     const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
     expect(run.status).toBe(2);
