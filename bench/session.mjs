@@ -89,7 +89,8 @@ await loopServer.close();
 if (code !== 0) throw new Error(`the loop run exited ${code}: ${stderr.slice(-2000)}`);
 const samples = readFileSync(probeFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const at = Object.fromEntries(probes.map((t, i) => [t, samples[i]]));
-const cpuPerTurn = (from, to) => ((at[to].cpu - at[from].cpu) / (to - from)) * 1000;
+// From the end of one probe to the start of the next: the probes' forced collections are not Keel's time.
+const cpuPerTurn = (from, to) => ((at[to].cpuBefore - at[from].cpu) / (to - from)) * 1000;
 const mib = (b) => (b / 1024 / 1024).toFixed(1);
 console.log(`loop of ${turns} read_file turns in one process: ${wall.toFixed(2)} s wall in all (scripted server included)`);
 console.log(`  Keel CPU per turn: turns 10–100 ${cpuPerTurn(10, 100).toFixed(2)} ms, turns ${probes[2]}–${turns} ${cpuPerTurn(probes[2], turns).toFixed(2)} ms`);
