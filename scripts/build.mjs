@@ -130,6 +130,25 @@ const uiDir = path.join(root, 'plugins', 'ui-ink');
 // keel.cjs nor the start-up snapshot carries it. A cold bundle holds its plugin's cold modules only: it links to
 // keel.cjs's kernel, to the plugin's modules keel.cjs holds, and to its vendor loader (one instance of each).
 const coldDir = path.join(staging, 'cold');
+/**
+ * How keel.cjs and the cold bundles are both built: CommonJS for Node 20, with `import()` of bundled modules as lazy
+ * requires (neither code from a snapshot nor code run by vm.Script has a module loader for `import()`), and no kept
+ * function names (see SNAPSHOT_BUNDLES).
+ */
+const binaryCjs = {
+  absWorkingDir: root,
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  supported: { 'dynamic-import': false },
+  legalComments: 'none',
+  minify: process.env.KEEL_NO_MINIFY ? false : true,
+  keepNames: false,
+  sourcemap: 'linked',
+  logLevel: 'warning',
+};
 /** Plugin name → the modules of keel.cjs its cold bundle links to (paths relative to the root). */
 const coldPlugins = new Map();
 /** Plugin name → the Keel modules its cold bundle holds (none may be in keel.cjs: checked below). */
@@ -137,26 +156,13 @@ const coldHeld = new Map();
 for (const plugin of readdirSync(path.join(root, 'plugins')).filter((name) => existsSync(path.join(root, 'plugins', name, COLD_ENTRY))).sort()) {
   const warm = await warmModules(esbuild, root, plugin);
   const bundle = await esbuild.build({
-    absWorkingDir: root,
+    ...binaryCjs,
     metafile: true,
     entryPoints: { [plugin]: path.join(root, 'plugins', plugin, COLD_ENTRY) },
     outdir: coldDir,
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    // Loaded with vm.Script, which has no module loader for import(): bundled modules imported on first use stay
-    // lazy requires, as in keel.cjs.
-    supported: { 'dynamic-import': false },
     // Where keel.cjs lives (dist/bin, the folder above this one), as `import.meta.url` is in keel.cjs.
     define: { 'import.meta.url': '__keelBundleUrl' },
     banner: { js: 'var __keelBundleUrl = require("node:url").pathToFileURL(require("node:path").join(__dirname, "..", "keel.cjs")).href;' },
-    legalComments: 'none',
-    minify: process.env.KEEL_NO_MINIFY ? false : true,
-    keepNames: false,
-    sourcemap: 'linked',
-    logLevel: 'warning',
     // Built-ins load as in keel.cjs: those a restored snapshot does not hold, on first use.
     plugins: [vendorShims({ root, loader: 'keel-host:scripts/vendor-loader.ts', vendorOf, exportsOf, hashOf }), coldBindings({ root, plugin, warm }), lazyBuiltins],
   });
@@ -169,28 +175,16 @@ for (const plugin of readdirSync(path.join(root, 'plugins')).filter((name) => ex
 // (dist/bin/keel.blob) that the `keel` executable starts from. Modules imported on first use stay unevaluated
 // until then (esbuild's lazy module wrappers), as in an ES module build.
 const cli = await esbuild.build({
-  absWorkingDir: root,
+  ...binaryCjs,
   entryPoints: { keel: path.join(binary, 'entry.ts') },
   outdir: staging,
-  outExtension: { '.js': '.cjs' },
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  // `import()` of bundled modules becomes a lazy `require`: code in a snapshot has no module loader for `import()`.
   // What is not bundled goes through the host's loader (kernel/native-import.ts).
-  supported: { 'dynamic-import': false },
   define: { 'import.meta.url': 'keelBundleUrl' },
   inject: [path.join(binary, 'bundle-url.ts')],
   // Node's snapshot builder runs the file with `require`, `__filename` and `__dirname` but no `module`.
   banner: { js: 'var module = typeof module === "object" && module ? module : { exports: {} };' },
   // Resolved from node_modules at run time: jiti loads modules itself.
   external: ['jiti', 'typescript'],
-  legalComments: 'none',
-  minify: process.env.KEEL_NO_MINIFY ? false : true,
-  keepNames: false, // held by the start-up snapshot: see SNAPSHOT_BUNDLES
-  sourcemap: 'linked',
-  logLevel: 'warning',
   plugins: [vendorShims({ root, loader, vendorOf, exportsOf, hashOf }), binarySubstitutes(root, binary), coldLoaders({ root, binary, cold: coldPlugins }), lazyBuiltins],
   metafile: true,
 });
