@@ -20,7 +20,15 @@ const LINK = 'keel-host:';
 export function loadCold(name: string, links: Record<string, () => unknown>): Record<string, unknown> {
   const dir = path.join(path.dirname(bundleFile()), 'cold');
   const file = path.join(dir, `${name}.cjs`);
-  const source = `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`;
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch (err) {
+    // An install missing a file of its own build: say which, and how to make it whole again.
+    const why = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new Error(`${file} cannot be read (${why}): this Keel install is incomplete; reinstall it or run npm run build in it`);
+  }
+  const source = `(function (exports, require, module, __filename, __dirname) {${code}\n})`;
   const factory = new vm.Script(source, { filename: file }).runInThisContext() as (exports: unknown, require: (id: string) => unknown, module: unknown, filename: string, dirname: string) => void;
   const node = createRequire(file);
   const require = (id: string): unknown => {

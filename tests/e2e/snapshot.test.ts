@@ -71,6 +71,24 @@ describe('the start-up snapshot', () => {
     }
   }, 60_000);
 
+  it('names a cold part missing from the install and how to mend it, failing only the feature that needs it', async () => {
+    const { ws, env } = await prepare([say('still works')]);
+    const scratch = makeWorkspace();
+    try {
+      const pkg = copiedPackage(scratch.dir);
+      const missing = path.join(pkg, 'dist', 'bin', 'cold', 'inspect.cjs');
+      rmSync(missing);
+      const bin = path.join(pkg, 'bin', 'keel.js');
+      const doctor = await runKeel(['doctor'], { cwd: ws.dir, env, bin });
+      expect(doctor.code).not.toBe(0);
+      expect(doctor.stderr.trim()).toBe(`keel: ${missing} cannot be read (ENOENT): this Keel install is incomplete; reinstall it or run npm run build in it`);
+      const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env, bin });
+      expect(run.stdout).toBe('still works\n');
+    } finally {
+      scratch.cleanup();
+    }
+  }, 60_000);
+
   it('is used however the launcher and Node are reached: through `..`, a relative path, Node linked on PATH', async () => {
     const { ws, env } = await prepare([]);
     const scratch = makeWorkspace();
