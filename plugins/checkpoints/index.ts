@@ -6,7 +6,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { definePlugin, errorMessage, Stage, type Kernel, type Session } from '../../kernel/index.js';
-import { describeOutcome, promptHash, promptLine, rewind, type RewindTarget } from './rewind.js';
+import { judgeByPolicy } from './policy.js';
+import { describeOutcome, promptHash, promptLine, rewind, RewindError, type RewindOutcome, type RewindTarget, type SafeFilesLike } from './rewind.js';
 import { CheckpointStore, DEFAULT_LIMITS, pruneSessions, type Limits } from './store.js';
 
 const NAME = 'checkpoints';
@@ -90,45 +91,90 @@ export default definePlugin((opts: CheckpointsOptions = {}) => ({
       const store = storeOf(turn.session);
       const userTurn = store?.lastTurn();
       if (!tool || tool.permission !== 'write' || !tool.paths || !store || !userTurn) return undefined;
+      const kept: string[] = [];
       try {
         for (const file of tool.paths(call.input)) {
-          if (typeof file === 'string' && file) store.snapshot(userTurn, path.resolve(turn.session.cwd, file));
+          if (typeof file === 'string' && file) kept.push(store.snapshot(userTurn, path.resolve(turn.session.cwd, file)));
         }
       } catch (err) {
         kernel.log('warn', `checkpoint before ${call.name} failed: ${errorMessage(err)}; /rewind cannot restore this change`, NAME);
       }
+      if (kept.length) snapshotted(turn.data).set(call.id, kept);
       return undefined;
+    });
+
+    // After the call: how Keel's own write left each file, so /rewind can tell changes made outside Keel since.
+    kernel.hooks.toolResult.tapPromise(NAME, async (result, call, turn) => {
+      const files = snapshotted(turn.data).get(call.id);
+      const store = storeOf(turn.session);
+      if (!files || !store) return result;
+      snapshotted(turn.data).delete(call.id);
+      try {
+        for (const file of files) store.noteWritten(file);
+      } catch (err) {
+        kernel.log('warn', `checkpoints: cannot note how ${call.name} left its files: ${errorMessage(err)}`, NAME);
+      }
+      return result;
     });
 
     kernel.commands.register({
       name: 'rewind',
-      description: 'list user turns; /rewind <turn> [both|files|conversation] puts them back to before that turn',
+      description: 'list user turns; /rewind <turn> [both|files|conversation] [--force] puts them back to before that turn',
       async run(args, ctx) {
         const store = storeOf(ctx.session);
         if (!store) throw new Error('checkpoints need $KEEL_HOME and a started session');
-        const words = args.split(/\s+/).filter(Boolean);
-        if (words.length === 0) return listTurns(store);
+        const all = args.split(/\s+/).filter(Boolean);
+        const force = all.includes('--force');
+        const words = all.filter((w) => w !== '--force');
+        if (words.length === 0) {
+          if (force) throw new Error(`--force needs a turn number (${USAGE})`);
+          return listTurns(store);
+        }
         const n = Number(words[0]);
-        if (!Number.isInteger(n) || n <= 0) throw new Error(`"${words[0]}" is not a turn number (usage: /rewind <turn> [both|files|conversation])`);
+        if (!Number.isInteger(n) || n <= 0) throw new Error(`"${words[0]}" is not a turn number (${USAGE})`);
         const target = (words[1] ?? 'both') as RewindTarget;
         if (!['both', 'files', 'conversation'].includes(target) || words.length > 2) {
-          throw new Error(`unknown target "${words.slice(1).join(' ')}" (usage: /rewind <turn> [both|files|conversation])`);
+          throw new Error(`unknown target "${words.slice(1).join(' ')}" (${USAGE})`);
         }
-        const outcome = rewind(store, ctx.session, n, target);
-        if (outcome.conversation === 'rewound') persist(kernel, ctx.session);
-        kernel.emit({
-          type: 'rewind',
-          sessionId: ctx.session.id,
-          turn: n,
-          restored: outcome.restored,
-          removed: outcome.removed,
-          conversation: outcome.conversation === 'rewound',
-        });
+        const files = kernel.services.get('safe-files') as Partial<SafeFilesLike> | undefined;
+        if (target !== 'conversation' && (typeof files?.replace !== 'function' || typeof files.remove !== 'function' || typeof files.realTarget !== 'function')) {
+          throw new Error('rewinding files needs the file tools (plugin tools-fs, which offers the safe-files service); only /rewind <turn> conversation works without them');
+        }
+        const announce = (outcome: RewindOutcome) => {
+          if (outcome.conversation === 'rewound') persist(kernel, ctx.session);
+          kernel.emit({ type: 'rewind', sessionId: ctx.session.id, turn: n, restored: outcome.restored, removed: outcome.removed, conversation: outcome.conversation === 'rewound' });
+        };
+        let outcome: RewindOutcome;
+        try {
+          outcome = await rewind(store, ctx.session, n, target, {
+            files: files as SafeFilesLike,
+            judge: (file, action) => judgeByPolicy(kernel, ctx.session, file, action, ctx.signal),
+            force,
+            cwd: ctx.session.cwd,
+          });
+        } catch (err) {
+          // Some files were put back before others failed: said like a finished rewind's.
+          if (err instanceof RewindError && err.outcome) announce(err.outcome);
+          throw err;
+        }
+        announce(outcome);
         return describeOutcome(outcome, ctx.session.cwd, target);
       },
     });
   },
 }));
+
+const USAGE = 'usage: /rewind <turn> [both|files|conversation] [--force]';
+
+/** Real paths each write call of a turn had checkpointed, by call id, until its result notes how it left them. */
+function snapshotted(data: Map<string, unknown>): Map<string, string[]> {
+  let map = data.get(NAME) as Map<string, string[]> | undefined;
+  if (!map) {
+    map = new Map();
+    data.set(NAME, map);
+  }
+  return map;
+}
 
 function listTurns(store: CheckpointStore): string {
   const turns = store.index.turns;
@@ -141,7 +187,7 @@ function listTurns(store: CheckpointStore): string {
   return [
     'User turns of this session:',
     ...rows,
-    'Rewind with /rewind <turn> [both|files|conversation] (default both): puts files and/or the conversation back to before that turn.',
+    'Rewind with /rewind <turn> [both|files|conversation] (default both): puts files and/or the conversation back to before that turn. Files changed outside Keel since its last write are listed and left alone unless you add --force.',
     BASH_NOTE,
   ].join('\n');
 }

@@ -5,21 +5,9 @@ import { ensureDir } from '../../kernel/index.js';
  * `blobs/<sha256>` (folders 0700, files 0600). Bounded: per file, per session, and in number of sessions.
  */
 import { createHash } from 'node:crypto';
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileState, type FileState } from './file-state.js';
 
 export interface FileEntry {
   /** The real path of the file. */
@@ -29,6 +17,8 @@ export interface FileEntry {
   bytes: number;
   /** Why the content was not kept (the file cannot be restored). */
   skipped?: 'too-large' | 'evicted' | 'unreadable';
+  /** Its permission bits then, for a restore where the file is gone now. */
+  mode?: number;
 }
 
 export interface TurnEntry {
@@ -48,6 +38,11 @@ export interface CheckpointIndex {
   turns: TurnEntry[];
   /** Bytes of blobs this session keeps. */
   bytes: number;
+  /**
+   * Each file as Keel's own last write (a file tool, or /rewind) left it, by real path: what /rewind compares the
+   * file on disk with to notice changes made outside Keel since.
+   */
+  written?: Record<string, FileState>;
 }
 
 export interface Limits {
@@ -117,31 +112,27 @@ export class CheckpointStore {
     return turn;
   }
 
-  /** Keeps a file's current content for `turn`, unless this turn already has it. */
-  snapshot(turn: TurnEntry, file: string): void {
+  /** Keeps a file's current content for `turn`, unless this turn already has it; returns the real path it keeps. */
+  snapshot(turn: TurnEntry, file: string): string {
     const real = realFile(file);
-    if (turn.files.some((f) => f.path === real)) return;
-    let stat;
-    try {
-      stat = lstatSync(real);
-    } catch {
+    if (turn.files.some((f) => f.path === real)) return real;
+    const state = fileState(real, this.limits.maxFileBytes);
+    if (state.kind === 'absent') {
       turn.files.push({ path: real, blob: null, bytes: 0 });
       this.save();
-      return;
+      return real;
     }
-    if (!stat.isFile()) return;
-    if (stat.size > this.limits.maxFileBytes) {
-      turn.files.push({ path: real, blob: null, bytes: stat.size, skipped: 'too-large' });
+    if (state.kind !== 'file') return real;
+    if (state.size > this.limits.maxFileBytes) {
+      turn.files.push({ path: real, blob: null, bytes: state.size, skipped: 'too-large', mode: state.mode });
       this.save();
-      return;
+      return real;
     }
-    let content: Buffer;
-    try {
-      content = readFileSync(real);
-    } catch {
-      turn.files.push({ path: real, blob: null, bytes: stat.size, skipped: 'unreadable' });
+    const content = state.content;
+    if (!content) {
+      turn.files.push({ path: real, blob: null, bytes: state.size, skipped: 'unreadable', mode: state.mode });
       this.save();
-      return;
+      return real;
     }
     const blob = hashOf(content);
     const blobFile = this.blobPath(blob);
@@ -151,9 +142,22 @@ export class CheckpointStore {
       chmodSync(blobFile, 0o600);
       this.index.bytes += content.length;
     }
-    turn.files.push({ path: real, blob, bytes: content.length });
+    turn.files.push({ path: real, blob, bytes: content.length, mode: state.mode });
     this.evict();
     this.save();
+    return real;
+  }
+
+  /** Notes how Keel's own write left `real` (after a file tool ran, or a restore). */
+  noteWritten(real: string): void {
+    const state = fileState(real, this.limits.maxFileBytes);
+    (this.index.written ??= {})[real] = stripContent(state);
+    this.save();
+  }
+
+  /** How Keel's last write left `real`, if it knows. */
+  writtenState(real: string): FileState | undefined {
+    return this.index.written?.[real];
   }
 
   blobPath(blob: string): string {
@@ -197,6 +201,13 @@ export class CheckpointStore {
     }
     this.save();
   }
+}
+
+/** The state without the bytes read to hash it (the index keeps the hash only). */
+function stripContent(state: FileState): FileState {
+  if (state.kind !== 'file' || !state.content) return state;
+  const { content: _content, ...rest } = state;
+  return rest;
 }
 
 /** The real path of a file, or of its folder when it does not exist yet. */

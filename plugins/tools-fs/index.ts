@@ -6,6 +6,7 @@ import { globTool } from './glob.js';
 import { backendFor, grepTool, type GrepBackend } from './grep.js';
 import { lsTool } from './ls.js';
 import { readFileTool } from './read-file.js';
+import { safeFiles, type SafeFiles } from './safe-files.js';
 import { writeFileTool } from './write-file.js';
 
 export interface ToolsFsOptions {
@@ -15,7 +16,14 @@ export interface ToolsFsOptions {
   walkLimit?: number;
 }
 
-/** The file tools: read_file, write_file, edit_file, glob, grep, ls. */
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** The file tools' safe open and atomic replace (regular files only, no symbolic links). */
+    'safe-files': SafeFiles;
+  }
+}
+
+/** The file tools: read_file, write_file, edit_file, glob, grep, ls; and the `safe-files` service. */
 export default definePlugin((opts: ToolsFsOptions = {}) => ({
   name: 'tools-fs',
   kernel: '^1.0.0',
@@ -29,6 +37,7 @@ export default definePlugin((opts: ToolsFsOptions = {}) => ({
       backend = backendFor(rg);
       return backend;
     };
+    kernel.services.provide('safe-files', safeFiles);
     for (const tool of [readFileTool, writeFileTool, editFileTool, globTool(opts.walkLimit), grepTool(grepBackend, opts.walkLimit), lsTool(opts.walkLimit)]) kernel.tools.register(tool);
   },
 }));

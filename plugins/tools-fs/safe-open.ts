@@ -25,6 +25,7 @@ export class OpenError extends Error {
     readonly kind: 'symlink' | 'directory' | 'special' | 'moved' | 'appeared',
   ) {
     super(message);
+    this.name = 'OpenError';
   }
 }
 
