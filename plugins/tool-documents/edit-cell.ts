@@ -1,21 +1,46 @@
 /** notebook_edit's work: one cell of a Jupyter notebook replaced, inserted or deleted; the file stays valid JSON. */
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext, ToolResult } from '../../kernel/index.js';
+import { MAX_NOTEBOOK_BYTES } from './limits.js';
 import type { NotebookEditInput } from './notebook-edit.js';
 import { indentOf, newCellId, parseNotebook, toSource, type Cell } from './notebook.js';
+import { formatBytes, NO_SAFE_FILES, openRefusal, resolveArg, safeFiles, type SafeFilesLike } from './open-document.js';
 
+/**
+ * The notebook is read and rewritten through one handle of the safe open, so the edit lands in the file that was
+ * read. Its own name is never followed as a symbolic link (only the folders above it are resolved): a link swapped
+ * in after the permission check is refused, not written through.
+ */
 export async function editCell(args: NotebookEditInput, ctx: ToolContext): Promise<ToolResult> {
-  const abs = path.resolve(ctx.cwd, args.path);
+  const abs = resolveArg(args.path, ctx.cwd);
   const shown = path.relative(ctx.cwd, abs) || abs;
   if (path.extname(abs).toLowerCase() !== '.ipynb') return { content: `notebook_edit: ${shown} is not a .ipynb notebook; use edit_file for other files.`, isError: true };
-  const mode = args.edit_mode ?? 'replace';
-  let text: string;
+  const files = safeFiles(ctx.kernel);
+  if (!files) return { content: `notebook_edit: ${NO_SAFE_FILES}.`, isError: true };
+  let opened;
   try {
-    text = await readFile(abs, 'utf8');
+    const real = path.join(await files.realTarget(path.dirname(abs)), path.basename(abs));
+    opened = await files.open(real, 'update', shown);
   } catch (err) {
+    const refusal = openRefusal(err);
+    if (refusal?.kind === 'symlink') return { content: `notebook_edit: ${shown} is a symbolic link; notebook_edit does not write through links: edit the file it points to by its own path.`, isError: true };
+    if (refusal) return { content: `notebook_edit: ${refusal.message}`, isError: true };
     return { content: `notebook_edit: cannot read ${shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, isError: true };
   }
+  try {
+    return await editOpened(args, files, opened, shown, abs);
+  } finally {
+    await opened.handle.close();
+  }
+}
+
+async function editOpened(args: NotebookEditInput, files: SafeFilesLike, opened: Awaited<ReturnType<SafeFilesLike['open']>>, shown: string, abs: string): Promise<ToolResult> {
+  const { handle, info } = opened;
+  if (info.size > MAX_NOTEBOOK_BYTES) return { content: `notebook_edit: ${shown} is ${formatBytes(info.size)}, more than the ${formatBytes(MAX_NOTEBOOK_BYTES)} notebook_edit edits.`, isError: true };
+  const raw = await files.readAll(handle, info.size);
+  if (raw.length > MAX_NOTEBOOK_BYTES) return { content: `notebook_edit: ${shown} grew past ${formatBytes(MAX_NOTEBOOK_BYTES)} while it was read; nothing was changed.`, isError: true };
+  const text = raw.toString('utf8');
+  const mode = args.edit_mode ?? 'replace';
   let nb;
   try {
     nb = parseNotebook(text, shown);
@@ -60,6 +85,6 @@ export async function editCell(args: NotebookEditInput, ctx: ToolContext): Promi
     if (cell.cell_type === 'code') Object.assign(cell, { execution_count: null, outputs: [] });
     summary = `Replaced the source of cell ${at + 1}`;
   }
-  await writeFile(abs, `${JSON.stringify(nb, null, indentOf(text))}\n`);
+  await files.writeAll(handle, Buffer.from(`${JSON.stringify(nb, null, indentOf(text))}\n`, 'utf8'));
   return { content: `${summary} in ${shown}; it now has ${nb.cells.length} cells.`, display: { path: abs } };
 }
