@@ -98,9 +98,12 @@ describe('class 9: documents through the safe open', () => {
       [
         '-e',
         `const fs = require('fs'); const [nb, target, body] = process.argv.slice(1);
-         for (let i = 0; ; i++) {
-           try { fs.symlinkSync(target, nb + '.l'); fs.renameSync(nb + '.l', nb); } catch {}
+         const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+         for (;;) {
            try { fs.writeFileSync(nb + '.f', body); fs.renameSync(nb + '.f', nb); } catch {}
+           pause(1);
+           try { fs.symlinkSync(target, nb + '.l'); fs.renameSync(nb + '.l', nb); } catch {}
+           pause(0.5);
          }`,
         h.path('race.ipynb'),
         bashrc,
