@@ -219,6 +219,35 @@ describe('issue 25: /rewind loses nothing', () => {
     expect(readdirSync(h.path('bin'))).toEqual(['run.sh']);
   });
 
+  it('a full disk: the file keeps its whole current content, no half-written or temporary file is left, and the report says so', async () => {
+    const h = await hostile([callTool('read_file', { path: 'data.txt' }), callTool('write_file', { path: 'data.txt', content: 'small\n' }), say('turn 1 done')]);
+    const out = path.join(path.dirname(h.dir), 'out');
+    mkdirSync(out);
+    // The project is a 256 KB file system of its own (bubblewrap's tmpfs): both runs happen inside it.
+    const script = [
+      'set -e',
+      'cd "$WS"',
+      "head -c 100000 /dev/zero | tr '\\0' x > data.txt",
+      `${KEEL_BIN} -p 'turn one' --permission-mode auto > "$OUT/turn1" 2>&1`,
+      'dd if=/dev/zero of=filler bs=4k 2>/dev/null || true',
+      `${KEEL_BIN} -p '/rewind 1 files' --continue > "$OUT/stdout" 2> "$OUT/stderr" || echo $? > "$OUT/code"`,
+      'cp data.txt "$OUT/data"',
+      'ls -A > "$OUT/ls"',
+    ].join('\n');
+    const child = spawn('bwrap', ['--dev-bind', '/', '/', '--size', String(256 * 1024), '--tmpfs', h.dir, '--', 'sh', '-c', script], {
+      env: cleanEnv({ ...h.env, WS: h.dir, OUT: out }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const run = await collect(child, 60_000);
+    expect(run.code, `${run.stderr}${read(path.join(out, 'turn1'))}`).toBe(0);
+    expect(read(path.join(out, 'code'))).toBe('1\n');
+    expect(read(path.join(out, 'stderr'))).toContain(
+      '/rewind 1 stopped short: 1 of 1 file could not be put back.\nNo file was put back.\nNot put back (each is as it was before this /rewind):\n  data.txt: the disk is full (ENOSPC)',
+    );
+    expect(read(path.join(out, 'data'))).toBe('small\n');
+    expect(read(path.join(out, 'ls'))!.split('\n').filter(Boolean).sort()).toEqual(['data.txt', 'filler']);
+  }, 90_000);
+
   it('a permission fault half-way: the other files are put back, and the report says exactly which were not', async () => {
     const h = await hostile();
     h.write('a.txt', 'a1\n');
