@@ -104,7 +104,8 @@ export default definePlugin((opts: CheckpointsOptions = {}) => ({
     });
 
     // After the call: how Keel's own write left each file, so /rewind can tell changes made outside Keel since.
-    kernel.hooks.toolResult.tapPromise(NAME, async (result, call, turn) => {
+    // LAST: after the user's PostToolUse hooks (a formatter they run on each edit counts as part of Keel's write).
+    kernel.hooks.toolResult.tapPromise({ name: NAME, stage: Stage.LAST }, async (result, call, turn) => {
       const files = snapshotted(turn.data).get(call.id);
       const store = storeOf(turn.session);
       if (!files || !store) return result;
