@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants, lstatSync, realpathSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { OpenError, openReal } from './safe-open.js';
 
@@ -57,6 +57,8 @@ function expectation(real: string, shown: string, expected: Expected): void {
  */
 export async function replaceFile(real: string, bytes: Buffer, opts: { shown: string; mode: number; expect: Expected }): Promise<void> {
   const { shown } = opts;
+  // A folder removed since is made again (the caller resolved `real`: no link was in its path then).
+  await mkdir(path.dirname(real), { recursive: true });
   checkFolder(real, shown);
   expectation(real, shown, opts.expect);
   const temp = path.join(path.dirname(real), `.${path.basename(real)}.keel-${randomBytes(6).toString('hex')}.tmp`);
