@@ -35,6 +35,8 @@ export interface ConnectionOptions {
   backoffMs: number[];
   connectTimeoutMs: number;
   maxMessageBytes: number;
+  /** Bytes of a stdio server's stderr log before it is rotated. */
+  maxLogBytes: number;
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
   /** Tools or prompts changed (connected, refreshed, or gone). */
   onChange(): void;
@@ -52,6 +54,8 @@ export class Connection {
   private client?: Client;
   private closing = false;
   private failures = 0;
+  /** Whether this server has connected once in this run (a failure before that is a failed start). */
+  private everConnected = false;
   private retryTimer?: NodeJS.Timeout;
   private ready: Promise<void>;
   private settle!: () => void;
@@ -70,6 +74,11 @@ export class Connection {
 
   get logFile(): string {
     return path.join(this.opts.keelHome, 'logs', 'mcp', `${this.name.replace(/[^\w.-]/g, '_')}.log`);
+  }
+
+  /** ` (log: <file>)` for a stdio server, whose stderr is there; nothing for a remote one. */
+  get logNote(): string {
+    return this.transport === 'stdio' ? ` (log: ${this.logFile})` : '';
   }
 
   private newReady(): Promise<void> {
@@ -108,6 +117,7 @@ export class Connection {
       await this.list(client);
       if (this.client !== client) return;
       this.status = 'connected';
+      this.everConnected = true;
       this.failures = 0;
       this.lastError = undefined;
       this.opts.log('debug', `${this.name}: connected (${this.tools.length} tools)`);
@@ -137,6 +147,7 @@ export class Connection {
         cwd: server.cwd ? path.resolve(this.opts.cwd, server.cwd) : this.opts.cwd,
         logFile: this.logFile,
         maxMessageBytes: this.opts.maxMessageBytes,
+        maxLogBytes: this.opts.maxLogBytes,
       });
     }
     let url: URL;
@@ -259,7 +270,7 @@ export class Connection {
     const delay = this.opts.retry ? this.opts.backoffMs[this.failures] : undefined;
     this.failures++;
     if (delay === undefined) {
-      if (this.opts.retry) this.opts.log('warn', `MCP server ${this.name} failed: ${this.lastError ?? 'unknown error'} (log: ${this.logFile}; /mcp reconnect ${this.name} tries again)`);
+      if (this.opts.retry) this.opts.log('warn', `MCP server ${this.name} failed: ${this.lastError ?? 'unknown error'} (${this.transport === 'stdio' ? `log: ${this.logFile}; ` : ''}/mcp reconnect ${this.name} tries again)`);
       this.status = 'failed';
       this.settle();
       this.ready = this.newReady();
@@ -267,9 +278,23 @@ export class Connection {
       return;
     }
     if (this.status === 'connected') this.ready = this.newReady();
+    // A start that fails is said at once (stderr in a headless run, a log event in the UIs), not only when
+    // the retries run out; later attempts are said once they all failed.
+    if (!this.everConnected && this.failures === 1) {
+      this.opts.log('warn', `MCP server ${this.name} failed to start: ${this.lastError ?? 'unknown error'}; retrying${this.logNote}`);
+    }
     this.status = 'reconnecting';
     this.retryTimer = setTimeout(() => void this.connect(), delay);
     this.retryTimer.unref();
+    this.opts.onChange();
+  }
+
+  /**
+   * Settles when the server is connected or has failed for good (at once if it is either now); a wait on a
+   * server that is connecting or reconnecting.
+   */
+  whenSettled(): Promise<void> {
+    return this.status === 'connecting' || this.status === 'reconnecting' || this.status === 'needs-auth' ? this.ready : Promise.resolve();
   }
 
   /** Waits for the connection (a call made while it connects or reconnects), up to the connect timeout. */
