@@ -36,11 +36,11 @@ function answering(choices: PermissionChoice[], asked: Question[]): Plugin {
   };
 }
 
-async function setup(script: ScriptStep[], servers: Record<string, McpServerConfig>, opts: { mode?: 'auto' | 'ask'; answers?: PermissionChoice[] } = {}) {
+async function setup(script: ScriptStep[], servers: Record<string, McpServerConfig>, opts: { mode?: 'auto' | 'ask'; answers?: PermissionChoice[]; allow?: string[] } = {}) {
   server = await startAnthropicServer(script);
   const asked: Question[] = [];
   const kernel = createKernel({
-    config: defaultConfig({ apiKey: 'k', baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, mcpServers: servers, permissionMode: opts.mode ?? 'auto' }),
+    config: defaultConfig({ apiKey: 'k', baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, mcpServers: servers, permissionMode: opts.mode ?? 'auto', permissions: { allow: opts.allow ?? [], ask: [], deny: [] } }),
   });
   for (const plugin of [queryAnthropic(), permissions(), denialLog(), toolSearch(), mcpBridge({ backoffMs: [100, 200] }), answering(opts.answers ?? [], asked)]) kernel.use(plugin);
   kernel.seal();
@@ -69,13 +69,23 @@ const lastResults = (index: number) => {
 };
 
 describe('mcp-bridge in a session', () => {
+  it("trusts a tool's readOnlyHint only when an allow rule names the tool or its server", async () => {
+    const { kernel } = await setup([], { t: testServer(ws.dir), u: testServer(ws.dir) }, { allow: ['mcp__t'] });
+    await until(kernel, () => kernel.tools.has('mcp__t__echo') && kernel.tools.has('mcp__u__echo'));
+    expect(kernel.tools.get('mcp__t__echo')!.permission).toBe('read');
+    // Allow-listed, but the server does not call it read-only.
+    expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
+    expect(kernel.tools.get('mcp__u__echo')!.permission).toBe('network');
+  }, 60_000);
+
   it('maps content, keeps isError and structuredContent, and publishes progress as events', async () => {
     const { kernel, session, events } = await setup(
       [callTool('mcp__t__slow', {}), callTool('mcp__t__mixed', {}), callTool('mcp__t__fails', {}), say('done')],
       { t: testServer(ws.dir) },
     );
     await until(kernel, () => kernel.tools.has('mcp__t__slow'));
-    expect(kernel.tools.get('mcp__t__echo')!.permission).toBe('read');
+    // The server's readOnlyHint alone does not make a tool read-level: only the user's allow rule does.
+    expect(kernel.tools.get('mcp__t__echo')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__t__echo')!.deferLoading).toBe(true);
     const result = await runAgent(kernel, session, 'go');
