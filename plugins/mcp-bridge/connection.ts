@@ -97,13 +97,16 @@ export class Connection {
   private async connectOnce(): Promise<void> {
     if (this.closing) return;
     let client: Client | undefined;
+    /** What the transport reported during this attempt (a server's exit says more than "Connection closed"). */
+    let attemptError: string | undefined;
     try {
       const server = expandServer(this.name, this.config, process.env);
       const transport = await this.makeTransport(server);
       client = new Client({ name: 'keel', version: KERNEL_VERSION }, { capabilities: {} });
       unrefTimeouts(client);
       client.onerror = (err) => {
-        this.lastError = errorMessage(err);
+        attemptError = errorMessage(err);
+        this.lastError = attemptError;
         this.opts.log('debug', `${this.name}: ${this.lastError}`);
       };
       client.onclose = () => {
@@ -133,7 +136,8 @@ export class Connection {
       }
       // The authorization flow connects again once the user has authorized.
       if (err instanceof UnauthorizedError && this.authFlow) return this.authFlow;
-      this.lastError = errorMessage(err);
+      const reason = describeConnectError(err);
+      this.lastError = attemptError && /connection closed/i.test(reason) ? attemptError : reason;
       this.scheduleRetry();
     }
   }
@@ -429,6 +433,13 @@ function unrefTimeouts(client: Client): void {
 
 function isUnauthorized(err: unknown): boolean {
   return (err instanceof StreamableHTTPError && err.code === 401) || (err instanceof SseError && err.code === 401);
+}
+
+/** The error of a failed connection attempt, with the HTTP status when a remote server answered with one. */
+function describeConnectError(err: unknown): string {
+  const message = errorMessage(err);
+  const status = err instanceof StreamableHTTPError || err instanceof SseError ? err.code : undefined;
+  return typeof status === 'number' && status > 0 && !message.includes(String(status)) ? `HTTP ${status}: ${message}` : message;
 }
 
 function isTimeout(err: unknown): boolean {

@@ -15,6 +15,7 @@ export class StderrLog {
   private rotatedAt = 0;
   private droppedLines = 0;
   private droppedBytes = 0;
+  private tail = '';
 
   constructor(
     private readonly file: string,
@@ -23,7 +24,15 @@ export class StderrLog {
     this.open();
   }
 
+  /** The last line the server wrote (cut at 300 characters), to name why a server that exited failed. */
+  get lastLine(): string | undefined {
+    const lines = this.tail.split('\n').map((l) => l.trim()).filter(Boolean);
+    const last = lines[lines.length - 1];
+    return last && (last.length > 300 ? `${last.slice(0, 297)}...` : last);
+  }
+
   write(chunk: Buffer): void {
+    this.tail = (this.tail + chunk.subarray(Math.max(0, chunk.length - 2048)).toString('utf8')).slice(-2048);
     if (this.fd === undefined) return;
     if (this.size + chunk.length > this.maxBytes) {
       if (Date.now() - this.rotatedAt < ROTATE_EVERY_MS) {

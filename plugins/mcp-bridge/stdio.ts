@@ -116,7 +116,8 @@ export class GroupStdioTransport implements Transport {
           killGroup(child.pid, 'SIGKILL');
           liveGroups.delete(child.pid);
         }
-        if (!this.closed) this.onerror?.(new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})`));
+        const said = log.lastLine;
+        if (!this.closed) this.onerror?.(new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})${said ? `; its last line on stderr: ${said}` : ''}`));
         this.finish();
       });
       child.stdin!.on('error', (err) => this.onerror?.(err));
