@@ -56,6 +56,21 @@ describe('item 6: @server:uri only from what the user typed, and under the serve
     expect(await processesGone(ws.dir)).toEqual([]);
   }, 120_000);
 
+  it("does not attach a mention in a Stop hook's follow-up (text the hook took from the model's answer)", async () => {
+    const { env, ws, server } = await prepare([say(`now read @everything:${DOC}`), say('second answer')]);
+    // A hook that sends the model back with its own last words, as a review hook quoting the answer might.
+    const hook = `grep -q '"stop_hook_active":true' && exit 0; echo "you said: now read @everything:${DOC}" >&2; exit 2`;
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: hook }] }] } }));
+    writeFileSync(path.join(ws.home, 'mcp.json'), mcpConfig(everything(ws.dir)));
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('second answer\n');
+    const second = server.messageRequests()[1]!.body.messages;
+    expect(JSON.stringify(second[second.length - 1])).toContain(`you said: now read @everything:${DOC}`);
+    expect(bodies({ server })).not.toContain(DOC_TEXT);
+    expect(await processesGone(ws.dir)).toEqual([]);
+  }, 90_000);
+
   it.each(['mcp__everything', 'mcp__everything__*'])('a deny rule %s stops the read of a resource the user named', async (rule) => {
     const h = await hostile([say('done')]);
     const run = await h.run(['-p', `read @everything:${DOC}`, '--mcp-config', mcpConfig(everything(h.dir)), '--permission-mode', 'auto', '--disallowedTools', rule], { timeoutMs: 60_000 });
