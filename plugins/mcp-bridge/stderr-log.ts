@@ -34,7 +34,8 @@ export class StderrLog {
   write(chunk: Buffer): void {
     this.tail = (this.tail + chunk.subarray(Math.max(0, chunk.length - 2048)).toString('utf8')).slice(-2048);
     if (this.fd === undefined) return;
-    if (this.size + chunk.length > this.maxBytes) {
+    // Once dropping began it goes on until a rotation is due, so the log never holds scraps of the flood.
+    if (this.droppedBytes > 0 || this.size + chunk.length > this.maxBytes) {
       if (Date.now() - this.rotatedAt < ROTATE_EVERY_MS) {
         this.drop(chunk);
         return;
