@@ -47,6 +47,19 @@ export interface McpService {
   status(): ServerStatus[];
   /** Disconnects every server and stops stdio servers' process groups. */
   close(): Promise<void>;
+  /**
+   * Reads a resource for `session`, under the server's permission rules (a deny rule `mcp__server` or
+   * `mcp__server__*` refuses it): the only way the bridge reads resources, for any plugin that offers it.
+   */
+  readResource(server: string, uri: string, session: Session): Promise<ResourceContent[]>;
+}
+
+/** One item of a resource: text, or a base64 blob. */
+export interface ResourceContent {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
 }
 
 declare module '../../kernel/types.js' {
@@ -181,6 +194,18 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       clearTimeout(timer);
     });
 
+    const readResource = async (server: string, uri: string, session: Session): Promise<ResourceContent[]> => {
+      const refusal = resourceRefusal(kernel, server, session);
+      if (refusal) {
+        kernel.log('warn', `@${server}:${uri} was not read: ${refusal}`, NAME);
+        throw new Error(refusal);
+      }
+      const ready = await ensureBridge();
+      const conn = ready?.connections.get(server);
+      if (!conn) throw new Error(configured && server in servers ? 'the MCP servers did not start' : `no MCP server named ${server}`);
+      return conn.readResource(uri, conn.config.timeout ?? limits.timeoutMs);
+    };
+
     // `@server:uri` attaches that resource, only in what the user typed: the prompt a frontend or SDK host
     // started the run with (its first turn), never text a model, a server, a hook or compaction wrote. A
     // sub-agent's prompt is its parent model's text, so a sub-agent attaches nothing.
@@ -220,20 +245,12 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       typed.delete(last);
       const mentions = [...last.content.matchAll(MENTION)].filter((m) => m[1]! in servers);
       if (mentions.length === 0) return context;
-      const ready = await ensureBridge();
       const blocks: ContentBlockParam[] = [{ type: 'text', text: last.content }];
       for (const match of mentions) {
         const server = match[1]!;
         const uri = match[2]!.replace(/[.,;:!?)\]]+$/, '');
         try {
-          const refusal = resourceRefusal(kernel, server, turn.session);
-          if (refusal) {
-            kernel.log('warn', `@${server}:${uri} was not attached: ${refusal}`, NAME);
-            throw new Error(refusal);
-          }
-          const conn = ready?.connections.get(server);
-          if (!conn) throw new Error('the MCP servers did not start');
-          for (const item of await conn.readResource(uri, conn.config.timeout ?? limits.timeoutMs)) {
+          for (const item of await readResource(server, uri, turn.session)) {
             if (typeof item.text === 'string') blocks.push({ type: 'text', text: `<resource server="${server}" uri="${item.uri}">\n${item.text}\n</resource>` });
             else if (item.blob && item.mimeType && /^image\/(png|jpeg|gif|webp)$/.test(item.mimeType)) {
               blocks.push({ type: 'image', source: { type: 'base64', media_type: item.mimeType as 'image/png', data: item.blob } });
@@ -273,6 +290,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
 
     const service: McpService = {
       status: () => bridge?.status() ?? [],
+      readResource,
       close: async () => {
         const current = await loading;
         await current?.close();

@@ -75,7 +75,7 @@ describe('item 6: @server:uri only from what the user typed, and under the serve
     const h = await hostile([say('done')]);
     const run = await h.run(['-p', `read @everything:${DOC}`, '--mcp-config', mcpConfig(everything(h.dir)), '--permission-mode', 'auto', '--disallowedTools', rule], { timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`@everything:${DOC} was not attached: the permission rule "${rule}" denies MCP server everything`);
+    expect(run.stderr).toContain(`@everything:${DOC} was not read: the permission rule "${rule}" denies MCP server everything`);
     const sent = JSON.stringify(h.server.messageRequests()[0]!.body.messages[0]);
     expect(sent).toContain(`[could not attach @everything:${DOC}: the permission rule \\"${rule}\\" denies MCP server everything]`);
     expect(bodies(h)).not.toContain(DOC_TEXT);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKernel, defaultConfig, runAgent, startSession, type AgentEvent, type Kernel, type McpServerConfig, type PermissionChoice, type Plugin, type Question } from '../../../kernel/index.js';
 import denialLog from '../../../plugins/denial-log/index.js';
-import mcpBridge from '../../../plugins/mcp-bridge/index.js';
+import mcpBridge, { type McpService } from '../../../plugins/mcp-bridge/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import toolSearch from '../../../plugins/tool-search/index.js';
@@ -36,11 +36,11 @@ function answering(choices: PermissionChoice[], asked: Question[]): Plugin {
   };
 }
 
-async function setup(script: ScriptStep[], servers: Record<string, McpServerConfig>, opts: { mode?: 'auto' | 'ask'; answers?: PermissionChoice[]; allow?: string[] } = {}) {
+async function setup(script: ScriptStep[], servers: Record<string, McpServerConfig>, opts: { mode?: 'auto' | 'ask'; answers?: PermissionChoice[]; allow?: string[]; deny?: string[] } = {}) {
   server = await startAnthropicServer(script);
   const asked: Question[] = [];
   const kernel = createKernel({
-    config: defaultConfig({ apiKey: 'k', baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, mcpServers: servers, permissionMode: opts.mode ?? 'auto', permissions: { allow: opts.allow ?? [], ask: [], deny: [] } }),
+    config: defaultConfig({ apiKey: 'k', baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, mcpServers: servers, permissionMode: opts.mode ?? 'auto', permissions: { allow: opts.allow ?? [], ask: [], deny: opts.deny ?? [] } }),
   });
   for (const plugin of [queryAnthropic(), permissions(), denialLog(), toolSearch(), mcpBridge({ backoffMs: [100, 200] }), answering(opts.answers ?? [], asked)]) kernel.use(plugin);
   kernel.seal();
@@ -76,6 +76,15 @@ describe('mcp-bridge in a session', () => {
     // Allow-listed, but the server does not call it read-only.
     expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__u__echo')!.permission).toBe('network');
+  }, 60_000);
+
+  it("reads resources through the mcp service only under the server's rules", async () => {
+    const { kernel, session } = await setup([], { t: testServer(ws.dir), u: testServer(ws.dir) }, { deny: ['mcp__u__*', 'mcp__t__echo'] });
+    const mcp = kernel.services.get('mcp') as McpService;
+    // A rule naming one tool of t does not cover t's resources.
+    expect(await mcp.readResource('t', 'mem://note', session)).toEqual([{ uri: 'mem://note', mimeType: 'text/plain', text: 'the note resource says 42' }]);
+    await expect(mcp.readResource('u', 'mem://note', session)).rejects.toThrow('the permission rule "mcp__u__*" denies MCP server u');
+    await expect(mcp.readResource('nope', 'mem://note', session)).rejects.toThrow('no MCP server named nope');
   }, 60_000);
 
   it('maps content, keeps isError and structuredContent, and publishes progress as events', async () => {
