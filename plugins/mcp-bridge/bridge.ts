@@ -6,6 +6,7 @@
 import { errorMessage, runAgent, type CommandDefinition, type Kernel, type McpServerConfig } from '../../kernel/index.js';
 import { Connection, DEFAULT_BACKOFF_MS, type Status } from './connection.js';
 import { mcpName, toolHash, toToolDefinition } from './tools.js';
+import { hintTrusted } from './policy.js';
 
 export interface BridgeLimits {
   timeoutMs: number;
@@ -13,6 +14,8 @@ export interface BridgeLimits {
   maxResultBytes: number;
   maxMessageBytes: number;
   backoffMs?: number[];
+  searchWaitMs: number;
+  maxLogBytes: number;
 }
 
 export interface ServerStatus {
@@ -47,6 +50,7 @@ export class Bridge {
         backoffMs: limits.backoffMs ?? DEFAULT_BACKOFF_MS,
         connectTimeoutMs: limits.connectTimeoutMs,
         maxMessageBytes: limits.maxMessageBytes,
+        maxLogBytes: limits.maxLogBytes,
         log: (level, message) => kernel.log(level, message, OWNER),
         onChange: () => this.sync(conn),
       });
@@ -69,6 +73,39 @@ export class Bridge {
     await Promise.all([...this.connections.values()].map((conn) => conn.refreshing));
   }
 
+  /**
+   * Waits, at most `ms` (or until `signal` aborts), for the servers that are connecting or reconnecting to
+   * connect or fail for good.
+   */
+  async untilSettled(ms: number, signal?: AbortSignal): Promise<void> {
+    const waiting = [...this.connections.values()].map((conn) => conn.whenSettled());
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    await Promise.race([
+      Promise.all(waiting),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+        onAbort = resolve;
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+
+  /** One line per server that is not connected now: its state and why, for a search that could not find its tools. */
+  unavailable(): string[] {
+    return [...this.connections.values()]
+      .filter((conn) => conn.status !== 'connected' && conn.status !== 'closed')
+      .map((conn) => {
+        const why = conn.lastError ? `: ${conn.lastError}` : '';
+        if (conn.status === 'failed') return `MCP server ${conn.name} failed${why}${conn.logNote}; its tools are not available (the user can retry with /mcp reconnect ${conn.name})`;
+        if (conn.status === 'needs-auth') return `MCP server ${conn.name} is waiting for the user to authorize it; its tools are not available yet`;
+        if (conn.status === 'reconnecting') return `MCP server ${conn.name} is not connected (it is retrying${why})${conn.logNote}; its tools are not available yet`;
+        return `MCP server ${conn.name} is still connecting; its tools are not available yet`;
+      });
+  }
+
   /** Makes the registries match what the server offers now. */
   private sync(conn: Connection): void {
     const mine = this.attached.get(conn.name) ?? { tools: new Set<string>(), prompts: new Set<string>() };
@@ -85,7 +122,7 @@ export class Bridge {
     for (const [name, tool] of wanted) {
       if (mine.tools.has(name)) continue;
       try {
-        this.kernel.tools.attach(toToolDefinition(conn, tool, this.limits), OWNER);
+        this.kernel.tools.attach(toToolDefinition(conn, tool, this.limits, (toolName) => hintTrusted(this.kernel, toolName)), OWNER);
         mine.tools.add(name);
         this.hashes.set(name, toolHash(tool));
       } catch (err) {
@@ -125,7 +162,8 @@ export class Bridge {
         const text = result.messages
           .map((m) => (m.content.type === 'text' ? m.content.text : m.content.type === 'resource' && 'text' in m.content.resource ? String(m.content.resource.text) : `[${m.content.type} content]`))
           .join('\n\n');
-        const run = await runAgent(ctx.kernel, ctx.session, text, { signal: ctx.signal });
+        // As blocks, not a string: the server wrote this text, so `@server:uri` in it attaches nothing.
+        const run = await runAgent(ctx.kernel, ctx.session, [{ type: 'text', text }], { signal: ctx.signal });
         if (run.isError) throw new Error(run.error ?? run.subtype);
         return run.result;
       },

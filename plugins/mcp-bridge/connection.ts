@@ -35,6 +35,8 @@ export interface ConnectionOptions {
   backoffMs: number[];
   connectTimeoutMs: number;
   maxMessageBytes: number;
+  /** Bytes of a stdio server's stderr log before it is rotated. */
+  maxLogBytes: number;
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
   /** Tools or prompts changed (connected, refreshed, or gone). */
   onChange(): void;
@@ -52,6 +54,8 @@ export class Connection {
   private client?: Client;
   private closing = false;
   private failures = 0;
+  /** Whether this server has connected once in this run (a failure before that is a failed start). */
+  private everConnected = false;
   private retryTimer?: NodeJS.Timeout;
   private ready: Promise<void>;
   private settle!: () => void;
@@ -72,6 +76,11 @@ export class Connection {
     return path.join(this.opts.keelHome, 'logs', 'mcp', `${this.name.replace(/[^\w.-]/g, '_')}.log`);
   }
 
+  /** ` (log: <file>)` for a stdio server, whose stderr is there; nothing for a remote one. */
+  get logNote(): string {
+    return this.transport === 'stdio' ? ` (log: ${this.logFile})` : '';
+  }
+
   private newReady(): Promise<void> {
     return new Promise((resolve) => (this.settle = resolve));
   }
@@ -88,13 +97,16 @@ export class Connection {
   private async connectOnce(): Promise<void> {
     if (this.closing) return;
     let client: Client | undefined;
+    /** What the transport reported during this attempt (a server's exit says more than "Connection closed"). */
+    let attemptError: string | undefined;
     try {
       const server = expandServer(this.name, this.config, process.env);
       const transport = await this.makeTransport(server);
       client = new Client({ name: 'keel', version: KERNEL_VERSION }, { capabilities: {} });
       unrefTimeouts(client);
       client.onerror = (err) => {
-        this.lastError = errorMessage(err);
+        attemptError = errorMessage(err);
+        this.lastError = attemptError;
         this.opts.log('debug', `${this.name}: ${this.lastError}`);
       };
       client.onclose = () => {
@@ -108,6 +120,7 @@ export class Connection {
       await this.list(client);
       if (this.client !== client) return;
       this.status = 'connected';
+      this.everConnected = true;
       this.failures = 0;
       this.lastError = undefined;
       this.opts.log('debug', `${this.name}: connected (${this.tools.length} tools)`);
@@ -123,7 +136,8 @@ export class Connection {
       }
       // The authorization flow connects again once the user has authorized.
       if (err instanceof UnauthorizedError && this.authFlow) return this.authFlow;
-      this.lastError = errorMessage(err);
+      const reason = describeConnectError(err);
+      this.lastError = attemptError && /connection closed/i.test(reason) ? attemptError : reason;
       this.scheduleRetry();
     }
   }
@@ -137,6 +151,7 @@ export class Connection {
         cwd: server.cwd ? path.resolve(this.opts.cwd, server.cwd) : this.opts.cwd,
         logFile: this.logFile,
         maxMessageBytes: this.opts.maxMessageBytes,
+        maxLogBytes: this.opts.maxLogBytes,
       });
     }
     let url: URL;
@@ -259,7 +274,7 @@ export class Connection {
     const delay = this.opts.retry ? this.opts.backoffMs[this.failures] : undefined;
     this.failures++;
     if (delay === undefined) {
-      if (this.opts.retry) this.opts.log('warn', `MCP server ${this.name} failed: ${this.lastError ?? 'unknown error'} (log: ${this.logFile}; /mcp reconnect ${this.name} tries again)`);
+      if (this.opts.retry) this.opts.log('warn', `MCP server ${this.name} failed: ${this.lastError ?? 'unknown error'} (${this.transport === 'stdio' ? `log: ${this.logFile}; ` : ''}/mcp reconnect ${this.name} tries again)`);
       this.status = 'failed';
       this.settle();
       this.ready = this.newReady();
@@ -267,9 +282,23 @@ export class Connection {
       return;
     }
     if (this.status === 'connected') this.ready = this.newReady();
+    // A start that fails is said at once (stderr in a headless run, a log event in the UIs), not only when
+    // the retries run out; later attempts are said once they all failed.
+    if (!this.everConnected && this.failures === 1) {
+      this.opts.log('warn', `MCP server ${this.name} failed to start: ${this.lastError ?? 'unknown error'}; retrying${this.logNote}`);
+    }
     this.status = 'reconnecting';
     this.retryTimer = setTimeout(() => void this.connect(), delay);
     this.retryTimer.unref();
+    this.opts.onChange();
+  }
+
+  /**
+   * Settles when the server is connected or has failed for good (at once if it is either now); a wait on a
+   * server that is connecting or reconnecting.
+   */
+  whenSettled(): Promise<void> {
+    return this.status === 'connecting' || this.status === 'reconnecting' || this.status === 'needs-auth' ? this.ready : Promise.resolve();
   }
 
   /** Waits for the connection (a call made while it connects or reconnects), up to the connect timeout. */
@@ -404,6 +433,13 @@ function unrefTimeouts(client: Client): void {
 
 function isUnauthorized(err: unknown): boolean {
   return (err instanceof StreamableHTTPError && err.code === 401) || (err instanceof SseError && err.code === 401);
+}
+
+/** The error of a failed connection attempt, with the HTTP status when a remote server answered with one. */
+function describeConnectError(err: unknown): string {
+  const message = errorMessage(err);
+  const status = err instanceof StreamableHTTPError || err instanceof SseError ? err.code : undefined;
+  return typeof status === 'number' && status > 0 && !message.includes(String(status)) ? `HTTP ${status}: ${message}` : message;
 }
 
 function isTimeout(err: unknown): boolean {

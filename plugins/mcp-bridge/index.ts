@@ -18,6 +18,7 @@ import {
 import { holdOpen } from './keep-alive.js';
 import type { Bridge, BridgeLimits, ServerStatus } from './bridge.js';
 import { projectFile, serverLayers } from './settings.js';
+import { resourceRefusal } from './policy.js';
 
 export interface McpBridgeOptions {
   /** Milliseconds a tool call may take when its server sets no `timeout` (default `MCP_TOOL_TIMEOUT` or 120 000). */
@@ -30,6 +31,10 @@ export interface McpBridgeOptions {
   maxMessageBytes?: number;
   /** Delays between reconnection attempts (default 0.5, 1, 2, 4, 8 s; then the server is `failed`). */
   backoffMs?: number[];
+  /** Milliseconds a `tool_search` waits for servers that failed and are retrying (default `MCP_SEARCH_WAIT` or 5 000). */
+  searchWaitMs?: number;
+  /** Bytes of a stdio server's stderr log before it is rotated (default 10 MB; one previous file is kept). */
+  maxLogBytes?: number;
 }
 
 const NAME = 'mcp-bridge';
@@ -42,6 +47,19 @@ export interface McpService {
   status(): ServerStatus[];
   /** Disconnects every server and stops stdio servers' process groups. */
   close(): Promise<void>;
+  /**
+   * Reads a resource for `session`, under the server's permission rules (a deny rule `mcp__server` or
+   * `mcp__server__*` refuses it): the only way the bridge reads resources, for any plugin that offers it.
+   */
+  readResource(server: string, uri: string, session: Session): Promise<ResourceContent[]>;
+}
+
+/** One item of a resource: text, or a base64 blob. */
+export interface ResourceContent {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
 }
 
 declare module '../../kernel/types.js' {
@@ -92,6 +110,8 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       maxResultBytes: opts.maxResultBytes ?? 1_000_000,
       maxMessageBytes: opts.maxMessageBytes ?? 64 * 1024 * 1024,
       backoffMs: opts.backoffMs,
+      searchWaitMs: opts.searchWaitMs ?? envMs('MCP_SEARCH_WAIT') ?? 5_000,
+      maxLogBytes: opts.maxLogBytes ?? 10 * 1024 * 1024,
     };
     kernel.protected.add({ path: real(projectFile(kernel.config.projectRoot)), why: 'MCP server config (it runs programs)' });
 
@@ -131,24 +151,36 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       startTimer.unref();
     });
 
-    // A search made while servers are still connecting waits for them (at most the connect timeout), so it can
-    // find their tools; nothing else waits.
+    // A search made while servers are still connecting waits for their first attempts (at most the connect
+    // timeout), then a few seconds more for a server that failed and is retrying, so it can find their tools.
     kernel.hooks.toolExecute.tapPromise({ name: NAME, stage: Stage.EARLY }, async (call, turn) => {
       if (call.name !== 'tool_search' || !configured) return undefined;
       const ready = await ensureBridge();
       if (!ready) return undefined;
       let timer: NodeJS.Timeout | undefined;
-      await holdOpen(() =>
-        Promise.race([
+      await holdOpen(async () => {
+        await Promise.race([
           ready.settled(),
           new Promise<void>((resolve) => {
             timer = setTimeout(resolve, limits.connectTimeoutMs);
             turn.signal.addEventListener('abort', () => resolve(), { once: true });
           }),
-        ]),
-      );
-      clearTimeout(timer);
+        ]);
+        clearTimeout(timer);
+        await ready.untilSettled(limits.searchWaitMs, turn.signal);
+      });
       return undefined;
+    });
+
+    // The search's answer names every server that is not connected and why, so a tool that is not found because
+    // its server failed is not taken for a tool that does not exist.
+    kernel.hooks.toolResult.tapPromise(NAME, async (result, call) => {
+      if (call.name !== 'tool_search' || !bridge) return result;
+      const lines = bridge.unavailable();
+      if (lines.length === 0) return result;
+      const note = `\n\n${lines.join('\n')}`;
+      const content = typeof result.content === 'string' ? `${result.content}${note}` : [...result.content, { type: 'text' as const, text: note.trimStart() }];
+      return { ...result, content };
     });
 
     // `/mcp__server__prompt` typed (or passed to `-p`) before its server has connected waits for the servers, at
@@ -161,6 +193,24 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       await holdOpen(() => Promise.race([ready.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limits.connectTimeoutMs)))]));
       clearTimeout(timer);
     });
+
+    const readResource = async (server: string, uri: string, session: Session): Promise<ResourceContent[]> => {
+      const refusal = resourceRefusal(kernel, server, session);
+      if (refusal) {
+        kernel.log('warn', `@${server}:${uri} was not read: ${refusal}`, NAME);
+        throw new Error(refusal);
+      }
+      const ready = await ensureBridge();
+      const conn = ready?.connections.get(server);
+      if (!conn) throw new Error(configured && server in servers ? 'the MCP servers did not start' : `no MCP server named ${server}`);
+      return conn.readResource(uri, conn.config.timeout ?? limits.timeoutMs);
+    };
+
+    // `@server:uri` attaches that resource, only in what the user typed: the prompt a frontend or SDK host
+    // started the run with (its first turn), never text a model, a server, a hook or compaction wrote. A
+    // sub-agent's prompt is its parent model's text, so a sub-agent attaches nothing.
+    const typed = new WeakSet<MessageParam>();
+    const promptsAreTyped = process.env.KEEL_SUBAGENT_MODE !== '1';
 
     // A tool whose description or schema changed since the user allowed it for the session is asked again.
     const pendingAsks = new Map<string, { session: Session; name: string; hash: string }>();
@@ -178,6 +228,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
     kernel.hooks.event.tap(NAME, (event) => {
       if (event.type === 'tools_bytes' && configured && !loading) startSoon();
       if (event.type === 'tool_end') pendingAsks.delete(event.call.id);
+      if (event.type === 'user_message' && configured && promptsAreTyped) typed.add(event.message);
       if (event.type !== 'permission') return;
       const pending = pendingAsks.get(event.call.id);
       if (!pending) return;
@@ -187,23 +238,19 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       if (event.decision.behavior === 'deny') pendingAsks.delete(event.call.id);
     });
 
-    // `@server:uri` in the user's request attaches that resource to the message.
-    const attachedTo = new WeakSet<MessageParam>();
+    // The run's prompts are recorded by the event tap above (`user_message`).
     kernel.hooks.contextLoad.tapPromise(NAME, async (context, turn) => {
       const last = turn.session.messages[turn.session.messages.length - 1];
-      if (!configured || !last || last.role !== 'user' || typeof last.content !== 'string' || attachedTo.has(last)) return context;
-      attachedTo.add(last);
+      if (!configured || !last || last.role !== 'user' || turn.index !== 1 || !typed.has(last) || typeof last.content !== 'string') return context;
+      typed.delete(last);
       const mentions = [...last.content.matchAll(MENTION)].filter((m) => m[1]! in servers);
       if (mentions.length === 0) return context;
-      const ready = await ensureBridge();
       const blocks: ContentBlockParam[] = [{ type: 'text', text: last.content }];
       for (const match of mentions) {
         const server = match[1]!;
         const uri = match[2]!.replace(/[.,;:!?)\]]+$/, '');
         try {
-          const conn = ready?.connections.get(server);
-          if (!conn) throw new Error('the MCP servers did not start');
-          for (const item of await conn.readResource(uri, conn.config.timeout ?? limits.timeoutMs)) {
+          for (const item of await readResource(server, uri, turn.session)) {
             if (typeof item.text === 'string') blocks.push({ type: 'text', text: `<resource server="${server}" uri="${item.uri}">\n${item.text}\n</resource>` });
             else if (item.blob && item.mimeType && /^image\/(png|jpeg|gif|webp)$/.test(item.mimeType)) {
               blocks.push({ type: 'image', source: { type: 'base64', media_type: item.mimeType as 'image/png', data: item.blob } });
@@ -243,6 +290,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
 
     const service: McpService = {
       status: () => bridge?.status() ?? [],
+      readResource,
       close: async () => {
         const current = await loading;
         await current?.close();

@@ -1,13 +1,16 @@
 /**
  * The stdio transport: the server runs in its own process group (so the whole group can be killed, `npx` and
- * all), its stderr goes to a log file, and anything on stdout that is not JSON-RPC closes the connection.
+ * all), its stderr goes to a capped log file (stderr-log.ts), and anything on stdout that is not JSON-RPC closes
+ * the connection — except a few lines before the server's first message (a start-up banner), which are noted in
+ * the log and skipped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { StderrLog } from './stderr-log.js';
 
 /** Process groups still running, killed when Keel exits (on any path, including signals). */
 const liveGroups = new Set<number>();
@@ -30,6 +33,9 @@ function installExitHook(): void {
   });
 }
 
+/** Lines on stdout before the first JSON-RPC message that are taken for a banner and skipped. */
+const MAX_BANNER_LINES = 20;
+
 /** Variables a server inherits from Keel's environment; the rest (API keys included) it gets only from `env`. */
 const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ', 'NODE_EXTRA_CA_CERTS', 'SystemRoot'];
 
@@ -40,6 +46,8 @@ export interface StdioSpec {
   cwd?: string;
   /** Where the server's stderr is appended. */
   logFile: string;
+  /** Bytes of that log before it is rotated (stderr-log.ts). */
+  maxLogBytes: number;
   /** Largest single message accepted from the server, in bytes. */
   maxMessageBytes: number;
 }
@@ -51,6 +59,10 @@ export class GroupStdioTransport implements Transport {
   private child?: ChildProcess;
   private readonly buffer: ReadBuffer;
   private closed = false;
+  private log?: StderrLog;
+  /** Whether a JSON-RPC message came yet; until then a line that is not one is a banner. */
+  private heard = false;
+  private bannerLines = 0;
 
   constructor(private readonly spec: StdioSpec) {
     this.buffer = new ReadBuffer({ maxBufferSize: spec.maxMessageBytes });
@@ -63,7 +75,8 @@ export class GroupStdioTransport implements Transport {
   start(): Promise<void> {
     installExitHook();
     mkdirSync(path.dirname(this.spec.logFile), { recursive: true, mode: 0o700 });
-    const log = openSync(this.spec.logFile, 'a', 0o600);
+    const log = new StderrLog(this.spec.logFile, this.spec.maxLogBytes);
+    this.log = log;
     const env: Record<string, string> = {};
     for (const key of INHERITED_ENV) if (process.env[key] !== undefined) env[key] = process.env[key]!;
     return new Promise((resolve, reject) => {
@@ -72,16 +85,19 @@ export class GroupStdioTransport implements Transport {
         child = spawn(this.spec.command, this.spec.args, {
           cwd: this.spec.cwd,
           env: { ...env, ...this.spec.env },
-          stdio: ['pipe', 'pipe', log],
+          stdio: ['pipe', 'pipe', 'pipe'],
           detached: true,
         });
       } catch (err) {
-        closeSync(log);
+        log.close();
         reject(err);
         return;
       }
       this.child = child;
-      closeSync(log);
+      // Read (and capped) by Keel rather than handed over as a file, so a flooding server cannot fill the disk.
+      child.stderr!.on('data', (chunk: Buffer) => log.write(chunk));
+      child.stderr!.once('close', () => log.close());
+      (child.stderr as unknown as { unref?: () => void }).unref?.();
       // The server never keeps Keel alive: Keel's exit kills its group.
       child.unref();
       (child.stdin as unknown as { unref?: () => void }).unref?.();
@@ -100,7 +116,8 @@ export class GroupStdioTransport implements Transport {
           killGroup(child.pid, 'SIGKILL');
           liveGroups.delete(child.pid);
         }
-        if (!this.closed) this.onerror?.(new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})`));
+        const said = log.lastLine;
+        if (!this.closed) this.onerror?.(new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})${said ? `; its last line on stderr: ${said}` : ''}`));
         this.finish();
       });
       child.stdin!.on('error', (err) => this.onerror?.(err));
@@ -111,13 +128,33 @@ export class GroupStdioTransport implements Transport {
   private receive(chunk: Buffer): void {
     try {
       this.buffer.append(chunk);
-      for (;;) {
-        const message = this.buffer.readMessage();
-        if (message === null) break;
-        this.onmessage?.(message);
-      }
     } catch (err) {
       this.fail(new Error(`the server sent something that is not a JSON-RPC message on stdout (${(err as Error).message.split('\n')[0]})`));
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        // A line that does not parse has been taken out of the buffer already.
+        message = this.buffer.readMessage();
+      } catch (err) {
+        const why = (err as Error).message.split('\n')[0];
+        if (!this.heard && this.bannerLines < MAX_BANNER_LINES) {
+          this.bannerLines++;
+          this.log?.note(`skipped a line on stdout that is not JSON-RPC, before the server's first message (${why})`);
+          continue;
+        }
+        this.fail(new Error(`the server sent something that is not a JSON-RPC message on stdout (${why})`));
+        return;
+      }
+      if (message === null) break;
+      this.heard = true;
+      try {
+        this.onmessage?.(message);
+      } catch (err) {
+        this.fail(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
     }
   }
 

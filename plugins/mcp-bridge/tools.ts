@@ -1,4 +1,7 @@
-/** An MCP tool as a Keel tool: `mcp__<server>__<tool>`, its JSON Schema as is, deferred, level by its hints. */
+/**
+ * An MCP tool as a Keel tool: `mcp__<server>__<tool>`, its JSON Schema as is, deferred. Its level is `network`
+ * unless the server marks it `readOnlyHint` and the user trusts that hint (policy.ts).
+ */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -22,14 +25,20 @@ export function toolHash(tool: Tool): string {
 
 const anyObject = z.record(z.string(), z.unknown());
 
-export function toToolDefinition(conn: Connection, tool: Tool, limits: { timeoutMs: number; maxResultBytes: number }): ToolDefinition<Record<string, unknown>> {
+export function toToolDefinition(
+  conn: Connection,
+  tool: Tool,
+  limits: { timeoutMs: number; maxResultBytes: number },
+  trustHint: (name: string) => boolean,
+): ToolDefinition<Record<string, unknown>> {
+  const name = mcpName(conn.name, tool.name);
   const raw = tool.description?.trim() || tool.title || `The ${tool.name} tool`;
   const description = `${raw.length > MAX_DESCRIPTION ? `${raw.slice(0, MAX_DESCRIPTION - 3)}...` : raw} (MCP server ${conn.name})`;
   const { $schema: _drop, ...schema } = tool.inputSchema as Record<string, unknown>;
   return defineTool({
-    name: mcpName(conn.name, tool.name),
+    name,
     description,
-    permission: tool.annotations?.readOnlyHint ? 'read' : 'network',
+    permission: tool.annotations?.readOnlyHint === true && trustHint(name) ? 'read' : 'network',
     input: anyObject,
     jsonSchema: { ...schema, type: 'object' },
     deferLoading: true,

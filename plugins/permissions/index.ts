@@ -9,6 +9,7 @@ import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './poli
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
+import { toolRules } from './tool-rules.js';
 
 export { MATRIX } from './policy.js';
 
@@ -62,6 +63,7 @@ export default definePlugin(() => ({
     });
 
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
+    kernel.services.provide('tool-rules', toolRules(rules));
     kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
 
     // A bare deny removes the tool from the request: the model never sees it.

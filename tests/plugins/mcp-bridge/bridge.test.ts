@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKernel, defaultConfig, runAgent, startSession, type AgentEvent, type Kernel, type McpServerConfig, type PermissionChoice, type Plugin, type Question } from '../../../kernel/index.js';
 import denialLog from '../../../plugins/denial-log/index.js';
-import mcpBridge from '../../../plugins/mcp-bridge/index.js';
+import mcpBridge, { type McpService } from '../../../plugins/mcp-bridge/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import toolSearch from '../../../plugins/tool-search/index.js';
@@ -36,11 +36,11 @@ function answering(choices: PermissionChoice[], asked: Question[]): Plugin {
   };
 }
 
-async function setup(script: ScriptStep[], servers: Record<string, McpServerConfig>, opts: { mode?: 'auto' | 'ask'; answers?: PermissionChoice[] } = {}) {
+async function setup(script: ScriptStep[], servers: Record<string, McpServerConfig>, opts: { mode?: 'auto' | 'ask'; answers?: PermissionChoice[]; allow?: string[]; deny?: string[] } = {}) {
   server = await startAnthropicServer(script);
   const asked: Question[] = [];
   const kernel = createKernel({
-    config: defaultConfig({ apiKey: 'k', baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, mcpServers: servers, permissionMode: opts.mode ?? 'auto' }),
+    config: defaultConfig({ apiKey: 'k', baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, mcpServers: servers, permissionMode: opts.mode ?? 'auto', permissions: { allow: opts.allow ?? [], ask: [], deny: opts.deny ?? [] } }),
   });
   for (const plugin of [queryAnthropic(), permissions(), denialLog(), toolSearch(), mcpBridge({ backoffMs: [100, 200] }), answering(opts.answers ?? [], asked)]) kernel.use(plugin);
   kernel.seal();
@@ -69,13 +69,32 @@ const lastResults = (index: number) => {
 };
 
 describe('mcp-bridge in a session', () => {
+  it("trusts a tool's readOnlyHint only when an allow rule names the tool or its server", async () => {
+    const { kernel } = await setup([], { t: testServer(ws.dir), u: testServer(ws.dir) }, { allow: ['mcp__t'] });
+    await until(kernel, () => kernel.tools.has('mcp__t__echo') && kernel.tools.has('mcp__u__echo'));
+    expect(kernel.tools.get('mcp__t__echo')!.permission).toBe('read');
+    // Allow-listed, but the server does not call it read-only.
+    expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
+    expect(kernel.tools.get('mcp__u__echo')!.permission).toBe('network');
+  }, 60_000);
+
+  it("reads resources through the mcp service only under the server's rules", async () => {
+    const { kernel, session } = await setup([], { t: testServer(ws.dir), u: testServer(ws.dir) }, { deny: ['mcp__u__*', 'mcp__t__echo'] });
+    const mcp = kernel.services.get('mcp') as McpService;
+    // A rule naming one tool of t does not cover t's resources.
+    expect(await mcp.readResource('t', 'mem://note', session)).toEqual([{ uri: 'mem://note', mimeType: 'text/plain', text: 'the note resource says 42' }]);
+    await expect(mcp.readResource('u', 'mem://note', session)).rejects.toThrow('the permission rule "mcp__u__*" denies MCP server u');
+    await expect(mcp.readResource('nope', 'mem://note', session)).rejects.toThrow('no MCP server named nope');
+  }, 60_000);
+
   it('maps content, keeps isError and structuredContent, and publishes progress as events', async () => {
     const { kernel, session, events } = await setup(
       [callTool('mcp__t__slow', {}), callTool('mcp__t__mixed', {}), callTool('mcp__t__fails', {}), say('done')],
       { t: testServer(ws.dir) },
     );
     await until(kernel, () => kernel.tools.has('mcp__t__slow'));
-    expect(kernel.tools.get('mcp__t__echo')!.permission).toBe('read');
+    // The server's readOnlyHint alone does not make a tool read-level: only the user's allow rule does.
+    expect(kernel.tools.get('mcp__t__echo')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__t__echo')!.deferLoading).toBe(true);
     const result = await runAgent(kernel, session, 'go');
