@@ -70,11 +70,14 @@ export default definePlugin(() => ({
     };
 
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
-      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome));
+      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true));
       const state = stateOf(session);
       state.files = found.agents;
       state.broken = found.broken;
       for (const broken of found.broken) kernel.log('warn', `agent file skipped: ${broken.error}`, NAME);
+      for (const clash of found.shadowed) {
+        kernel.log('warn', `agent file skipped: ${clash.source} is named "${clash.name}" like your own agent ${clash.kept}, which keeps the name (rename the project's agent to use it)`, NAME);
+      }
       listed = agentsOf(session);
     });
 
