@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { definePlugin, defineTool, type Session } from '../../kernel/index.js';
 import { agentDirs, loadAgents, toolList, type AgentDefinition, type BrokenAgent } from './agents.js';
+import { HANDOFF_SOURCE, type PolicyHandoff } from './handoff.js';
 import type { ProcessTracker } from './run.js';
 
 const NAME = 'tool-agent';
@@ -46,7 +47,14 @@ const BASE_DESCRIPTION = `Delegates a self-contained task to a sub-agent: a sepa
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
-  config: { subagents: configSchema },
+  // `subagentPolicy` is the handoff itself, checked by inherit.ts; it counts only when the handed layer set it.
+  config: { subagents: configSchema, subagentPolicy: z.unknown() },
+  async configLayers() {
+    // A sub-agent takes its parent's policy before anything else is configured, above every layer of its own.
+    if (process.env.KEEL_SUBAGENT_MODE !== '1') return [];
+    const { handoffLayer, readHandoff } = await import('./inherit.js');
+    return [handoffLayer(readHandoff(process.env))];
+  },
   apply(kernel) {
     const depth = Number(process.env.KEEL_AGENT_DEPTH) || 0;
     const maxDepth = (kernel.config.subagents as SubagentsConfig | undefined)?.maxDepth ?? 2;
@@ -80,6 +88,18 @@ export default definePlugin(() => ({
       }
       listed = agentsOf(session);
     });
+
+    if (process.env.KEEL_SUBAGENT_MODE === '1') {
+      const handed = kernel.config.sources.subagentPolicy === HANDOFF_SOURCE ? (kernel.config.subagentPolicy as PolicyHandoff) : undefined;
+      // Asked by the sub-agent frontend before the task runs: what makes this process looser than its parent.
+      kernel.services.provide('subagent-policy', {
+        async check(): Promise<string | undefined> {
+          if (!handed) return 'no policy was handed over by a parent agent';
+          const { looserThanHanded } = await import('./inherit.js');
+          return looserThanHanded(kernel, handed);
+        },
+      });
+    }
 
     kernel.services.provide('agents', {
       define(session: Session, defs: Record<string, { description: string; prompt: string; tools?: string[]; model?: string }>) {
