@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { definePlugin, defineTool, type Session } from '../../kernel/index.js';
 import { agentDirs, loadAgents, toolList, type AgentDefinition, type BrokenAgent } from './agents.js';
-import { HANDOFF_SOURCE, type PolicyHandoff } from './handoff.js';
+import { HANDOFF_SOURCE, type PolicyHandoff } from './policy.js';
 import type { ProcessTracker } from './run.js';
 
 const NAME = 'tool-agent';

@@ -6,7 +6,8 @@
 import { closeSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { KeelError, errorMessage, type ConfigLayer, type Kernel } from '../../kernel/index.js';
-import { HANDOFF_ENV, HANDOFF_FD, HANDOFF_SOURCE, HANDOFF_VERSION, isPlainData, type PolicyHandoff, type Rules } from './handoff.js';
+import { isPlainData } from './handoff.js';
+import { HANDOFF_ENV, HANDOFF_FD, HANDOFF_SOURCE, HANDOFF_VERSION, type PolicyHandoff, type Rules } from './policy.js';
 
 /** Sub-agents' refusals start with this, so the parent's error result says who refused. */
 const REFUSE = 'sub-agent refused to start:';

@@ -4,7 +4,8 @@ import { canonicalToolName, toolGiven, type Kernel, type ToolContext, type ToolR
 import type { AgentDefinition, BrokenAgent } from './agents.js';
 import { killGroup, runChild } from './child.js';
 import { keelCli, launchFlags } from './cli-path.js';
-import { buildHandoff, HANDOFF_ENV, HANDOFF_FD } from './handoff.js';
+import { buildHandoff } from './handoff.js';
+import { HANDOFF_ENV, HANDOFF_FD } from './policy.js';
 import { shareOfTurns } from './turns.js';
 import type { AgentInput } from './index.js';
 
