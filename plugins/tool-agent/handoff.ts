@@ -13,7 +13,7 @@ import { HANDOFF_VERSION, type PolicyHandoff, type Rules } from './policy.js';
  * together (the plugin list is checked by name instead), secrets that go by the environment, and what the `agent`
  * call chooses (model and prompt).
  */
-const NOT_HANDED = new Set([
+export const NOT_HANDED = new Set([
   'cwd',
   'projectRoot',
   'keelHome',

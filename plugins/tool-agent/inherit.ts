@@ -6,7 +6,7 @@
 import { closeSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { KeelError, errorMessage, type ConfigLayer, type Kernel } from '../../kernel/index.js';
-import { isPlainData } from './handoff.js';
+import { isPlainData, NOT_HANDED } from './handoff.js';
 import { HANDOFF_ENV, HANDOFF_FD, HANDOFF_SOURCE, HANDOFF_VERSION, type PolicyHandoff, type Rules } from './policy.js';
 
 /** Sub-agents' refusals start with this, so the parent's error result says who refused. */
@@ -75,6 +75,11 @@ export function looserThanHanded(kernel: Kernel, handoff: PolicyHandoff): string
   for (const [key, value] of Object.entries(handoff.values)) {
     if (ACCUMULATED.has(key)) continue;
     if (!isDeepStrictEqual(normalize(kernel.config[key]), normalize(value))) return `the setting "${key}" differs from the parent's (${kernel.config.sources[key] ?? 'a plugin'} set it)`;
+  }
+  // A setting of the child's own (its config files) that the parent did not run under: an SDK host reads no files.
+  for (const [key, value] of Object.entries(kernel.config)) {
+    if (NOT_HANDED.has(key) || ACCUMULATED.has(key) || value === undefined || key in handoff.values || !isPlainData(value)) continue;
+    return `the setting "${key}" (from ${kernel.config.sources[key] ?? 'a plugin'}) is not among the parent's`;
   }
   const servers = (handoff.values.mcpServers ?? {}) as Record<string, unknown>;
   const moreServers = Object.keys(kernel.config.mcpServers).filter((name) => !(name in servers));

@@ -153,6 +153,20 @@ describe('a sub-agent keeps the rules of its parent session', { timeout: SLOW },
     expect(result).toMatchObject({ is_error: true });
     expect(result!.content).toContain('the plugin host-guard was given in-process (query() options) and cannot be handed to a sub-agent process');
   });
+
+  it("an SDK host's child that would be looser (the user's config allows more) refuses, and the parent says why", async () => {
+    const o = outside();
+    const { env, ws, server } = await prepare([], { route: delegatingRoute(o) });
+    // The host reads no config files; the child process would read this one.
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ permissions: { allow: ['Bash'] } }));
+    const messages: SDKMessage[] = [];
+    for await (const m of query({ prompt: 'PARENT go', options: { cwd: ws.dir, env, permissionMode: 'manual', allowedTools: ['Task'] } })) messages.push(m);
+    expect(conversation(server.requests, 'CHILD')).toHaveLength(0);
+    expect(o.untouched()).toBe(true);
+    const [result] = toolResultsOf(conversation(server.requests, 'PARENT')[1]!);
+    expect(result).toMatchObject({ is_error: true });
+    expect(result!.content).toContain('sub-agent refused to start: allow rule "Bash"');
+  });
 });
 
 /** Starts `keel` in sub-agent mode the way a forger would: with a handoff of its own choosing on fd 3, or none. */
@@ -287,6 +301,33 @@ describe("sub-agents' sessions", { timeout: SLOW }, () => {
     expect(ids).not.toContain(childId);
     const all = await runKeel(['sessions', '--all', '--json'], { cwd: ws.dir, env });
     expect((JSON.parse(all.stdout) as Array<{ id: string; subagent: boolean }>).find((s) => s.id === childId)).toMatchObject({ subagent: true });
+  });
+});
+
+describe('sessions of failed runs', { timeout: SLOW }, () => {
+  it('a run that failed before any model turn is not what --continue resumes, and is listed only with --all', async () => {
+    const { env, ws } = await prepare([], {
+      route: routeConversations({
+        GOOD: [say('good answer'), say('continued the good one')],
+        BROKEN: [{ status: 400, errorMessage: 'messages: invalid request' }],
+      }),
+    });
+    const good = await runKeel(['-p', 'GOOD start', '--output-format', 'json'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(good.code, good.stderr).toBe(0);
+    const goodId = JSON.parse(good.stdout).session_id as string;
+    const broken = await runKeel(['-p', 'BROKEN start', '--output-format', 'json'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(broken.code).not.toBe(0);
+    const all = JSON.parse((await runKeel(['sessions', '--all', '--json'], { cwd: ws.dir, env })).stdout) as Array<{ id: string; turns: number }>;
+    expect(all).toHaveLength(2);
+    const emptyId = all.find((s) => s.turns === 0)!.id;
+    expect(emptyId).not.toBe(goodId);
+    const shown = await runKeel(['sessions'], { cwd: ws.dir, env });
+    expect(shown.stdout).toContain(goodId);
+    expect(shown.stdout).not.toContain(emptyId);
+    expect(shown.stdout).toContain('1 sub-agent or empty session not shown (keel sessions --all lists them).');
+    const again = await runKeel(['-p', 'more', '--continue', '--output-format', 'json'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ session_id: goodId, result: 'continued the good one' });
   });
 });
 
