@@ -87,8 +87,7 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
   const cliArgs = [...launchFlags(), keelCli(), `--tools=${tools.join(',')}`, '--permission-mode', session.permissionMode, '--model', model, '--small-model', session.smallModel];
   // The child assembles the same plugins from the same places (checked by name against the handoff).
   const { config } = kernel;
-  const presetName = typeof config.preset === 'string' ? config.preset : config.preset.name;
-  if (!config.sources.preset || !path.isAbsolute(config.sources.preset)) cliArgs.push('--preset', presetName);
+  if (!config.sources.preset || !path.isAbsolute(config.sources.preset)) cliArgs.push('--preset', presetSpec(kernel));
   for (const file of projectConfigFiles(kernel)) cliArgs.push('--config', file);
   if (config.trusted) cliArgs.push('--trust');
   if (def) cliArgs.push('--system-prompt', def.prompt);
@@ -151,4 +150,11 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
 function projectConfigFiles(kernel: Kernel): string[] {
   const { configFiles = [], untrustedFiles = [], keelHome } = kernel.config;
   return configFiles.filter((file) => !untrustedFiles.includes(file) && !(path.dirname(file) === keelHome && path.basename(file).startsWith('agent.config.')));
+}
+
+/** The preset as the child can name it: the package a flag or variable named, else its (built-in) name. */
+function presetSpec(kernel: Kernel): string {
+  const { preset, packages = [] } = kernel.config;
+  const name = typeof preset === 'string' ? preset : preset.name;
+  return packages.find((p) => p.kind === 'preset' && p.key === 'preset' && p.provides === name)?.package ?? name;
 }
