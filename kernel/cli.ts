@@ -100,7 +100,7 @@ function buildProgram(): Command {
   program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
   program.command('describe').description("print each hook's taps in order for the configured preset");
   program.command('trust').description("trust this project folder: its agent.config.*, MCP servers and hooks may run");
-  program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON');
+  program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON').option('--all', "also list sub-agents' sessions and sessions without a model turn");
   program.command('help').description('show this help (the same as keel --help)');
   return program;
 }
@@ -181,8 +181,8 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
       return 0;
     }
     if (subcommand === 'sessions') {
-      const json = Boolean(program.commands.find((c) => c.name() === 'sessions')?.opts().json);
-      return await runCommand(kernel, 'sessions', json ? '--json' : '', io);
+      const opts = program.commands.find((c) => c.name() === 'sessions')?.opts() ?? {};
+      return await runCommand(kernel, 'sessions', [opts.json ? '--json' : '', opts.all ? '--all' : ''].join(' ').trim(), io);
     }
     return await runMode(kernel, options, program.args[0], io, env);
   } catch (err) {

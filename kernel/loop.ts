@@ -26,6 +26,7 @@ import type {
   ToolResultBlockParam,
   TurnRecord,
   Turn,
+  TurnAllowance,
 } from './types.js';
 
 export interface RunOptions {
@@ -85,6 +86,7 @@ export async function runAgent(
       result: '',
       stopReason: null,
       numTurns,
+      ...(borrowed > 0 ? { toolTurns: borrowed } : {}),
       durationMs: Date.now() - started,
       durationApiMs: run.apiMs,
       usage: run.usage,
@@ -98,13 +100,28 @@ export async function runAgent(
 
   let turnIndex = 0;
   let roomRetries = 0;
+  // Turns that tools (sub-agents) took from this run's allowance: they count against maxTurns like the run's own.
+  let borrowed = 0;
+  const allowance: TurnAllowance = {
+    max: maxTurns,
+    left: () => Math.max(0, maxTurns - turnIndex - borrowed),
+    take(wanted) {
+      const taken = Math.max(0, Math.min(Math.floor(wanted), allowance.left()));
+      borrowed += taken;
+      return taken;
+    },
+    giveBack(unused) {
+      borrowed -= Math.max(0, Math.min(Math.floor(unused), borrowed));
+    },
+  };
   for (;;) {
     if (signal.aborted) return finish({ subtype: 'error_during_execution', aborted: true, error: 'aborted by user' }, turnIndex);
-    if (turnIndex >= maxTurns) {
-      return finish({ subtype: 'error_max_turns', error: `reached the maximum of ${maxTurns} turns` }, turnIndex);
+    if (turnIndex + borrowed >= maxTurns) {
+      const by = borrowed > 0 ? ` (${borrowed} of them by sub-agents)` : '';
+      return finish({ subtype: 'error_max_turns', error: `reached the maximum of ${maxTurns} turns${by}` }, turnIndex);
     }
     turnIndex++;
-    const turn = createTurn(kernel, session, turnIndex, signal);
+    const turn = createTurn(kernel, session, turnIndex, signal, allowance);
     kernel.emit({ type: 'turn_start', turn: turnIndex });
 
     let request: QueryRequest;
@@ -188,8 +205,8 @@ export async function runAgent(
   }
 }
 
-function createTurn(kernel: Kernel, session: Session, index: number, signal: AbortSignal): Turn {
-  return { session, kernel, index, signal, data: new Map(), emit: (event: AgentEvent) => kernel.emit(event) };
+function createTurn(kernel: Kernel, session: Session, index: number, signal: AbortSignal, turns: TurnAllowance): Turn {
+  return { session, kernel, index, signal, data: new Map(), emit: (event: AgentEvent) => kernel.emit(event), turns };
 }
 
 function appendMessage(kernel: Kernel, session: Session, message: MessageParam): void {

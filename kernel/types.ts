@@ -337,6 +337,23 @@ export interface Turn {
   signal: AbortSignal;
   data: Map<string, unknown>;
   emit(event: AgentEvent): void;
+  /** The run's remaining model turns, for tools that make model calls of their own (sub-agents); unset outside a run. */
+  turns?: TurnAllowance;
+}
+
+/**
+ * What is left of a run's `maxTurns`. A tool that runs model turns elsewhere (a sub-agent) takes its share first;
+ * what it takes counts as the run's turns, so the run and everything it starts stay within one limit.
+ */
+export interface TurnAllowance {
+  /** The limit of the run (`maxTurns`). */
+  readonly max: number;
+  /** Turns the run may still take after the current one. */
+  left(): number;
+  /** Takes up to `wanted` turns (fewer when fewer are left) and returns how many were taken. */
+  take(wanted: number): number;
+  /** Returns turns that were taken and not used. */
+  giveBack(unused: number): void;
 }
 
 export interface RunResult {
@@ -348,6 +365,8 @@ export interface RunResult {
   aborted?: boolean;
   error?: string;
   numTurns: number;
+  /** Turns tools (sub-agents) used from this run's allowance, beside its own `numTurns`. */
+  toolTurns?: number;
   durationMs: number;
   durationApiMs: number;
   usage: TokenUsage;

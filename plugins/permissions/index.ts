@@ -64,6 +64,12 @@ export default definePlugin(() => ({
 
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
     kernel.services.provide('tool-rules', toolRules(rules));
+    // What `/permissions` added for a session, as rule texts: a sub-agent is handed them with the configured ones.
+    kernel.services.provide('session-rules', (session: Session) => {
+      const added = sessionRules(session);
+      const of = (kind: Rule['kind']) => added.filter((r) => r.kind === kind).map((r) => r.text);
+      return { allow: of('allow'), ask: of('ask'), deny: of('deny') };
+    });
     kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
 
     // A bare deny removes the tool from the request: the model never sees it.

@@ -40,8 +40,18 @@ export async function runSdkMode(kernel: Kernel, ctx: ModeContext): Promise<numb
   }
 }
 
-/** Sub-agent mode: one task from a parent Keel; permission questions go up to it. */
+/**
+ * Sub-agent mode: one task from a parent Keel; permission questions go up to it. It runs only under the policy its
+ * parent handed over (the `subagent-policy` service, from tool-agent), and not at all when it would be looser.
+ */
 export async function runSubagentMode(kernel: Kernel, ctx: ModeContext): Promise<number> {
+  const policy = kernel.services.get('subagent-policy') as { check(): Promise<string | undefined> } | undefined;
+  const problem = policy ? await policy.check() : "no plugin takes the parent's policy (tool-agent is not in this preset)";
+  if (problem) {
+    ctx.io.stderr.write(`keel: sub-agent refused to start: ${problem}\n`);
+    release(ctx);
+    return 2;
+  }
   const stop = logToStderr(kernel, ctx);
   const parent = process.env.KEEL_PARENT_SESSION_ID;
   try {

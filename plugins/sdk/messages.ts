@@ -56,6 +56,8 @@ export function resultMessage(session: Session, result: RunResult): OutMessage {
     duration_ms: result.durationMs,
     duration_api_ms: result.durationApiMs,
     num_turns: result.numTurns,
+    // Keel's own: turns its sub-agents used under this run's limit, so a parent Keel charges them to its own.
+    ...(result.toolTurns ? { subagent_turns: result.toolTurns } : {}),
     result: result.result,
     session_id: session.id,
     total_cost_usd: result.costUsd,

@@ -14,7 +14,7 @@ import {
   type MessageParam,
   type Session,
 } from '../../kernel/index.js';
-import { formatList, listJson, listSessions } from './list.js';
+import { formatList, listJson, listSessions, pickable } from './list.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
 import { countResponse, headerFor, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
@@ -38,8 +38,8 @@ export interface SessionStoreOptions extends SessionsConfig {
 
 /** What other plugins (an interactive picker, an SDK host) may ask of the store. */
 export interface SessionStoreService {
-  /** The sessions of a project, newest first. */
-  list(projectRoot: string): Promise<SessionSummary[]>;
+  /** The sessions of a project, newest first; sub-agents' and empty ones only with `all`. */
+  list(projectRoot: string, opts?: { all?: boolean }): Promise<SessionSummary[]>;
   /** The JSONL file a session is recorded in. */
   fileOf(session: Session): string | undefined;
   /** Flushes and closes a session's file (it reopens on the next record). */
@@ -105,11 +105,14 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
 
     kernel.commands.register({
       name: 'sessions',
-      description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON",
+      description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON, --all with sub-agents' and empty ones",
       async run(args, ctx) {
-        const summaries = await listSessions(dirOf(ctx.session.projectRoot));
-        if (args.split(/\s+/).includes('--json')) return listJson(summaries);
-        return formatList(summaries, ctx.session.projectRoot, Boolean(ctx.kernel.modes.get('interactive')));
+        const words = args.split(/\s+/);
+        const dir = dirOf(ctx.session.projectRoot);
+        const every = await listSessions(dir, { all: true });
+        const summaries = words.includes('--all') ? every : every.filter(pickable);
+        if (words.includes('--json')) return listJson(summaries);
+        return formatList(summaries, ctx.session.projectRoot, Boolean(ctx.kernel.modes.get('interactive')), every.length - summaries.length);
       },
     });
 
@@ -134,7 +137,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     });
 
     const service: SessionStoreService = {
-      list: (projectRoot) => listSessions(dirOf(projectRoot)),
+      list: (projectRoot, opts) => listSessions(dirOf(projectRoot), opts),
       fileOf: (session) => recorderOf(session)?.writer.file,
       close(session) {
         const rec = recorderOf(session);
@@ -207,10 +210,10 @@ async function openOrResume(
   cfg: { fsync: boolean; sideFileBytes: number; now: () => number },
 ): Promise<Recorder> {
   const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
-  const recorderFor = (id: string, parent?: string): Recorder => ({
+  const recorderFor = (id: string, parent?: string, subagent = false): Recorder => ({
     writer: new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact, id }),
     side: { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
-    header: headerFor(session, cfg.now(), parent),
+    header: headerFor(session, cfg.now(), parent, subagent),
     recorded: 0,
     last: undefined,
     base: { turns: 0, costUsd: 0 },
@@ -229,9 +232,9 @@ async function openOrResume(
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
     // A sub-agent's session names its parent's in its header.
-    return recorderFor(session.id, session.parentSessionId);
+    return recorderFor(session.id, session.parentSessionId, Boolean(session.parentSessionId));
   }
-  const sourceId = resume.id ? resolveSessionId(dir, resume.id) : newestSessionId(dir);
+  const sourceId = resume.id ? resolveSessionId(dir, resume.id) : await newestSessionId(dir);
   // Resuming in place appends to the file: take its lock before reading, so no other process is writing it.
   if (!resume.fork) session.id = sourceId;
   const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
@@ -258,6 +261,7 @@ async function openOrResume(
   }
   rec.writer.lines = loaded.lines;
   if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
+  if (loaded.header?.subagent) rec.header.subagent = true;
   // What came from the file is on file; a synthesized tail result is written now, so the file stays valid.
   const onFile = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
   rec.recorded = onFile;

@@ -32,10 +32,19 @@ export function sessionFiles(dir: string): Entry[] {
   return entries.sort((a, b) => b.mtime.getTime() - a.mtime.getTime() || a.id.localeCompare(b.id));
 }
 
-export async function listSessions(dir: string): Promise<SessionSummary[]> {
+/**
+ * Whether a session is one a person would pick: not a sub-agent's (its parent's session holds the conversation)
+ * and not one without a single model turn (a run that failed before any answer). Hidden ones still resume by id.
+ */
+export function pickable(summary: SessionSummary): boolean {
+  return !summary.subagent && summary.turns > 0;
+}
+
+/** The project's sessions, newest first; without `all`, only the pickable ones. */
+export async function listSessions(dir: string, opts: { all?: boolean } = {}): Promise<SessionSummary[]> {
   const summaries: SessionSummary[] = [];
   for (const entry of sessionFiles(dir)) summaries.push(await summarize(entry.file, entry.id, entry.mtime, entry.bytes));
-  return summaries;
+  return opts.all ? summaries : summaries.filter(pickable);
 }
 
 /**
@@ -46,16 +55,17 @@ export function resumeHint(interactive: boolean): string {
   return interactive ? 'Resume one with: keel --resume <id>' : 'Resume one with: keel -p "<your next request>" --resume <id>';
 }
 
-export function formatList(summaries: SessionSummary[], projectRoot: string, interactive = false): string {
-  if (summaries.length === 0) return `No sessions for ${projectRoot} yet.`;
-  const rows = summaries.map((s) => [s.id, formatTime(s.lastActivity), String(s.turns), `$${s.costUsd.toFixed(4)}`, oneLine(s.firstPrompt ?? '(no prompt)', 60)]);
+export function formatList(summaries: SessionSummary[], projectRoot: string, interactive = false, hidden = 0): string {
+  const note = hidden > 0 ? `${hidden} sub-agent or empty session${hidden > 1 ? 's' : ''} not shown (keel sessions --all lists them).` : undefined;
+  if (summaries.length === 0) return [`No sessions for ${projectRoot} yet.`, ...(note ? [note] : [])].join('\n');
+  const rows = summaries.map((s) => [s.id, formatTime(s.lastActivity), String(s.turns), `$${s.costUsd.toFixed(4)}`, `${s.subagent ? '(sub-agent) ' : ''}${oneLine(s.firstPrompt ?? '(no prompt)', 60)}`]);
   const head = ['ID', 'LAST ACTIVITY', 'TURNS', 'COST', 'FIRST PROMPT'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => (i === cells.length - 1 ? cell : i === 2 || i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
       .join('  ');
-  return [line(head), ...rows.map(line), '', resumeHint(interactive)].join('\n');
+  return [line(head), ...rows.map(line), '', ...(note ? [note] : []), resumeHint(interactive)].join('\n');
 }
 
 export function listJson(summaries: SessionSummary[]): string {
@@ -67,6 +77,7 @@ export function listJson(summaries: SessionSummary[]): string {
       turns: s.turns,
       cost_usd: s.costUsd,
       parent_session_id: s.parent ?? null,
+      subagent: s.subagent,
       bytes: s.bytes,
     })),
   );

@@ -202,12 +202,16 @@ export interface SessionSummary {
   turns: number;
   costUsd: number;
   parent?: string;
+  /** A sub-agent's own session (its header names the parent that started it; a fork's names its source). */
+  subagent: boolean;
   bytes: number;
 }
 
 /** What a listing shows, read from the head and the tail of the file only. */
 export async function summarize(file: string, id: string, mtime: Date, bytes: number): Promise<SessionSummary> {
-  const summary: SessionSummary = { id, file, lastActivity: mtime, turns: 0, costUsd: 0, bytes };
+  const summary: SessionSummary = { id, file, lastActivity: mtime, turns: 0, costUsd: 0, subagent: false, bytes };
+  let header: HeaderRecord | undefined;
+  let afterHeader: SessionRecord | undefined;
   const fd = openSync(file, 'r');
   try {
     const end = lastNewlineEnd(fd, fstatSync(fd).size);
@@ -218,8 +222,13 @@ export async function summarize(file: string, id: string, mtime: Date, bytes: nu
       const parsed = parseRecord(text);
       if (!('record' in parsed)) continue;
       const record = parsed.record;
-      if (record.type === 'header') summary.parent = record.parent;
-      else if (record.type === 'message') summary.firstPrompt = firstPrompt([record.message]);
+      if (record.type === 'header') {
+        header = record;
+        summary.parent = record.parent;
+        continue;
+      }
+      if (header && !afterHeader) afterHeader = record;
+      if (record.type === 'message') summary.firstPrompt = firstPrompt([record.message]);
       else if (record.type === 'boundary') summary.firstPrompt = firstPrompt(record.messages);
     }
     for (const offset of lineStartsBackward(fd, end)) {
@@ -236,5 +245,8 @@ export async function summarize(file: string, id: string, mtime: Date, bytes: nu
   } finally {
     closeSync(fd);
   }
+  // Files written before headers said so: a parent without a fork's first boundary is a sub-agent's.
+  const forked = afterHeader?.type === 'boundary' && afterHeader.trigger === 'fork';
+  summary.subagent = header?.subagent === true || (Boolean(header?.parent) && !forked);
   return summary;
 }

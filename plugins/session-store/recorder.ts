@@ -31,7 +31,7 @@ export interface Recorder {
   now: () => number;
 }
 
-export function headerFor(session: Session, now: number, parent?: string): HeaderRecord {
+export function headerFor(session: Session, now: number, parent?: string, subagent = false): HeaderRecord {
   const header: HeaderRecord = {
     type: 'header',
     version: FORMAT_VERSION,
@@ -43,6 +43,7 @@ export function headerFor(session: Session, now: number, parent?: string): Heade
     createdAt: new Date(now).toISOString(),
   };
   if (parent) header.parent = parent;
+  if (subagent) header.subagent = true;
   return header;
 }
 

@@ -25,8 +25,10 @@ export interface HeaderRecord {
   model: string;
   preset: string;
   createdAt: string;
-  /** The session this one was forked from. */
+  /** The session this one was forked from, or (with `subagent`) the session whose `agent` call started it. */
   parent?: string;
+  /** A sub-agent's session: never "the newest" for `--continue`, and left out of listings unless asked. */
+  subagent?: boolean;
 }
 
 /** A tool output moved to a side file: block `b` of message `m` (boundary records) or of the record's message. */

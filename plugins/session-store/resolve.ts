@@ -1,7 +1,8 @@
 /** Finds the session file a `--resume <id>` or `--continue` means, with one-line errors when there is none. */
 import { existsSync } from 'node:fs';
 import { KeelError } from '../../kernel/index.js';
-import { sessionFiles } from './list.js';
+import { pickable, sessionFiles } from './list.js';
+import { summarize } from './reader.js';
 import { SESSION_ID, sessionFile } from './paths.js';
 
 /** A `--resume`/`--continue` that names no session: a usage error, shown as its own one line (exit 2). */
@@ -24,8 +25,15 @@ export function resolveSessionId(dir: string, wanted: string): string {
   throw new ResumeError(`--resume: no session "${wanted}" in this project (run keel sessions to list them)`);
 }
 
-export function newestSessionId(dir: string): string {
-  const newest = sessionFiles(dir)[0];
-  if (!newest) throw new ResumeError('--continue: this project has no session to continue yet');
-  return newest.id;
+/**
+ * `--continue`: the newest session a person would pick. A sub-agent's session (its header names a parent) or one
+ * without a model turn is never it, so a parent killed while its sub-agent ran continues the parent's own.
+ */
+export async function newestSessionId(dir: string): Promise<string> {
+  const files = sessionFiles(dir);
+  for (const entry of files) {
+    if (pickable(await summarize(entry.file, entry.id, entry.mtime, entry.bytes))) return entry.id;
+  }
+  if (files.length === 0) throw new ResumeError('--continue: this project has no session to continue yet');
+  throw new ResumeError(`--continue: this project has no session of its own to continue (only ${files.length} sub-agent or empty one${files.length > 1 ? 's' : ''}; keel sessions --all lists them, --resume <id> opens one)`);
 }

@@ -1,7 +1,7 @@
 /**
  * Custom agents: Markdown files with front matter `name`, `description`, `tools`, `model`, whose body is the
- * agent's system prompt. Keel's `.keel/agents/` and `$KEEL_HOME/agents/`, and Claude Code's
- * `.claude/agents/` (same format; its tool names are aliases of Keel's).
+ * agent's system prompt. The user's `$KEEL_HOME/agents/`, and in a trusted project Keel's `.keel/agents/` and
+ * Claude Code's `.claude/agents/` (same format; its tool names are aliases of Keel's).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,9 +28,30 @@ export interface BrokenAgent {
 
 const FENCE = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 
-/** The folders searched, first match of a name wins: the project's, then Claude Code's, then the user's. */
-export function agentDirs(projectRoot: string, keelHome: string): string[] {
-  return [path.join(projectRoot, '.keel', 'agents'), path.join(projectRoot, '.claude', 'agents'), ...(keelHome ? [path.join(keelHome, 'agents')] : [])];
+/** Where agent files are looked for: the user's folder, and the project's two (Keel's, then Claude Code's). */
+export interface AgentDirs {
+  user: string[];
+  project: string[];
+}
+
+/**
+ * The folders searched. The user's own agents come first and keep their names: a project file of the same name
+ * is skipped with a warning, so a repository cannot swap in its own prompt and tools for an agent the user
+ * relies on. An untrusted project's folders are not searched at all.
+ */
+export function agentDirs(projectRoot: string, keelHome: string, trusted: boolean): AgentDirs {
+  return {
+    user: keelHome ? [path.join(keelHome, 'agents')] : [],
+    project: trusted ? [path.join(projectRoot, '.keel', 'agents'), path.join(projectRoot, '.claude', 'agents')] : [],
+  };
+}
+
+/** A project agent skipped because a user-level agent has its name. */
+export interface ShadowedAgent {
+  name: string;
+  source: string;
+  /** The user's file that keeps the name. */
+  kept: string;
 }
 
 export function toolList(value: unknown): string[] | undefined {
@@ -39,7 +60,28 @@ export function toolList(value: unknown): string[] | undefined {
   return names.map((n) => n.trim()).filter(Boolean).map(canonicalToolName);
 }
 
-export async function loadAgents(dirs: string[]): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[] }> {
+export async function loadAgents(dirs: AgentDirs): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[]; shadowed: ShadowedAgent[] }> {
+  const user = await loadFrom(dirs.user);
+  const project = await loadFrom(dirs.project);
+  const userNames = new Map<string, string>();
+  for (const agent of user.agents) userNames.set(agent.name, agent.source);
+  for (const broken of user.broken) userNames.set(broken.name, broken.source);
+  const shadowed: ShadowedAgent[] = [];
+  const keep = <T extends { name: string; source: string }>(item: T): boolean => {
+    const kept = userNames.get(item.name);
+    if (kept === undefined) return true;
+    shadowed.push({ name: item.name, source: item.source, kept });
+    return false;
+  };
+  return {
+    agents: [...user.agents, ...project.agents.filter(keep)],
+    broken: [...user.broken, ...project.broken.filter(keep)],
+    shadowed,
+  };
+}
+
+/** Agents of some folders, first file of a name wins. */
+async function loadFrom(dirs: string[]): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[] }> {
   const agents: AgentDefinition[] = [];
   const broken: BrokenAgent[] = [];
   const seen = new Set<string>();

@@ -13,6 +13,8 @@ export interface ChildSpec {
   env: NodeJS.ProcessEnv;
   cwd: string;
   task: string;
+  /** The policy handed over, written to the child's descriptor 3 and closed. */
+  handoff: string;
   signal: AbortSignal;
   ask(request: { toolName: string; input: unknown; toolUseId: string; reason?: string }): Promise<Answer | undefined>;
   relay(message: Record<string, unknown>): void;
@@ -29,6 +31,8 @@ export interface ChildResult {
     usage?: TokenUsage;
     total_cost_usd?: number;
     num_turns?: number;
+    /** Turns the child's own sub-agents used under its limit. */
+    subagent_turns?: number;
     session_id?: string;
   };
   sessionId?: string;
@@ -51,7 +55,12 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
 
 export function runChild(spec: ChildSpec): Promise<ChildResult> {
   return new Promise((resolve) => {
-    const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+    const policy = child.stdio[3] as NodeJS.WritableStream | null;
+    if (policy) {
+      policy.on('error', () => undefined); // a child that dies at once reports on stderr
+      policy.end(spec.handoff);
+    }
     const outcome: ChildResult = { code: null, signal: null, stderr: '', aborted: false };
     let killTimer: NodeJS.Timeout | undefined;
     const pid = child.pid;

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { definePlugin, defineTool, type Session } from '../../kernel/index.js';
 import { agentDirs, loadAgents, toolList, type AgentDefinition, type BrokenAgent } from './agents.js';
+import { HANDOFF_SOURCE, type PolicyHandoff } from './policy.js';
 import type { ProcessTracker } from './run.js';
 
 const NAME = 'tool-agent';
@@ -46,7 +47,14 @@ const BASE_DESCRIPTION = `Delegates a self-contained task to a sub-agent: a sepa
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
-  config: { subagents: configSchema },
+  // `subagentPolicy` is the handoff itself, checked by inherit.ts; it counts only when the handed layer set it.
+  config: { subagents: configSchema, subagentPolicy: z.unknown() },
+  async configLayers() {
+    // A sub-agent takes its parent's policy before anything else is configured, above every layer of its own.
+    if (process.env.KEEL_SUBAGENT_MODE !== '1') return [];
+    const { handoffLayer, readHandoff } = await import('./inherit.js');
+    return [handoffLayer(readHandoff(process.env))];
+  },
   apply(kernel) {
     const depth = Number(process.env.KEEL_AGENT_DEPTH) || 0;
     const maxDepth = (kernel.config.subagents as SubagentsConfig | undefined)?.maxDepth ?? 2;
@@ -70,13 +78,28 @@ export default definePlugin(() => ({
     };
 
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
-      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome));
+      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true));
       const state = stateOf(session);
       state.files = found.agents;
       state.broken = found.broken;
       for (const broken of found.broken) kernel.log('warn', `agent file skipped: ${broken.error}`, NAME);
+      for (const clash of found.shadowed) {
+        kernel.log('warn', `agent file skipped: ${clash.source} is named "${clash.name}" like your own agent ${clash.kept}, which keeps the name (rename the project's agent to use it)`, NAME);
+      }
       listed = agentsOf(session);
     });
+
+    if (process.env.KEEL_SUBAGENT_MODE === '1') {
+      const handed = kernel.config.sources.subagentPolicy === HANDOFF_SOURCE ? (kernel.config.subagentPolicy as PolicyHandoff) : undefined;
+      // Asked by the sub-agent frontend before the task runs: what makes this process looser than its parent.
+      kernel.services.provide('subagent-policy', {
+        async check(): Promise<string | undefined> {
+          if (!handed) return 'no policy was handed over by a parent agent';
+          const { looserThanHanded } = await import('./inherit.js');
+          return looserThanHanded(kernel, handed);
+        },
+      });
+    }
 
     kernel.services.provide('agents', {
       define(session: Session, defs: Record<string, { description: string; prompt: string; tools?: string[]; model?: string }>) {

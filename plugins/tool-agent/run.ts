@@ -4,6 +4,9 @@ import { canonicalToolName, toolGiven, type Kernel, type ToolContext, type ToolR
 import type { AgentDefinition, BrokenAgent } from './agents.js';
 import { killGroup, runChild } from './child.js';
 import { keelCli, launchFlags } from './cli-path.js';
+import { buildHandoff } from './handoff.js';
+import { HANDOFF_ENV, HANDOFF_FD } from './policy.js';
+import { shareOfTurns } from './turns.js';
 import type { AgentInput } from './index.js';
 
 /** Told when a sub-agent's process group starts (`alive`) and ends. */
@@ -68,21 +71,32 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
   const name = def?.name ?? 'general';
   const model = def?.model && def.model !== 'inherit' ? def.model : session.model;
 
+  // The child's turns come out of this run's: it never gets more than is left, and what it used counts here.
+  const share = shareOfTurns(ctx, kernel.config.maxTurns);
+  if (share.turns < 1) return fail(`agent: ${share.why}; finish the task yourself.`);
+  const built = buildHandoff(kernel, session, {
+    tools,
+    permissionMode: session.permissionMode,
+    maxTurns: share.turns,
+  });
+  if ('error' in built) {
+    share.settle(0);
+    return fail(`agent: cannot start a sub-agent under this agent's policy: ${built.error}. The agent tool is refused rather than running a sub-agent without it.`);
+  }
+
   const cliArgs = [...launchFlags(), keelCli(), `--tools=${tools.join(',')}`, '--permission-mode', session.permissionMode, '--model', model, '--small-model', session.smallModel];
-  if (typeof kernel.config.preset === 'string') cliArgs.push('--preset', kernel.config.preset);
-  if (kernel.config.trusted) cliArgs.push('--trust');
+  // The child assembles the same plugins from the same places (checked by name against the handoff).
+  const { config } = kernel;
+  if (!config.sources.preset || !path.isAbsolute(config.sources.preset)) cliArgs.push('--preset', presetSpec(kernel));
+  for (const file of projectConfigFiles(kernel)) cliArgs.push('--config', file);
+  if (config.trusted) cliArgs.push('--trust');
   if (def) cliArgs.push('--system-prompt', def.prompt);
-  // The child reads the same config files; rules and roots given to this process directly (flags, an SDK
-  // host's options) are handed down too, so a sub-agent is never less confined than its parent.
-  const rules = kernel.config.permissions;
-  for (const rule of rules.deny) cliArgs.push(`--disallowedTools=${rule}`);
-  for (const rule of rules.allow) cliArgs.push(`--allowedTools=${rule}`);
-  for (const dir of (kernel.config.additionalDirectories as string[] | undefined) ?? []) cliArgs.push(`--add-dir=${path.resolve(kernel.config.cwd, dir)}`);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     KEEL_SUBAGENT_MODE: '1',
     KEEL_AGENT_DEPTH: String(spec.depth + 1),
     KEEL_PARENT_SESSION_ID: session.id,
+    [HANDOFF_ENV]: String(HANDOFF_FD),
   };
   delete env.KEEL_SDK_MODE;
   // An in-process host may have given the key and endpoint as options rather than in the environment.
@@ -97,6 +111,7 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
     env,
     cwd: session.cwd,
     task,
+    handoff: JSON.stringify(built.handoff),
     signal: ctx.signal,
     track: spec.track,
     relay: (message) => ctx.emit({ type: 'subagent', toolUseId: ctx.call.id, agent: name, message }),
@@ -117,6 +132,8 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
   });
   const display = { agent: name, sessionId: outcome.sessionId, tools, exitCode: outcome.code };
   const result = outcome.result;
+  // Without a result nobody knows how many turns the child took: all it was given count.
+  share.settle(result ? (result.num_turns ?? share.turns) + (result.subagent_turns ?? 0) : share.turns);
   const spent = result?.usage ? { usage: result.usage, costUsd: result.total_cost_usd ?? 0 } : undefined;
   if (outcome.aborted && (!result || result.is_error)) return { content: 'Interrupted by the user.', isError: true, display, spent };
   if (!result) {
@@ -127,4 +144,17 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
     return { content: `Sub-agent "${name}" failed (${result.subtype}): ${result.error ?? result.result}`, isError: true, display, spent };
   }
   return { content: result.result || `(sub-agent "${name}" finished without a final message)`, display: { ...display, numTurns: result.num_turns }, spent };
+}
+
+/** The config module `--config` named, or the project's that was loaded: the child loads it the same way. */
+function projectConfigFiles(kernel: Kernel): string[] {
+  const { configFiles = [], untrustedFiles = [], keelHome } = kernel.config;
+  return configFiles.filter((file) => !untrustedFiles.includes(file) && !(path.dirname(file) === keelHome && path.basename(file).startsWith('agent.config.')));
+}
+
+/** The preset as the child can name it: the package a flag or variable named, else its (built-in) name. */
+function presetSpec(kernel: Kernel): string {
+  const { preset, packages = [] } = kernel.config;
+  const name = typeof preset === 'string' ? preset : preset.name;
+  return packages.find((p) => p.kind === 'preset' && p.key === 'preset' && p.provides === name)?.package ?? name;
 }

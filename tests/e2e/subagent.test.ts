@@ -209,7 +209,7 @@ describe('the agent tool and sub-agent mode', () => {
     expect(lines[lines.length - 1]).toMatchObject({ type: 'result', result: 'top done' });
   }, 90_000);
 
-  it('runs custom agents from .keel/agents and Claude Code .claude/agents files', async () => {
+  it('runs custom agents from a trusted project\'s .keel/agents and Claude Code .claude/agents files', async () => {
     const { env, ws, server } = await prepare([], {
       route: routeConversations({
         PARENT: [
@@ -229,7 +229,7 @@ describe('the agent tool and sub-agent mode', () => {
     ws.write('.claude/agents/broken.md', '---\ndescription: [unclosed\n---\nbody\n');
     mkdirSync(path.join(ws.home, 'agents'), { recursive: true });
     writeFileSync(path.join(ws.home, 'agents', 'mine.md'), '---\ndescription: The user\'s own helper\n---\nYou help.\n');
-    const run = await runKeel(['-p', 'PARENT go', '--permission-mode', 'auto', '--model', 'claude-parent-model'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    const run = await runKeel(['-p', 'PARENT go', '--permission-mode', 'auto', '--model', 'claude-parent-model', '--trust'], { cwd: ws.dir, env, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('broken.md: front matter is not valid YAML');
     const parentFirst = conversation(server.requests, 'PARENT')[0]!;

@@ -139,6 +139,34 @@ describe('stop_reason routing', () => {
     expect(server!.messageRequests()).toHaveLength(2);
   });
 
+  it("turns a tool takes from the run's allowance count against maxTurns; what it gives back does not", async () => {
+    const seen: number[] = [];
+    // A tool that runs model turns elsewhere (as a sub-agent does): takes 3, uses 2, gives 1 back.
+    const delegate = defineTool({
+      name: 'delegate',
+      description: 'delegate',
+      permission: 'read',
+      input: z.object({}),
+      execute: async (_input, ctx) => {
+        const allowance = ctx.turn.turns!;
+        seen.push(allowance.left());
+        const taken = allowance.take(3);
+        allowance.giveBack(taken - 2);
+        seen.push(allowance.left());
+        return { content: `took ${taken}` };
+      },
+    });
+    const { kernel, session } = await setup(
+      [callTool('delegate', {}), callTool('delegate', {}), callTool('delegate', {}), say('never')],
+      [toolsPlugin([delegate]), allowAll],
+    );
+    const result = await runAgent(kernel, session, 'go', { maxTurns: 6 });
+    // Turn 1: 5 left, 2 used → 3. Turn 2: 2 left, takes 2, uses 2 → 0. Then 2 own + 4 taken = 6: the limit.
+    expect(seen).toEqual([5, 3, 2, 0]);
+    expect(result).toMatchObject({ subtype: 'error_max_turns', numTurns: 2, toolTurns: 4, error: 'reached the maximum of 6 turns (4 of them by sub-agents)' });
+    expect(server!.messageRequests()).toHaveLength(2);
+  });
+
   it('no provider answering the query hook is a clear error', async () => {
     const kernel = testKernel([]);
     const session = await testSession(kernel);

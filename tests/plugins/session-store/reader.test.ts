@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MessageParam } from '../../../kernel/index.js';
 import { formatList, listJson, listSessions } from '../../../plugins/session-store/list.js';
+import { newestSessionId } from '../../../plugins/session-store/resolve.js';
 import { lineStartsBackward, loadSession, prefixedLinesBackward } from '../../../plugins/session-store/reader.js';
 import { INTERRUPTED } from '../../../plugins/session-store/repair.js';
 import { createRedactor } from '../../../plugins/session-store/secrets.js';
@@ -208,8 +209,44 @@ describe('listing sessions', () => {
     expect(table[table.length - 1]).toBe('Resume one with: keel -p "<your next request>" --resume <id>');
     expect(formatList(list, ws.dir, true).split('\n').pop()).toBe('Resume one with: keel --resume <id>');
     expect(JSON.parse(listJson(list))[1]).toEqual({
-      id: 'aaaa', last_activity: '2026-03-01T10:00:00.000Z', first_prompt: 'fix the\nparser please', turns: 1, cost_usd: 0.51, parent_session_id: null, bytes: statSync(a).size,
+      id: 'aaaa', last_activity: '2026-03-01T10:00:00.000Z', first_prompt: 'fix the\nparser please', turns: 1, cost_usd: 0.51, parent_session_id: null, subagent: false, bytes: statSync(a).size,
     });
+  });
+
+  it("leaves sub-agents' sessions and sessions without a model turn out of listings and --continue, unless asked", async () => {
+    const at = (file: string, minute: number) => utimesSync(file, new Date(2026, 2, 1, 10, minute), new Date(2026, 2, 1, 10, minute));
+    const own = sessionPath('own');
+    writeLines(own, [header('own'), user('the real work'), assistant('ok', 1, 0.01)]);
+    at(own, 1);
+    // Newer: a sub-agent's session marked as such, a legacy one (a parent without a fork's boundary), a failed run.
+    const child = sessionPath('child');
+    writeLines(child, [header('child', { parent: 'own', subagent: true }), user('CHILD task'), assistant('done', 3, 0.02)]);
+    at(child, 2);
+    const legacy = sessionPath('legacy');
+    writeLines(legacy, [header('legacy', { parent: 'own' }), user('older child task'), assistant('done', 1, 0.01)]);
+    at(legacy, 3);
+    const failed = sessionPath('failed');
+    writeLines(failed, [header('failed'), user('the key was wrong')]);
+    at(failed, 4);
+    // A fork names its source too, but is the user's own session.
+    const fork = sessionPath('fork');
+    writeLines(fork, [header('fork', { parent: 'own' }), { type: 'boundary', at: 1, line: 2, trigger: 'fork', messages: [{ role: 'user', content: 'forked' }], stats: { turns: 1, costUsd: 0 } }]);
+    at(fork, 0);
+
+    const dir = projectDir(ws.home, ws.dir);
+    expect((await listSessions(dir)).map((s) => s.id)).toEqual(['own', 'fork']);
+    expect((await listSessions(dir, { all: true })).map((s) => [s.id, s.subagent])).toEqual([
+      ['failed', false], ['legacy', true], ['child', true], ['own', false], ['fork', false],
+    ]);
+    expect(await newestSessionId(dir)).toBe('own');
+    const table = formatList(await listSessions(dir), ws.dir, false, 3).split('\n');
+    expect(table).toContain('3 sub-agent or empty sessions not shown (keel sessions --all lists them).');
+    expect(formatList(await listSessions(dir, { all: true }), ws.dir)).toContain('(sub-agent) CHILD task');
+  });
+
+  it('--continue with only sub-agent or empty sessions names them and how to open one', async () => {
+    writeLines(sessionPath('child'), [header('child', { parent: 'gone', subagent: true }), user('CHILD task'), assistant('done', 1, 0.01)]);
+    await expect(newestSessionId(projectDir(ws.home, ws.dir))).rejects.toThrow('--continue: this project has no session of its own to continue (only 1 sub-agent or empty one; keel sessions --all lists them, --resume <id> opens one)');
   });
 
   it('says so when the project has no sessions', async () => {
