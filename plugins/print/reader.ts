@@ -11,7 +11,7 @@ export const READER_GONE_EXIT = 141;
 export interface ReaderWatch {
   /** Aborted when a write to stdout fails, or when the run's own signal aborts. */
   readonly signal: AbortSignal;
-  /** Stops following the run's signal. */
+  /** Stops following the run's signal, and stops listening when nothing written is still pending. */
   dispose(): void;
   /** The failure's code or message once the reader went away. */
   readonly gone: string | undefined;
@@ -33,13 +33,20 @@ export function watchReader(stdout: NodeJS.WritableStream, stderr: NodeJS.Writab
     gone = err.code ?? err.message;
     controller.abort(Object.assign(new Error(`the reader of stdout went away (${gone})`), { name: 'AbortError' }));
   };
-  // Kept for the life of the process: a write still in flight when the run ends may fail after it.
   stdout.on('error', onError);
   // stderr may have gone with it (`2>&1 | head`): its errors must not crash the process either.
-  stderr.on('error', () => undefined);
+  const ignore = () => undefined;
+  stderr.on('error', ignore);
   return {
     signal: controller.signal,
-    dispose: () => run.removeEventListener('abort', follow),
+    dispose: () => {
+      run.removeEventListener('abort', follow);
+      // A write still in flight may fail after the run: then the listeners stay for the rest of the process.
+      const pending = (stdout as { writableLength?: number }).writableLength ?? 0;
+      if (gone || pending > 0) return;
+      stdout.removeListener('error', onError);
+      stderr.removeListener('error', ignore);
+    },
     get gone() {
       return gone;
     },
