@@ -14,6 +14,8 @@ import { request, type Response } from '../../../plugins/query-anthropic/http-cl
 interface RawServer {
   url: string;
   connections: number;
+  /** Connections that have closed. */
+  closed: number;
   /** The requests received, as text. */
   received: string[];
   close(): Promise<void>;
@@ -27,11 +29,14 @@ afterEach(async () => {
 /** A server that answers each request (once its head and body arrived) with the bytes `answer` returns, in pieces. */
 async function rawServer(answer: (n: number) => { pieces: Array<string | Buffer>; close?: boolean }, secure?: { key: string; cert: string }): Promise<RawServer> {
   const sockets = new Set<net.Socket>();
-  const state: RawServer = { url: '', connections: 0, received: [], close: async () => undefined };
+  const state: RawServer = { url: '', connections: 0, closed: 0, received: [], close: async () => undefined };
   const onSocket = (socket: net.Socket) => {
     state.connections++;
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      state.closed++;
+    });
     let text = '';
     socket.on('data', async (data) => {
       text += data.toString('latin1');
@@ -176,6 +181,32 @@ describe('the HTTP/1.1 client', () => {
     expect((await send(dying.url)).body).toBe('ok');
     await expect(send(dying.url)).rejects.toThrow('the connection closed before any response byte');
     expect(dying.connections).toBe(2);
+  });
+
+  it('settle: a body that ends within the grace keeps its connection; one that never ends loses it', async () => {
+    const settled = (url: string, graceMs: number) =>
+      new Promise<void>((resolve, reject) => {
+        const req = request(new URL('/v1/messages', url), { method: 'GET', headers: {} });
+        req.on('error', reject);
+        req.on('response', (res: Response) => {
+          // Settled at its first bytes; `close` comes when the body ended in time, or when the grace ran out.
+          res.once('data', () => res.settle(graceMs));
+          res.on('close', () => resolve());
+        });
+        req.end();
+      });
+    const head = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\ndone\r\n';
+    const ending = await rawServer(() => ({ pieces: [head, '0\r\n\r\n'] }));
+    await settled(ending.url, 5000);
+    expect((await send(ending.url)).complete).toBe(true);
+    expect(ending.connections).toBe(1);
+    expect(ending.closed).toBe(0);
+    const endless = await rawServer((n) => ({ pieces: n === 1 ? [head] : ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'] }));
+    await settled(endless.url, 20);
+    for (let i = 0; i < 200 && endless.closed === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(endless.closed).toBe(1);
+    expect((await send(endless.url)).body).toBe('ok');
+    expect(endless.connections).toBe(2);
   });
 
   it('opens a new connection when the server closed the idle one', async () => {
