@@ -142,6 +142,9 @@ export async function runAgent(
           continue;
         }
       }
+      if (turnIndex === 1 && refusedAsInvalid(err) && dropPrompt(kernel, session, promptMessage)) {
+        return finish({ subtype: 'error_during_execution', error: `${userMessage(err)} (the prompt was not kept in the session)` }, turnIndex);
+      }
       return finish({ subtype: 'error_during_execution', error: userMessage(err) }, turnIndex);
     }
     run.apiMs += Date.now() - t0;
@@ -207,6 +210,26 @@ export async function runAgent(
 
 function createTurn(kernel: Kernel, session: Session, index: number, signal: AbortSignal, turns: TurnAllowance): Turn {
   return { session, kernel, index, signal, data: new Map(), emit: (event: AgentEvent) => kernel.emit(event), turns };
+}
+
+/** A provider's `invalid_request` error (a 400 invalid_request_error), seen through the hook's wrapping. */
+function refusedAsInvalid(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 'invalid_request') return true;
+  }
+  return false;
+}
+
+/**
+ * Takes back a prompt the API refused as invalid on its first request, so it does not poison every later turn and
+ * resume; the session store records the shorter history when the run's `result` is emitted. False when the prompt
+ * is no longer the last message (nothing is dropped then).
+ */
+function dropPrompt(kernel: Kernel, session: Session, prompt: MessageParam): boolean {
+  if (session.messages[session.messages.length - 1] !== prompt) return false;
+  session.messages.pop();
+  kernel.state.set({ messages: session.messages.slice() });
+  return true;
 }
 
 function appendMessage(kernel: Kernel, session: Session, message: MessageParam): void {

@@ -9,10 +9,10 @@ import {
   type ModeContext,
   type RunResult,
   type Session,
-  type SlashCall,
 } from '../../kernel/index.js';
 import { resultMessage, assistantMessage, userMessage as userLine, initMessage } from './messages.js';
 import { PartialStream } from './partial.js';
+import { READER_GONE_EXIT, watchReader } from './reader.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
 export default definePlugin(() => ({
@@ -30,7 +30,11 @@ export default definePlugin(() => ({
     kernel.modes.register({
       name: 'print',
       async run(ctx) {
-        const write = (value: unknown) => ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+        const reader = watchReader(ctx.io.stdout, ctx.io.stderr, ctx.signal);
+        const signal = reader.signal;
+        const write = (value: unknown) => {
+          if (!reader.gone) ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+        };
         // Listen before the session starts, so warnings from sessionStart (resume repairs) reach stderr.
         let session: Session | undefined;
         const partial = ctx.options.includePartialMessages && ctx.options.outputFormat === 'stream-json' ? new PartialStream(() => session) : undefined;
@@ -42,10 +46,16 @@ export default definePlugin(() => ({
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
           const slash = await findSlashCommand(kernel, ctx.prompt ?? '');
-          if (slash) return await runSlash(kernel, ctx, session, slash, write);
-          const result = await runAgent(kernel, session, ctx.prompt ?? '', { signal: ctx.signal, maxTurns: ctx.options.maxTurns });
-          return report(kernel, ctx, session, result, write);
+          const result = slash
+            ? await runSlashCommand(kernel, session, slash, signal)
+            : await runAgent(kernel, session, ctx.prompt ?? '', { signal, maxTurns: ctx.options.maxTurns });
+          const code = slash ? reportSlash(kernel, ctx, session, result, write) : report(kernel, ctx, session, result, write);
+          await reader.flushed();
+          if (!reader.gone) return code;
+          ctx.io.stderr.write(reader.line());
+          return READER_GONE_EXIT;
         } finally {
+          reader.dispose();
           stop();
           // The run is over: its session file is synced as needed and closed, and its lock released, now rather
           // than when the process exits (an embedder may run main() again in the same process).
@@ -84,9 +94,8 @@ export function retryLine(attempt: number, maxRetries: number, delayMs: number, 
   return `Retrying in ${wait}… (${attempt}/${maxRetries}): ${cause}`;
 }
 
-/** Runs a slash command against the session (`keel -p "/cost" --continue`) and reports like a run. */
-async function runSlash(kernel: Kernel, ctx: ModeContext, session: Session, slash: SlashCall, write: (value: unknown) => void): Promise<number> {
-  const result = await runSlashCommand(kernel, session, slash, ctx.signal);
+/** Reports a slash command run against the session (`keel -p "/cost" --continue`) like a run. */
+function reportSlash(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
   // A command that printed nothing prints nothing (a run's empty answer is still one line).
   if (ctx.options.outputFormat === 'text' && !result.isError && !result.result) return 0;
   return report(kernel, ctx, session, result, write);

@@ -29,7 +29,9 @@ export function mapError(err: unknown, model: string): unknown {
   if (e.status === 404) {
     return new KeelError(`model "${model}" not found (Anthropic API answered 404: ${message}); check \`model\`/\`smallModel\` or --model`, { cause: err });
   }
-  return new KeelError(`the Anthropic API refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { cause: err });
+  // `invalid_request`: the request itself is at fault; the loop does not keep a prompt the API refuses this way.
+  const code = e.status === 400 && type === 'invalid_request_error' ? 'invalid_request' : undefined;
+  return new KeelError(`the Anthropic API refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { code, cause: err });
 }
 
 /** A TLS peer Node refused (untrusted, expired or misnamed certificate), or a header that cannot be sent, said as what to do about it. */

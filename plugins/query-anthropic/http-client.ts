@@ -26,6 +26,11 @@ export interface Response extends EventEmitter {
   /** True once the whole body arrived (`end` follows); a `close` without it means the body was cut. */
   complete: boolean;
   destroy(): void;
+  /**
+   * The reader needs no more of the body: the connection is kept for the next request if the body ends within
+   * `graceMs`, else dropped. It never keeps the process alive meanwhile.
+   */
+  settle(graceMs: number): void;
 }
 
 export interface Request extends EventEmitter {
@@ -60,32 +65,48 @@ export function request(url: URL, options: RequestOptions): Request {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || (secure ? 443 : 80));
   const origin = `${url.protocol}//${host}:${port}`;
-  const socket = takeIdle(origin) ?? connect(secure, host, port);
+  const pooled = takeIdle(origin);
+  let socket = pooled ?? connect(secure, host, port);
+  // A kept-alive connection the server closed while it sat idle dies before any response byte: the request is
+  // sent again at once on a new connection, once, outside any retry budget (the server had closed it unread).
+  let mayResend = pooled !== undefined;
   const chunks: Uint8Array[] = [];
   let destroyed = false;
+  let sent = false;
+  const send = () => {
+    let head = `${options.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+    for (const [name, value] of Object.entries(options.headers)) head += `${name}: ${value}\r\n`;
+    socket.cork();
+    socket.write(`${head}\r\n`, 'latin1');
+    for (const chunk of chunks) socket.write(chunk);
+    socket.uncork();
+  };
   const req = Object.assign(new EventEmitter(), {
     write(chunk: Uint8Array) {
       chunks.push(chunk);
       return true;
     },
     end() {
-      let head = `${options.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-      for (const [name, value] of Object.entries(options.headers)) head += `${name}: ${value}\r\n`;
-      socket.cork();
-      socket.write(`${head}\r\n`, 'latin1');
-      for (const chunk of chunks) socket.write(chunk);
-      socket.uncork();
+      sent = true;
+      send();
     },
     destroy() {
       destroyed = true;
       socket.destroy();
     },
   }) as Request;
-  const parser = new ResponseParser(options.method === 'HEAD', socket, (res) => req.emit('response', res));
-  parser.onDone = (reusable) => {
-    detach();
-    if (reusable && !destroyed) keepIdle(origin, socket);
-    else socket.destroy();
+  let parser: ResponseParser;
+  const attach = () => {
+    parser = new ResponseParser(options.method === 'HEAD', socket, (res) => req.emit('response', res));
+    parser.onDone = (reusable) => {
+      detach();
+      if (reusable && !destroyed) keepIdle(origin, socket);
+      else socket.destroy();
+    };
+    socket.on('data', onData);
+    socket.on('end', onEnd);
+    socket.on('error', onError);
+    socket.on('close', onClose);
   };
   const onData = (data: Buffer) => {
     try {
@@ -103,10 +124,18 @@ export function request(url: URL, options: RequestOptions): Request {
     }
   };
   const onError = (err: Error) => fail(err);
-  const onClose = () => fail(new Error('the connection closed before the response ended'));
+  const onClose = () => fail(parser.cutShort());
   const fail = (err: unknown) => {
     detach();
     if (destroyed) return;
+    if (mayResend && parser.received === 0) {
+      mayResend = false;
+      socket.destroy();
+      socket = connect(secure, host, port);
+      attach();
+      if (sent) send();
+      return;
+    }
     if (parser.response) parser.abort(err);
     else req.emit('error', err);
   };
@@ -116,10 +145,7 @@ export function request(url: URL, options: RequestOptions): Request {
     socket.off('error', onError);
     socket.off('close', onClose);
   };
-  socket.on('data', onData);
-  socket.on('end', onEnd);
-  socket.on('error', onError);
-  socket.on('close', onClose);
+  attach();
   return req;
 }
 
@@ -176,6 +202,11 @@ class ResponseParser {
   private chunkState: 'size' | 'data' | 'crlf' | 'trailers' = 'size';
   private keepAlive = true;
   private done = false;
+  /** Every byte received on the connection for this response, head included. */
+  received = 0;
+  /** Body bytes received, as framed (chunk sizes and CRLFs not counted). */
+  private bodyBytes = 0;
+  private length = 0;
 
   constructor(
     private readonly headRequest: boolean,
@@ -185,11 +216,15 @@ class ResponseParser {
 
   push(data: Buffer): void {
     if (this.done) throw new TypeError('the server sent more than its response');
+    this.received += data.length;
     if (!this.response) {
       this.head = this.head.length ? Buffer.concat([this.head, data]) : data;
       const end = this.head.indexOf('\r\n\r\n');
+      if (end > MAX_HEAD || (end < 0 && this.head.length > MAX_HEAD)) {
+        throw new TypeError(`the response head exceeds ${MAX_HEAD / 1024} KB (${end < 0 ? `${this.head.length} bytes without its end` : `${end} bytes`})`);
+      }
       if (end < 0) {
-        if (this.head.length > MAX_HEAD) throw new TypeError('the response head is larger than 64 KB');
+        if (this.head.indexOf('\n\n') >= 0) throw new TypeError('malformed response head: its lines end in a bare LF instead of CRLF');
         return;
       }
       const rest = this.head.subarray(end + 4);
@@ -211,7 +246,17 @@ class ResponseParser {
       this.finish();
       return;
     }
-    throw new Error('the connection closed before the response ended');
+    throw this.cutShort();
+  }
+
+  /** What was missing when the connection ended early, as the error to report. */
+  cutShort(): Error {
+    if (!this.response) {
+      return new Error(this.head.length ? `the connection closed inside the response head (after ${this.head.length} bytes)` : 'the connection closed before any response byte');
+    }
+    if (this.mode === 'length') return new Error(`the response body ended after ${this.bodyBytes} of ${this.length} bytes (content-length)`);
+    if (this.mode === 'chunked') return new Error(`the response body ended before its last chunk (chunked encoding, ${this.bodyBytes} bytes received)`);
+    return new Error('the connection closed before the response ended');
   }
 
   abort(err: unknown): void {
@@ -224,6 +269,7 @@ class ResponseParser {
 
   /** Parses a head; true for a 1xx one, after which the real head follows. */
   private start(text: string): boolean {
+    if (/[^\r]\n|^\n/.test(text)) throw new TypeError('malformed response head: a line ends in a bare LF instead of CRLF');
     const lines = text.split('\r\n');
     const status = STATUS_LINE.exec(lines[0]!);
     if (!status) throw new TypeError(`not an HTTP/1.1 response: ${JSON.stringify(lines[0]!.slice(0, 80))}`);
@@ -262,6 +308,7 @@ class ResponseParser {
       if (!/^\d+$/.test(headers['content-length']) || !Number.isSafeInteger(length)) throw new TypeError(`invalid content-length "${headers['content-length']}"`);
       this.mode = 'length';
       this.left = length;
+      this.length = length;
     } else {
       this.mode = 'close';
       this.keepAlive = false;
@@ -274,6 +321,17 @@ class ResponseParser {
       rawHeaders,
       complete: false,
       destroy: () => socket.destroy(),
+      settle: (graceMs: number) => {
+        if (this.done) return;
+        socket.unref();
+        const timer = setTimeout(() => socket.destroy(), graceMs);
+        timer.unref();
+        const finish = this.onDone;
+        this.onDone = (reusable) => {
+          clearTimeout(timer);
+          finish(reusable);
+        };
+      },
     });
     this.onResponse(this.response);
     return false;
@@ -328,6 +386,7 @@ class ResponseParser {
   }
 
   private emit(data: Buffer): void {
+    this.bodyBytes += data.length;
     if (data.length) this.response!.emit('data', data);
   }
 

@@ -12,10 +12,15 @@ export class ResponseBody {
   #wake: (() => void) | undefined;
   #locked = false;
   readonly #onCancel: () => void;
+  readonly #onSettle: () => void;
 
-  /** `onCancel` runs once when a reader stops early (`return`, `cancel`): the transport drops the connection. */
-  constructor(onCancel: () => void = () => undefined) {
+  /**
+   * `onCancel` runs once when a reader stops early (`return`, `cancel`): the transport drops the connection.
+   * `onSettle` runs instead when the reader has all it needs (`settle`): the transport lets the connection finish.
+   */
+  constructor(onCancel: () => void = () => undefined, onSettle: () => void = onCancel) {
     this.#onCancel = onCancel;
+    this.#onSettle = onSettle;
   }
 
   /** True once a reader has it, as a web stream's `locked`. */
@@ -52,6 +57,15 @@ export class ResponseBody {
   getReader(): { read(): Promise<IteratorResult<Uint8Array>>; releaseLock(): void; cancel(): Promise<void> } {
     this.#locked = true;
     return { read: () => this.#next(), releaseLock: () => undefined, cancel: async () => void (await this.#stop()) };
+  }
+
+  /** The reader has all it needs (the stream's last event came): reading ends; the rest of the body is not waited for. */
+  settle(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#chunks = [];
+    this.#onSettle();
+    this.#poke();
   }
 
   async cancel(): Promise<void> {

@@ -52,12 +52,15 @@ export async function streamAttempt(
   let shown = false;
   const toolIds = new Map<number, string>();
   const accumulator = new MessageAccumulator();
+  let stopped = false;
   const apply = (sse: ServerSentEvent) => {
+    if (stopped) return;
     const event = eventOf(sse, response!, opts.log);
     if (!event) return;
     ctx.alive();
     ctx.progress?.();
     accumulator.add(event);
+    if (event.type === 'message_stop') stopped = true;
     if (!opts.visible) return;
     if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') toolIds.set(event.index, event.content_block.id);
     if (event.type !== 'content_block_delta') return;
@@ -79,8 +82,16 @@ export async function streamAttempt(
     ctx.alive();
     const decoder = new SseDecoder();
     try {
-      for await (const chunk of bodyOf(response)) for (const sse of decoder.push(chunk)) apply(sse);
-      for (const sse of decoder.end()) apply(sse);
+      const body = bodyOf(response);
+      for await (const chunk of body) {
+        for (const sse of decoder.push(chunk)) apply(sse);
+        if (!stopped) continue;
+        // `message_stop` completes the attempt, whether or not the body ends (a content-length that never fills,
+        // a chunked body without its last chunk): the connection gets a moment to end cleanly, else it is dropped.
+        (body as { settle?: () => void }).settle?.();
+        break;
+      }
+      if (!stopped) for (const sse of decoder.end()) apply(sse);
     } catch (err) {
       // The SDK ends an aborted stream quietly (below: an aborted attempt fails, an unfinished one is incomplete).
       if (!(err instanceof Object && (err as { name?: unknown }).name === 'AbortError')) throw err;

@@ -32,6 +32,16 @@ type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?:
  */
 export const requestSender: { send: (url: URL, options: RequestOptions) => Request } = { send: request };
 
+/**
+ * How long a connection whose answer is complete (`message_stop`) may take to end its body before it is dropped
+ * rather than kept for the next request.
+ */
+const SETTLE_GRACE_MS = 1000;
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
@@ -107,16 +117,22 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     };
     outgoing.on('error', (err) => {
       release();
-      fail(new TypeError('fetch failed', { cause: err }));
+      fail(new TypeError(`fetch failed: ${errorText(err)}`, { cause: err }));
     });
     outgoing.on('response', (res: HttpResponse) => {
       settled = true;
       alive();
       const source = decoded(res);
-      const body = new ResponseBody(() => {
-        release();
-        res.destroy();
-      });
+      const body = new ResponseBody(
+        () => {
+          release();
+          res.destroy();
+        },
+        () => {
+          release();
+          res.settle(SETTLE_GRACE_MS);
+        },
+      );
       fail = (err) => body.fail(err);
       source.on('data', (chunk: Buffer) => {
         const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -127,13 +143,14 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
         release();
         body.end();
       });
+      // The failure names its cause (a short body, a bad chunk), not only undici's "terminated".
       source.on('error', (err) => {
         release();
-        body.fail(new TypeError('terminated', { cause: err }));
+        body.fail(new TypeError(errorText(err), { cause: err }));
       });
       res.on('close', () => {
         release();
-        if (!res.complete) body.fail(new TypeError('terminated', { cause: new Error('the connection closed before the response ended') }));
+        if (!res.complete) body.fail(new TypeError('the connection closed before the response ended'));
       });
       const responseHeaders = new FetchHeaders();
       for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);

@@ -82,5 +82,5 @@ function mapError(err: unknown, model: string): unknown {
   if (e.status === 401) return new KeelError(`invalid API key: the OpenAI-compatible server answered 401 (${message}); set \`apiKey\` in agent.config.ts or OPENAI_API_KEY`, { code: 'auth', cause: err });
   if (e.status === 403) return new KeelError(`permission denied: the OpenAI-compatible server answered 403 (${message})`, { code: 'auth', cause: err });
   if (e.status === 404) return new KeelError(`model "${model}" not found (the server answered 404: ${message}); check \`model\`, \`smallModel\` and \`baseURL\``, { cause: err });
-  return new KeelError(`the OpenAI-compatible server refused the request: HTTP ${e.status}: ${message}`, { cause: err });
+  return new KeelError(`the OpenAI-compatible server refused the request: HTTP ${e.status}: ${message}`, { code: e.status === 400 ? 'invalid_request' : undefined, cause: err });
 }

@@ -63,12 +63,18 @@ function codeInChain(e: ErrorShape, test: (code: string) => boolean): boolean {
   return false;
 }
 
+/**
+ * A system error's code (ECONNRESET), else the innermost cause's message: an SDK's "Connection error." wraps a
+ * fetch's "fetch failed", which wraps what really happened (a malformed response head, say).
+ */
 function connectionDetail(e: ErrorShape): string {
+  let innermost = typeof e.message === 'string' && e.message ? e.message : 'the connection failed';
   for (let cur: unknown = e.cause, depth = 0; cur && typeof cur === 'object' && depth < 4; cur = (cur as ErrorShape).cause, depth++) {
-    const code = (cur as ErrorShape).code;
+    const { code, message } = cur as ErrorShape;
     if (typeof code === 'string') return code;
+    if (typeof message === 'string' && message) innermost = message;
   }
-  return String(e.message ?? 'the connection failed');
+  return innermost;
 }
 
 /** "HTTP 529 overloaded_error: Overloaded", from Anthropic's or OpenAI's error body. */

@@ -2,9 +2,20 @@
 import type { Kernel, ModeContext } from '../../kernel/index.js';
 import { ProtocolDriver, type DriverOptions } from './driver.js';
 import { readLines } from './lines.js';
+import { READER_GONE_EXIT, watchReader, type ReaderWatch } from './reader.js';
 
-function writer(ctx: ModeContext): DriverOptions['write'] {
-  return (message) => ctx.io.stdout.write(`${JSON.stringify(message)}\n`);
+function writer(ctx: ModeContext, reader: ReaderWatch): DriverOptions['write'] {
+  return (message) => {
+    if (!reader.gone) ctx.io.stdout.write(`${JSON.stringify(message)}\n`);
+  };
+}
+
+/** The driver's exit code, or READER_GONE_EXIT with its line on stderr when the reader of stdout went away. */
+async function exitCode(ctx: ModeContext, reader: ReaderWatch, code: number): Promise<number> {
+  await reader.flushed();
+  if (!reader.gone) return code;
+  ctx.io.stderr.write(reader.line());
+  return READER_GONE_EXIT;
 }
 
 /** Stops reading stdin once the session is over, so an open pipe does not keep the process alive. */
@@ -21,20 +32,24 @@ function logToStderr(kernel: Kernel, ctx: ModeContext): () => void {
 /** SDK mode: a host process, many turns, control requests both ways. */
 export async function runSdkMode(kernel: Kernel, ctx: ModeContext): Promise<number> {
   const stop = logToStderr(kernel, ctx);
+  // A host whose reader died is treated as gone: the turn aborts, tools end, reading stops.
+  const reader = watchReader(ctx.io.stdout, ctx.io.stderr, ctx.signal);
   try {
-    return await new ProtocolDriver({
+    const code = await new ProtocolDriver({
       kernel,
       input: readLines(ctx.io.stdin),
-      write: writer(ctx),
+      write: writer(ctx, reader),
       startSession: (overrides) => ctx.startSession(overrides),
-      signal: ctx.signal,
+      signal: reader.signal,
       maxTurns: ctx.options.maxTurns,
       askHost: ctx.options.permissionPromptTool === 'stdio',
       partial: Boolean(ctx.options.includePartialMessages),
       once: false,
       slashCommands: true,
     }).run();
+    return await exitCode(ctx, reader, code);
   } finally {
+    reader.dispose();
     stop();
     release(ctx);
   }
@@ -54,20 +69,23 @@ export async function runSubagentMode(kernel: Kernel, ctx: ModeContext): Promise
   }
   const stop = logToStderr(kernel, ctx);
   const parent = process.env.KEEL_PARENT_SESSION_ID;
+  const reader = watchReader(ctx.io.stdout, ctx.io.stderr, ctx.signal);
   try {
-    return await new ProtocolDriver({
+    const code = await new ProtocolDriver({
       kernel,
       input: readLines(ctx.io.stdin),
-      write: writer(ctx),
+      write: writer(ctx, reader),
       startSession: (overrides) => ctx.startSession({ ...overrides, ...(parent ? { parentSessionId: parent } : {}) }),
-      signal: ctx.signal,
+      signal: reader.signal,
       maxTurns: ctx.options.maxTurns,
       askHost: true,
       partial: Boolean(ctx.options.includePartialMessages),
       once: true,
       slashCommands: false,
     }).run();
+    return await exitCode(ctx, reader, code);
   } finally {
+    reader.dispose();
     stop();
     release(ctx);
   }

@@ -30,6 +30,7 @@ import {
   type OutMessage,
 } from './messages.js';
 import { PartialStream } from './partial.js';
+import { invalidBlock } from './blocks.js';
 import { DRIVER_KEY } from './session-driver.js';
 
 /** One input item: a parsed message, or why a line could not be parsed. `where` names it in errors. */
@@ -207,6 +208,11 @@ export class ProtocolDriver {
     const valid = typeof content === 'string' ? content.length > 0 : Array.isArray(content) && content.length > 0 && content.every((b) => typeof b === 'object' && b !== null && typeof (b as { type?: unknown }).type === 'string');
     if (!inner || typeof inner !== 'object' || (inner.role !== undefined && inner.role !== 'user') || !valid) {
       this.opts.write(errorMessage(this.session, `${where}: a user message needs message.content: a non-empty string or an array of content blocks`));
+      return;
+    }
+    const bad = Array.isArray(content) ? invalidBlock(content) : undefined;
+    if (bad) {
+      this.opts.write(errorMessage(this.session, `${where}: ${bad}; the message was not sent or saved`));
       return;
     }
     if (this.opts.once && (this.queue.length > 0 || this.working)) {

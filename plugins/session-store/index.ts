@@ -176,6 +176,8 @@ function record(event: AgentEvent, session: Session, rec: Recorder): void {
   switch (event.type) {
     case 'user_message':
     case 'tool_results':
+    // A run ends: a prompt the loop took back (refused as invalid) leaves the file too.
+    case 'result':
       syncMessages(session, rec);
       break;
     case 'assistant_message':

@@ -83,14 +83,17 @@ export class Controller {
 
   private queue: Promise<unknown> = Promise.resolve();
 
-  /** Prompts sent while a turn runs wait for it, in order. */
-  submit(raw: string): Promise<Outcome> {
-    const next = this.queue.then(() => this.submitNow(raw));
+  /**
+   * Prompts sent while a turn runs wait for it, in order. `shown` is the prompt as the input showed it (a large
+   * paste as its placeholder): the transcript prints that, so sending a 1 MB paste never waits on laying it out.
+   */
+  submit(raw: string, shown = raw): Promise<Outcome> {
+    const next = this.queue.then(() => this.submitNow(raw, shown));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async submitNow(raw: string): Promise<Outcome> {
+  private async submitNow(raw: string, shown: string): Promise<Outcome> {
     const text = raw.trim();
     if (!text) return 'continue';
     this.history.add(raw);
@@ -118,7 +121,7 @@ export class Controller {
       }
       return 'continue';
     }
-    this.transcript.print(`${p.bold.cyan('>')} ${text.split('\n').join('\n  ')}`);
+    this.transcript.print(`${p.bold.cyan('>')} ${shown.trim().split('\n').join('\n  ')}`);
     await this.guarded(async (signal) => {
       await runAgent(this.kernel, this.session, text, { signal, maxTurns: this.ctx.options.maxTurns });
     });

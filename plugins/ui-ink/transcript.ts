@@ -9,6 +9,25 @@ import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import type { Paint } from './style.js';
+import { PASTE_MIN_LINES } from './paste.js';
+
+/** Lines of a resumed prompt shown in full; a longer one (a large paste) shows its start and how much follows. */
+const RESUMED_PROMPT_LINES = PASTE_MIN_LINES * 2;
+const RESUMED_PROMPT_CHARS = 4000;
+
+/** A resumed prompt as the transcript shows it: a very large one is cut, so resuming never lays out a 1 MB paste. */
+function shownPrompt(text: string): string {
+  let lineEnd = -1;
+  for (let i = 0; i < RESUMED_PROMPT_LINES && lineEnd < text.length; i++) {
+    const next = text.indexOf('\n', lineEnd + 1);
+    lineEnd = next < 0 ? text.length : next;
+  }
+  const cut = Math.min(lineEnd, RESUMED_PROMPT_CHARS);
+  if (cut >= text.length) return text;
+  let rest = 1;
+  for (let i = text.indexOf('\n', cut); i >= 0; i = text.indexOf('\n', i + 1)) rest++;
+  return `${text.slice(0, cut)}\n[… ${rest.toLocaleString('en-US')} more ${rest === 1 ? 'line' : 'lines'} not shown]`;
+}
 
 export interface StaticItem {
   id: number;
@@ -211,7 +230,7 @@ export class Transcript {
       const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
       const lines: string[] = [];
       for (const block of blocks) {
-        if (block.type === 'text' && message.role === 'user') lines.push(`${paint.bold.cyan('>')} ${block.text.split('\n').join('\n  ')}`);
+        if (block.type === 'text' && message.role === 'user') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(block.text).split('\n').join('\n  ')}`);
         else if (block.type === 'text') {
           const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
           lines.push(...markdown.push(block.text), ...markdown.end());

@@ -26,6 +26,8 @@ export interface Terminal {
    * turned DEC mode 2004 on, line ends sent as carriage returns.
    */
   paste(text: string): void;
+  /** Pastes the contents of `file` the same way (tmux load-buffer: a paste too large for a command line). */
+  pasteFile(file: string): void;
   /** Waits until the screen (or the history) matches, else throws with what was there. */
   waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
   /** The whole pane with lines the terminal wrapped joined again (as they were written). */
@@ -63,6 +65,10 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
     type: (text) => void tmux('send-keys', '-t', 'ui', '-l', text),
     paste: (text) => {
       tmux('set-buffer', '-b', 'keel-paste', '--', text);
+      tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
+    },
+    pasteFile: (file) => {
+      tmux('load-buffer', '-b', 'keel-paste', file);
       tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
     },
     async waitFor(pattern, { history = false, timeoutMs = 20_000 } = {}) {

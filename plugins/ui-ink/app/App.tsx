@@ -109,8 +109,8 @@ export function App(props: AppProps): React.ReactElement {
     if (exitRequested) exit();
   }, [exitRequested]);
 
-  const submit = (text: string) => {
-    void controller.submit(text).then(async (outcome) => {
+  const submit = (text: string, shown: string) => {
+    void controller.submit(text, shown).then(async (outcome) => {
       if (outcome === 'exit') exit();
       else if (outcome === 'pick-session') setPicker(await props.listSessions());
     });

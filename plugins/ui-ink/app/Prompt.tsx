@@ -18,7 +18,8 @@ export interface PromptProps {
   history: History;
   commands: Array<{ name: string; description: string }>;
   cwd: string;
-  onSubmit(text: string): void;
+  /** `shown` is the text as the prompt showed it: large pastes as their placeholders. */
+  onSubmit(text: string, shown: string): void;
   onEscape(): void;
   onCtrlC(hadText: boolean): void;
   onCtrlD(): void;
@@ -68,7 +69,7 @@ export function Prompt(props: PromptProps): React.ReactElement {
     const expanded = pastes.current.expand(text);
     pastes.current.clear();
     update({ editor: ed.empty, historyAt: null, selected: 0 });
-    props.onSubmit(expanded);
+    props.onSubmit(expanded, text);
   };
 
   const recall = (index: number | null) => {

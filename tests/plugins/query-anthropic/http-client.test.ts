@@ -14,6 +14,8 @@ import { request, type Response } from '../../../plugins/query-anthropic/http-cl
 interface RawServer {
   url: string;
   connections: number;
+  /** Connections that have closed. */
+  closed: number;
   /** The requests received, as text. */
   received: string[];
   close(): Promise<void>;
@@ -27,11 +29,14 @@ afterEach(async () => {
 /** A server that answers each request (once its head and body arrived) with the bytes `answer` returns, in pieces. */
 async function rawServer(answer: (n: number) => { pieces: Array<string | Buffer>; close?: boolean }, secure?: { key: string; cert: string }): Promise<RawServer> {
   const sockets = new Set<net.Socket>();
-  const state: RawServer = { url: '', connections: 0, received: [], close: async () => undefined };
+  const state: RawServer = { url: '', connections: 0, closed: 0, received: [], close: async () => undefined };
   const onSocket = (socket: net.Socket) => {
     state.connections++;
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      state.closed++;
+    });
     let text = '';
     socket.on('data', async (data) => {
       text += data.toString('latin1');
@@ -127,9 +132,13 @@ describe('the HTTP/1.1 client', () => {
     const garbage = await rawServer(() => ({ pieces: ['SSH-2.0-OpenSSH\r\n\r\n'] }));
     await expect(send(garbage.url)).rejects.toThrow(/not an HTTP\/1\.1 response: "SSH-2\.0-OpenSSH"/);
     const huge = await rawServer(() => ({ pieces: [`HTTP/1.1 200 OK\r\nx: ${'y'.repeat(70_000)}`] }));
-    await expect(send(huge.url)).rejects.toThrow('the response head is larger than 64 KB');
+    await expect(send(huge.url)).rejects.toThrow(/^the response head exceeds 64 KB \(\d+ bytes without its end\)$/);
+    const bareLf = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\ncontent-length: 2\n\nok'] }));
+    await expect(send(bareLf.url)).rejects.toThrow('malformed response head: its lines end in a bare LF instead of CRLF');
+    const mixed = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\r\nx-a: 1\ncontent-length: 2\r\n\r\nok'] }));
+    await expect(send(mixed.url)).rejects.toThrow('malformed response head: a line ends in a bare LF instead of CRLF');
     const gone = await rawServer(() => ({ pieces: [], close: true }));
-    await expect(send(gone.url)).rejects.toThrow('the connection closed before the response ended');
+    await expect(send(gone.url)).rejects.toThrow('the connection closed before any response byte');
     const port = (gone.url.match(/:(\d+)$/) ?? [])[1];
     await gone.close();
     servers.splice(servers.indexOf(gone), 1);
@@ -141,6 +150,63 @@ describe('the HTTP/1.1 client', () => {
     expect(await send(cut.url)).toMatchObject({ body: 'only part', complete: false });
     const broken = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n'] }));
     expect(await send(broken.url)).toMatchObject({ complete: false });
+  });
+
+  it('names what a cut body lacked: bytes of a content-length, the last chunk', async () => {
+    const errorOf = (url: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = request(new URL('/v1/messages', url), { method: 'GET', headers: {} });
+        req.on('error', reject);
+        req.on('response', (res: Response) => {
+          res.on('error', (err: Error) => resolve(err.message));
+          res.on('close', () => resolve('closed without an error'));
+        });
+        req.end();
+      });
+    const short = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly 10 b.'], close: true }));
+    expect(await errorOf(short.url)).toBe('the response body ended after 10 of 100 bytes (content-length)');
+    const unchunked = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n'], close: true }));
+    expect(await errorOf(unchunked.url)).toBe('the response body ended before its last chunk (chunked encoding, 2 bytes received)');
+  });
+
+  it('sends a request again at once, on a new connection, when a kept-alive one dies before any response byte', async () => {
+    // The second request reaches a connection the server is closing: it reads the request and ends, unanswered.
+    const server = await rawServer((n) => (n === 2 ? { pieces: [], close: true } : { pieces: ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'] }));
+    expect((await send(server.url)).body).toBe('ok');
+    expect((await send(server.url)).body).toBe('ok');
+    expect(server.connections).toBe(2);
+    expect(server.received).toHaveLength(3);
+    // Only once: a new connection that dies the same way fails the request.
+    const dying = await rawServer((n) => (n === 1 ? { pieces: ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'] } : { pieces: [], close: true }));
+    expect((await send(dying.url)).body).toBe('ok');
+    await expect(send(dying.url)).rejects.toThrow('the connection closed before any response byte');
+    expect(dying.connections).toBe(2);
+  });
+
+  it('settle: a body that ends within the grace keeps its connection; one that never ends loses it', async () => {
+    const settled = (url: string, graceMs: number) =>
+      new Promise<void>((resolve, reject) => {
+        const req = request(new URL('/v1/messages', url), { method: 'GET', headers: {} });
+        req.on('error', reject);
+        req.on('response', (res: Response) => {
+          // Settled at its first bytes; `close` comes when the body ended in time, or when the grace ran out.
+          res.once('data', () => res.settle(graceMs));
+          res.on('close', () => resolve());
+        });
+        req.end();
+      });
+    const head = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\ndone\r\n';
+    const ending = await rawServer(() => ({ pieces: [head, '0\r\n\r\n'] }));
+    await settled(ending.url, 5000);
+    expect((await send(ending.url)).complete).toBe(true);
+    expect(ending.connections).toBe(1);
+    expect(ending.closed).toBe(0);
+    const endless = await rawServer((n) => ({ pieces: n === 1 ? [head] : ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'] }));
+    await settled(endless.url, 20);
+    for (let i = 0; i < 200 && endless.closed === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(endless.closed).toBe(1);
+    expect((await send(endless.url)).body).toBe('ok');
+    expect(endless.connections).toBe(2);
   });
 
   it('opens a new connection when the server closed the idle one', async () => {

@@ -1,0 +1,62 @@
+/**
+ * A very large paste in the Ink UI, in a real terminal (tmux, private socket): the request leaves with the whole
+ * text while the prompt and the transcript show a placeholder, not the text.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+let ws: Workspace | undefined;
+let term: Terminal | undefined;
+let server: ScriptedServer | undefined;
+
+afterEach(async () => {
+  term?.kill();
+  await server?.close();
+  ws?.cleanup();
+  term = undefined;
+  server = undefined;
+  ws = undefined;
+});
+
+const sentPrompt = (s: ScriptedServer, n = 0): string => {
+  const content = s.messageRequests()[n]!.body.messages.at(-1).content;
+  return typeof content === 'string' ? content : content.map((b: { text?: string }) => b.text ?? '').join('');
+};
+
+describe.skipIf(!hasTmux)('a 1 MB paste', () => {
+  it('is sent whole, shown as a placeholder in the prompt and the transcript', async () => {
+    ws = makeWorkspace({ git: true });
+    server = await startAnthropicServer([say('read all of it')]);
+    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    await term.waitFor(/ask mode/);
+    // 24,000 lines of 43 characters: about 1 MB.
+    const big = Array.from({ length: 24_000 }, (_, i) => `log ${String(i).padStart(6, '0')}: ${'x'.repeat(30)}`).join('\n');
+    const file = path.join(ws.home, 'paste.txt');
+    writeFileSync(file, big);
+    term.type('summarise: ');
+    term.pasteFile(file);
+    await term.waitFor(/summarise: \[Pasted text #1 \+24000 lines\]/, { timeoutMs: 60_000 });
+    term.keys('Enter');
+    // Generous: the request must not wait on laying out the paste (it took 23 s before).
+    await term.waitFor(/read all of it/, { timeoutMs: 60_000 });
+    expect(sentPrompt(server)).toBe(`summarise: ${big}`);
+    const screen = term.history();
+    expect(screen).toMatch(/> summarise: \[Pasted text #1 \+24000 lines\]/);
+    expect(screen).not.toContain('log 012345');
+    term.keys('C-d');
+    await term.waitFor(/EXIT=0/);
+    term.kill();
+
+    // Resumed, the prompt shows its start and how much follows, not the megabyte.
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    await term.waitFor(/\[… 23,981 more lines not shown\]/, { history: true, timeoutMs: 60_000 });
+    const resumed = term.history();
+    expect(resumed).toContain('> summarise: log 000000:');
+    expect(resumed).not.toContain('log 000020');
+    expect(resumed).toMatch(/read all of it/);
+  }, 120_000);
+});
