@@ -291,3 +291,32 @@ if (existsSync(written)) {
 rmSync(scratchHome, { recursive: true, force: true });
 
 buildSnapshot({ root, live, version: answers.version, runtimeBuiltins });
+snapshotCaches();
+
+/**
+ * The vendor bundles' caches for a process restored from the snapshot (`<name>.snap.cache`; see
+ * scripts/vendor-loader.ts): the snapshot itself evaluates them and, where the plain cache is rejected there (Node
+ * 22+), writes its own, which become the build's. Where the plain cache serves (Node 20), none is written or needed.
+ */
+function snapshotCaches() {
+  const blob = path.join(live, 'keel.blob');
+  if (!existsSync(blob)) return;
+  const home = mkdtempSync(path.join(tmpdir(), 'keel-build-'));
+  const bundles = Object.fromEntries(Object.keys(VENDORS).map((name) => [name, { hash: hashOf[name], specifiers: VENDORS[name] }]));
+  const env = { ...process.env, KEEL_NO_FAST_PATH: '1', KEEL_HOME: home, NODE_OPTIONS: '', KEEL_BUILD_VENDOR_CACHES: JSON.stringify(bundles) };
+  delete env.KEEL_NO_CODE_CACHE;
+  const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', blob, path.join(root, 'bin', 'keel.js'), '--version'], { cwd: root, encoding: 'utf8', env });
+  if (run.status !== 0) process.stderr.write(`build: no snapshot code caches (bundles compile on first use from the snapshot)\n${run.stderr}`);
+  const dir = path.join(home, 'code-cache');
+  for (const name of Object.keys(VENDORS)) rmSync(path.join(live, 'vendor', `${name}.snap.cache`), { force: true });
+  if (existsSync(dir)) {
+    for (const file of readdirSync(dir)) {
+      const name = Object.keys(VENDORS).find((n) => file.startsWith(`${n}-${hashOf[n].slice(0, 32)}-`));
+      if (!name || !file.endsWith('.bin')) continue;
+      const cache = path.join(live, 'vendor', `${name}.snap.cache`);
+      copyFileSync(path.join(dir, file), cache);
+      chmodSync(cache, 0o644);
+    }
+  }
+  rmSync(home, { recursive: true, force: true });
+}

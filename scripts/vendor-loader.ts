@@ -42,6 +42,17 @@ interface Pending {
 }
 
 const loaded = new Map<string, Record<string, unknown>>();
+/**
+ * Node 22+ hashes V8's flags differently in a process restored from a start-up snapshot, so a cache made in a plain
+ * process is rejected there: the build also ships `<name>.snap.cache`, made in a process started from the snapshot,
+ * which such a process reads first (where the build made none, the plain one still serves, as on Node 20).
+ */
+let fromSnapshot = false;
+
+/** Called by the snapshot's main function: this process was restored from the start-up snapshot. */
+export function restoredFromSnapshot(): void {
+  fromSnapshot = true;
+}
 const pending: Pending[] = [];
 let exitHooked = false;
 
@@ -91,7 +102,7 @@ export function loadBundle(name: string, hash: string, opts: LoadOptions, useCac
   // A per-user cache exists only where the build's does not fit (another Node, other flags): that one first.
   const userFile = cacheable && opts.userCacheDir ? userCacheFile(opts.userCacheDir, name, hash) : undefined;
   const fromUser = userFile ? readUserCache(userFile, opts.userCacheDir!, sourceHash) : undefined;
-  const cachedData = fromUser ?? (cacheable ? readCache(path.join(opts.dir, `${name}.cache`), sourceHash) : undefined);
+  const cachedData = fromUser ?? (cacheable ? readBuildCache(opts.dir, name, sourceHash) : undefined);
   const source = `(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`;
   let script: vm.Script;
   try {
@@ -118,6 +129,10 @@ function parseCache(data: Buffer, sourceHash: Buffer): Buffer | undefined {
   const payload = data.subarray(HEADER);
   const digest = createHash('sha256').update(payload).digest();
   return digest.equals(data.subarray(MAGIC.length + 32, HEADER)) ? payload : undefined;
+}
+
+function readBuildCache(dir: string, name: string, sourceHash: Buffer): Buffer | undefined {
+  return (fromSnapshot ? readCache(path.join(dir, `${name}.snap.cache`), sourceHash) : undefined) ?? readCache(path.join(dir, `${name}.cache`), sourceHash);
 }
 
 function readCache(file: string, sourceHash: Buffer): Buffer | undefined {

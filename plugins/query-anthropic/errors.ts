@@ -39,7 +39,9 @@ function tlsRefusal(err: unknown): KeelError | undefined {
   for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
     const { code, message } = cur as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/.test(code)) {
-      return new KeelError(`cannot reach the Anthropic API: its TLS certificate is not trusted (${String(message)}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
+      // Node 22+ appends its own advice after a ';' ("try running Node.js with --use-system-ca"): Keel says what to do.
+      const reason = String(message).split(';')[0];
+      return new KeelError(`cannot reach the Anthropic API: its TLS certificate is not trusted (${reason}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
     }
     if (code === 'ERR_INVALID_CHAR') return new KeelError(`cannot send the request: ${String(message)} (check the API key and any configured headers)`, { cause: err });
   }

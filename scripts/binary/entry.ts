@@ -14,6 +14,7 @@ import { bundleFile, setBundleFile } from './bundle-url.js';
 import { setHost, type Host } from './host.js';
 import { mainContextImporter, preloadForSnapshot, rearmTimers, recordSnapshotBuiltins, refreshRandomUUID } from './snapshot.js';
 import { warmUp } from './warm-up.js';
+import { restoredFromSnapshot, vendor } from '../vendor-loader.js';
 
 setHost({ kernel: kernel as unknown as Record<string, unknown> });
 
@@ -42,6 +43,22 @@ function restoreConsole(): void {
   }
 }
 
+/**
+ * The build's second pass (scripts/build.mjs, "snapshot caches"): `KEEL_BUILD_VENDOR_CACHES` lists each vendor
+ * bundle's hash and specifiers; evaluating them here, in a process restored from the snapshot, makes the vendor
+ * loader write the caches such a process accepts (to `$KEEL_HOME/code-cache`, a scratch folder of the build's).
+ */
+function warmVendorsForBuild(): void {
+  const list = process.env.KEEL_BUILD_VENDOR_CACHES;
+  if (!list) return;
+  delete process.env.KEEL_BUILD_VENDOR_CACHES;
+  const bundles = JSON.parse(list) as Record<string, { hash: string; specifiers: string[] }>;
+  for (const [name, { hash, specifiers }] of Object.entries(bundles)) {
+    const table = vendor(name, hash);
+    for (const specifier of specifiers) void table[specifier];
+  }
+}
+
 if (v8.startupSnapshot?.isBuildingSnapshot()) {
   preloadForSnapshot();
   recordSnapshotBuiltins();
@@ -56,6 +73,8 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
     restoreConsole();
     refreshRandomUUID();
     rearmTimers();
+    restoredFromSnapshot();
+    warmVendorsForBuild();
     const launcher = process.argv[1];
     if (!launcher) {
       process.stderr.write('keel: start Keel with bin/keel.js (the snapshot needs the launcher\'s path as its first argument)\n');

@@ -35,7 +35,7 @@ describe('the V8 code cache of the CLI and vendor bundles', () => {
     const prepared = await prepare([say('one'), say('two'), say('three'), say('four')]);
     const ws = prepared.ws;
     // V8 rejects a cache made under other flags: this run cannot use the build's.
-    const env = { ...prepared.env, NODE_OPTIONS: '--max-old-space-size=1234' };
+    const env = { ...prepared.env, NODE_OPTIONS: '--stack-trace-limit=20' };
     let run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
     expect(run).toMatchObject({ code: 0, stdout: 'one\n', stderr: '' });
     const files = cacheFiles(ws.home);

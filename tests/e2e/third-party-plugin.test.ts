@@ -46,7 +46,7 @@ describe('a packed third-party plugin', () => {
     cpSync(example, dev, { recursive: true });
     mkdirSync(path.join(dev, 'node_modules'));
     symlinkSync(ws.path('app/node_modules/keel'), path.join(dev, 'node_modules', 'keel'));
-    const out = execFileSync(process.execPath, ['--test', 'test/'], { cwd: dev, encoding: 'utf8', env: { ...process.env, KEEL_HOME: ws.home } });
+    const out = execFileSync(process.execPath, ['--test', '--test-reporter=tap'], { cwd: dev, encoding: 'utf8', env: { ...process.env, KEEL_HOME: ws.home } });
     expect(out).toMatch(/# pass [1-9]/);
     expect(out).toMatch(/# fail 0/);
     expect(out).toContain('a push to main is refused before the permission policy');

@@ -38,7 +38,7 @@ afterAll(() => ws?.cleanup());
 
 describe('a packed third-party preset named in agent.config.ts', () => {
   it('runs its own tests', () => {
-    const out = execFileSync(process.execPath, ['--test', 'test/'], { cwd: example, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--test', '--test-reporter=tap'], { cwd: example, encoding: 'utf8' });
     expect(out).toMatch(/# fail 0/);
   });
 
