@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
+import { definePlugin, savedOutputDir, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
 import { changesFrontMatter } from './front-matter.js';
 import { hardLinks, resolveReal } from './paths.js';
 import { pathPolicy } from './path-policy.js';
@@ -57,6 +57,7 @@ export default definePlugin(() => ({
       home,
       keelHome,
       protected: kernel.protected,
+      savedOutputs: keelHome ? savedOutputDir(keelHome, session.id) : undefined,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
       extraRoots,
     });
