@@ -14,6 +14,9 @@ export interface PackageSurfaceItem {
   why: string;
 }
 
+/** An npm package name, scoped or not: a dependency name in a package.json never names a path (`../x`). */
+const PACKAGE_NAME = /^(@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*$/i;
+
 /** Dependency packages followed at most, all plugins together: enough for real plugins, bounded for huge trees. */
 const MAX_DEPENDENCIES = 256;
 
@@ -84,6 +87,7 @@ export function packageSurface(packages: readonly PackageSource[], ctx: { projec
       if (typeof deps === 'object' && deps !== null) for (const name of Object.keys(deps)) names.add(name);
     }
     for (const name of names) {
+      if (!PACKAGE_NAME.test(name)) continue;
       const found = nodeFind(name, dir);
       if (!found) continue;
       const target = real(found);
