@@ -30,6 +30,11 @@ export interface ProtectedEntry {
    * writable, `tool-outputs` under `$KEEL_HOME` readable).
    */
   except?: Array<{ path: string; access: ProtectedAccess | 'both' }>;
+  /**
+   * A large tree (a package folder): the sandbox binds it read-only and checks the folder itself afterwards, not a
+   * copy of every file below it (50 MB of dependencies took 2.5 s per command to copy).
+   */
+  shallow?: boolean;
   /** Who added it (a plugin name or `kernel`), for `keel describe` and the README. */
   owner?: string;
 }

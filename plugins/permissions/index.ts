@@ -121,8 +121,8 @@ export default definePlugin(() => ({
  * package (the next start runs them). Each is protected by the path its config names and by its real path.
  */
 function protectLaterCode(kernel: Kernel, home: string, keelHome: string): void {
-  const protect = (p: string, why: string) => {
-    for (const at of new Set([path.resolve(p), resolveReal(p)])) if (!kernel.protected.match(at, 'write')) kernel.protected.add({ path: at, why });
+  const protect = (p: string, why: string, shallow?: boolean) => {
+    for (const at of new Set([path.resolve(p), resolveReal(p)])) if (!kernel.protected.match(at, 'write')) kernel.protected.add({ path: at, why, ...(shallow ? { shallow } : {}) });
   };
   const root = resolveReal(kernel.config.projectRoot);
   for (const item of gitSurface(root, home)) {
@@ -136,7 +136,8 @@ function protectLaterCode(kernel: Kernel, home: string, keelHome: string): void 
     }
   }
   const packages = packageSurface(kernel.config.packages ?? [], { projectRoot: root, cwd: resolveReal(kernel.config.cwd), keelHome });
-  for (const item of packages) protect(item.path, item.why);
+  // Package trees can be large: the sandbox keeps them read-only by its mount and checks only the folder itself.
+  for (const item of packages) protect(item.path, item.why, true);
 }
 
 function refused(why: string): ToolResult {

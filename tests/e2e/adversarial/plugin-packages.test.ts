@@ -96,4 +96,22 @@ describe.skipIf(Boolean(skipReason))('class 8 inside the sandbox', { timeout: SL
     expect(a.text('b4')).toMatch(/ok/);
     expect(contentOf(a.h.path('node_modules/unrelated/index.js'))).toBe('ok\n');
   });
+
+  it("a package planted where the user's plugin would be found first next time is removed", async () => {
+    const a = await attack(
+      [{ id: 'b1', input: { command: hidden('mkdir -p node_modules/keel-plugin-y && echo \'{"name":"keel-plugin-y","type":"module","main":"evil.js"}\' > node_modules/keel-plugin-y/package.json && echo "export default 1" > node_modules/keel-plugin-y/evil.js') } }],
+      {
+        config,
+        setup: (h) => {
+          setup(h);
+          const inHome = (rel: string, content: string) => h.write(path.relative(h.dir, path.join(h.keelHome, rel)), content);
+          inHome('agent.config.ts', "export default { plugins: ['keel-plugin-y'] };\n");
+          plantPackages(inHome, 'node_modules', 'keel-plugin-y');
+        },
+      },
+    );
+    expectHarmless(a, ['b1']);
+    expect(a.text('b1')).toMatch(/The Keel sandbox undid/);
+    expect(existsSync(a.h.path('node_modules/keel-plugin-y'))).toBe(false);
+  });
 });
