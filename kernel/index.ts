@@ -30,7 +30,7 @@ export type * from './types.js';
 export type { TrustQuestion, TrustPrompt } from './trust.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
-export { ProtectedPaths, coreProtectedEntries, describeProtected, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
+export { ProtectedPaths, coreProtectedEntries, describeProtected, savedOutputDir, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
 export { flattenPreset, type PresetLoader } from './preset.js';
 export type { PackageSource } from './resolve-package.js';
 export { CLAUDE_TOOL_ALIASES, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';

@@ -30,6 +30,11 @@ export interface ProtectedEntry {
    * writable, `tool-outputs` under `$KEEL_HOME` readable).
    */
   except?: Array<{ path: string; access: ProtectedAccess | 'both' }>;
+  /**
+   * A large tree (a package folder): the sandbox binds it read-only and checks the folder itself afterwards, not a
+   * copy of every file below it (50 MB of dependencies took 2.5 s per command to copy).
+   */
+  shallow?: boolean;
   /** Who added it (a plugin name or `kernel`), for `keel describe` and the README. */
   owner?: string;
 }
@@ -153,16 +158,21 @@ export function coreProtectedEntries(ctx: { keelHome: string; home: string; conf
   if (ctx.keelHome) {
     entries.unshift({
       path: ctx.keelHome,
-      why: "in KEEL_HOME (Keel's own settings, trust and credentials)",
+      why: "in KEEL_HOME (Keel's own settings, trust, credentials and every session's saved tool outputs)",
       read: true,
-      // Tool outputs Keel cut or summarised and told the model to read on (compact-micro, compact-api-micro).
-      except: [
-        { path: 'tool-outputs', access: 'read' },
-        { path: path.join('cache', 'compact-api-micro'), access: 'read' },
-      ],
+      // No exception here: a session reads its own saved outputs (savedOutputDir) and no other session's, which
+      // the permission policy and the sandbox grant per session.
     });
   }
   return entries;
+}
+
+/**
+ * Where Keel saves the tool outputs it cut or summarised for one session to read on (`$KEEL_HOME/tool-outputs/<id>`):
+ * the only part of `$KEEL_HOME` that session's tools read unasked. Other sessions' and projects' outputs stay protected.
+ */
+export function savedOutputDir(keelHome: string, sessionId: string): string {
+  return path.join(keelHome, 'tool-outputs', sessionId.replace(/[^\w.-]/g, '_').replace(/^\.+$/, (dots) => '_'.repeat(dots.length)));
 }
 
 /** The entries as a table for `keel describe` and the README: what, which access, who added it, why. */

@@ -10,10 +10,6 @@ export class SummaryCache {
     return createHash('sha256').update(version).update('\0').update(content).digest('hex');
   }
 
-  rawPath(key: string): string {
-    return path.join(this.dir, `${key}.txt`);
-  }
-
   async get(key: string): Promise<string | undefined> {
     try {
       const entry = JSON.parse(await readFile(path.join(this.dir, `${key}.json`), 'utf8')) as { summary?: unknown };
@@ -23,16 +19,16 @@ export class SummaryCache {
     }
   }
 
-  /** Stores the summary and the raw output (atomically, so a crash never leaves half an entry). */
-  async set(key: string, summary: string, raw: string, tool: string): Promise<void> {
-    // Tool output may hold secrets: only the user may read it (folders 0700, files 0600, as everywhere in KEEL_HOME).
+  /** Stores the summary (atomically, so a crash never leaves half an entry); the raw output is the session's to keep. */
+  async set(key: string, summary: string, tool: string): Promise<void> {
+    // Summaries may quote secrets: only the user may read them (folders 0700, files 0600, as everywhere in KEEL_HOME).
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await writeAtomic(this.rawPath(key), raw);
     await writeAtomic(path.join(this.dir, `${key}.json`), JSON.stringify({ summary, tool, createdAt: new Date().toISOString() }));
   }
 }
 
-async function writeAtomic(file: string, content: string): Promise<void> {
+/** Writes through a temporary file and a rename, so a reader never sees half a file. */
+export async function writeAtomic(file: string, content: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
   await writeFile(temp, content, { mode: 0o600 });
   await rename(temp, file);

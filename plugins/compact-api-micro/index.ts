@@ -1,7 +1,8 @@
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { askModel, definePlugin, errorMessage, responseText, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
-import { SummaryCache } from './cache.js';
+import { askModel, definePlugin, errorMessage, responseText, savedOutputDir, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
+import { SummaryCache, writeAtomic } from './cache.js';
 
 export interface ApiMicroCompactOptions {
   /** Outputs of at least this many characters are summarised (default 100 000, about 25 000 tokens). */
@@ -35,13 +36,14 @@ export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
     kernel.hooks.toolResult.tapPromise({ name: NAME, stage: Stage.EARLY }, async (result, call, turn) => {
       const text = textOf(result);
       if (text === undefined || text.length < settings.minChars) return result;
-      const cache = new SummaryCache(path.join(kernel.config.keelHome || path.join(os.tmpdir(), 'keel'), 'cache', NAME));
+      const home = kernel.config.keelHome || path.join(os.tmpdir(), 'keel');
+      const cache = new SummaryCache(path.join(home, 'cache', NAME));
       const key = cache.key(text, PROMPT_VERSION);
       let summary = await cache.get(key);
       if (!summary) {
         try {
           summary = await summarise(kernel, turn, call, text, settings);
-          await cache.set(key, summary, text, call.name);
+          await cache.set(key, summary, call.name);
         } catch (err) {
           // compact-micro (if present) still cuts the output down. An abort (askModel passes the turn signal) is no
           // failure worth a warning: the loop reports it.
@@ -49,10 +51,20 @@ export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
           return result;
         }
       }
+      // The full output goes with the session (the summaries are shared): a session reads its own saved outputs
+      // unasked and no other session's, so the raw text of one project's output never serves another.
+      const raw = path.join(savedOutputDir(home, turn.session.id), `summarised-${key.slice(0, 32)}.txt`);
+      try {
+        await mkdir(path.dirname(raw), { recursive: true, mode: 0o700 });
+        await writeAtomic(raw, text);
+      } catch (err) {
+        kernel.log('warn', `could not save the full output of ${call.name} to ${raw}: ${errorMessage(err)}`, NAME);
+        return result;
+      }
       const lines = text.split('\n').length;
       return {
         ...result,
-        content: `[Output summarised: ${lines} lines (${text.length} characters) condensed by the small model. The full output is saved at ${cache.rawPath(key)}: read it with read_file (offset and limit select lines) when you need exact text.]\n\n${summary}`,
+        content: `[Output summarised: ${lines} lines (${text.length} characters) condensed by the small model. The full output is saved at ${raw}: read it with read_file (offset and limit select lines) when you need exact text.]\n\n${summary}`,
       };
     });
   },

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { definePlugin, errorMessage, Stage, type Kernel, type Session, type ToolCall, type ToolResult } from '../../kernel/index.js';
+import { definePlugin, errorMessage, savedOutputDir, Stage, type Kernel, type Session, type ToolCall, type ToolResult } from '../../kernel/index.js';
 import { cutOutput, type Cut, type TruncateOptions } from './truncate.js';
 
 export type MicroCompactOptions = Partial<TruncateOptions>;
@@ -69,7 +69,7 @@ function marker(cut: Cut, where: string): string {
 
 function outputDir(kernel: Kernel, session: Session): string {
   const home = kernel.config.keelHome || path.join(os.tmpdir(), 'keel');
-  return path.join(home, 'tool-outputs', safeName(session.id));
+  return savedOutputDir(home, session.id);
 }
 
 function safeName(value: string): string {

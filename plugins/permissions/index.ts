@@ -1,9 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
+import { definePlugin, savedOutputDir, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
 import { changesFrontMatter } from './front-matter.js';
-import { hardLinks, resolveReal } from './paths.js';
+import { GIT_HOOK_NAMES, gitSurface } from './git-surface.js';
+import { packageSurface } from './package-surface.js';
+import { hardLinks, isInside, resolveReal } from './paths.js';
 import { pathPolicy } from './path-policy.js';
 import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './policy.js';
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
@@ -58,10 +60,12 @@ export default definePlugin(() => ({
       home,
       keelHome,
       protected: kernel.protected,
+      savedOutputs: keelHome ? savedOutputDir(keelHome, session.id) : undefined,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
       extraRoots,
     });
 
+    protectLaterCode(kernel, resolveReal(home), keelHome);
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
     kernel.services.provide('tool-rules', toolRules(rules));
     // What `/permissions` added for a session, as rule texts: a sub-agent is handed them with the configured ones.
@@ -118,6 +122,31 @@ export default definePlugin(() => ({
     });
   },
 }));
+
+/**
+ * Code that runs later from places the kernel's fixed entries cannot name: git's configured hooks folders and the
+ * config files git includes (the user's next commit runs them), and the folders of plugins and presets named by
+ * package (the next start runs them). Each is protected by the path its config names and by its real path.
+ */
+function protectLaterCode(kernel: Kernel, home: string, keelHome: string): void {
+  const protect = (p: string, why: string, shallow?: boolean) => {
+    for (const at of new Set([path.resolve(p), resolveReal(p)])) if (!kernel.protected.match(at, 'write')) kernel.protected.add({ path: at, why, ...(shallow ? { shallow } : {}) });
+  };
+  const root = resolveReal(kernel.config.projectRoot);
+  for (const item of gitSurface(root, home)) {
+    if (item.kind === 'config') protect(item.path, `a git config file included by ${item.from} (the hooks, aliases and programs it sets run)`);
+    else {
+      const why = `git's hooks folder (core.hooksPath in ${item.from}): its scripts run at the next commit`;
+      // A hooks path that holds the whole project or home folder (`core.hooksPath = .`) protects its hook names only.
+      const broad = isInside(root, resolveReal(item.path)) || resolveReal(item.path) === home;
+      if (broad) for (const name of GIT_HOOK_NAMES) protect(path.join(item.path, name), why);
+      else protect(item.path, why);
+    }
+  }
+  const packages = packageSurface(kernel.config.packages ?? [], { projectRoot: root, cwd: resolveReal(kernel.config.cwd), keelHome });
+  // Package trees can be large: the sandbox keeps them read-only by its mount and checks only the folder itself.
+  for (const item of packages) protect(item.path, item.why, true);
+}
 
 function refused(why: string): ToolResult {
   return { content: `Permission denied: ${why}; the call was not run.`, isError: true };

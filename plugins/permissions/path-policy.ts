@@ -3,7 +3,7 @@
  * what a single read of the file would not get without asking — paths a deny rule of a reading tool names, and
  * the secrets of the settings surface (`$KEEL_HOME`, `~/.ssh`).
  */
-import type { Session } from '../../kernel/index.js';
+import { savedOutputDir, type Session } from '../../kernel/index.js';
 import { protectedReason, resolveReal, type PathContext } from './paths.js';
 import { pathPatternMatches, toolMatches, type Rule } from './rules.js';
 
@@ -19,7 +19,7 @@ export function pathPolicy(rules: Rule[], base: Omit<PathContext, 'root'>): Path
   return {
     hidden(abs, session) {
       const resolved = resolveReal(abs);
-      const ctx = { ...base, root: resolveReal(session.projectRoot) };
+      const ctx = { ...base, root: resolveReal(session.projectRoot), savedOutputs: base.keelHome ? savedOutputDir(base.keelHome, session.id) : undefined };
       const denied = denies.find((r) => pathPatternMatches(r.specifier!, resolved, ctx));
       if (denied) return `the rule "${denied.text}" denies reading it`;
       return protectedReason(resolved, 'read', ctx);

@@ -14,6 +14,8 @@ export interface PathContext {
   keelHome: string;
   /** The kernel's protected paths; the core entries alone when absent (unit tests). */
   protected?: ProtectedPaths;
+  /** This session's saved tool outputs (`savedOutputDir`), already resolved: readable although under `$KEEL_HOME`. */
+  savedOutputs?: string;
 }
 
 export function expandHome(p: string, home: string): string {
@@ -51,14 +53,11 @@ export function isInside(child: string, root: string): boolean {
 }
 
 /**
- * Folders of `$KEEL_HOME` that hold tool outputs Keel cut or summarised and told the model to read on
- * (compact-micro, compact-api-micro): reading them is reading the session's own output, not settings.
+ * True for a tool output Keel saved for this session to read on (`$KEEL_HOME/tool-outputs/<session>`, see
+ * `savedOutputDir`): reading it is reading the session's own output. Other sessions' outputs are not.
  */
-const READABLE_IN_HOME = [['tool-outputs'], ['cache', 'compact-api-micro']];
-
-/** True for a tool output Keel saved under `$KEEL_HOME` for the model to read on. */
-export function isSavedOutput(resolved: string, keelHome: string): boolean {
-  return Boolean(keelHome) && READABLE_IN_HOME.some((dir) => isInside(resolved, path.join(keelHome, ...dir)));
+export function isSavedOutput(resolved: string, ctx: Pick<PathContext, 'savedOutputs'>): boolean {
+  return Boolean(ctx.savedOutputs) && isInside(resolved, ctx.savedOutputs!);
 }
 
 /**
@@ -71,6 +70,7 @@ export function protectedReason(resolved: string, access: 'read' | 'write', ctx:
 
 /** The protected entry that covers a resolved path, with its reason (a front-matter entry only when no other applies). */
 export function protectedMatch(resolved: string, access: 'read' | 'write', ctx: PathContext): ProtectedMatch | undefined {
+  if (access === 'read' && isSavedOutput(resolved, ctx)) return undefined;
   return (ctx.protected ?? defaultSurface(ctx)).match(resolved, access);
 }
 

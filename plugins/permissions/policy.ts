@@ -122,7 +122,7 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
 
   if (ctx.mode !== 'auto') {
     const inRoots = (p: string) => isInside(p, ctx.root) || (ctx.extraRoots ?? []).some((root) => isInside(p, root));
-    const outside = resolved.find((p) => !inRoots(p) && !(access === 'read' && isSavedOutput(p, ctx.keelHome)));
+    const outside = resolved.find((p) => !inRoots(p) && !(access === 'read' && isSavedOutput(p, ctx)));
     if (outside) return done(ask(`${call.name} touches ${outside}, outside the project ${ctx.root}`));
   }
   const bareAllow = rules.find((r) => r.kind === 'allow' && isBare(r));

@@ -303,7 +303,7 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
         if (denied) return { ...found, deny: `"${text}" reads ${place}, which the rule "${denied.text}" denies` };
         const why = protectedReason(place, 'read', ctx);
         if (why) note('ask', `"${text}" reads a protected path: ${why}`);
-        if (outsideRoot(place) && !isSavedOutput(place, ctx.keelHome)) note('beyondText', `"${text}" reads ${place}, outside the project`);
+        if (outsideRoot(place) && !isSavedOutput(place, ctx)) note('beyondText', `"${text}" reads ${place}, outside the project`);
       }
     }
     for (const dir of fx.recursiveReads) {

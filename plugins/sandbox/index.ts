@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
+import { definePlugin, savedOutputDir, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
 import { bwrapArgs, findOnPath, probe } from './bwrap.js';
 import { compare, revert } from './revert.js';
 import { recordOf, survey, type Guarded } from './survey.js';
@@ -121,6 +121,8 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           run = [process.execPath, '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
         }
         const { hidden, readable } = secrets(surface.list());
+        // Inside the hidden KEEL_HOME, this session's saved tool outputs stay readable; no other session's.
+        if (kernel.config.keelHome) readable.push(savedOutputDir(real(kernel.config.keelHome), session.id));
         const found = survey(surface, root, roots);
         // Commands that overlap compare against the state before the first of them, so none takes another's
         // unfinished change for the starting point.
@@ -204,7 +206,7 @@ function real(p: string): string {
 
 /**
  * Read-protected path entries (`$KEEL_HOME`, `~/.ssh`) are hidden inside the sandbox (an empty read-only
- * folder, or an empty file); the parts they leave readable (`$KEEL_HOME/tool-outputs`) are mounted back.
+ * folder, or an empty file); the parts their entries leave readable are mounted back.
  */
 function secrets(entries: readonly ProtectedEntry[]): { hidden: Array<{ path: string; dir: boolean }>; readable: string[] } {
   const hidden: Array<{ path: string; dir: boolean }> = [];

@@ -141,7 +141,7 @@ export function survey(surface: ProtectedPaths, project: string, roots: string[]
     const hit = surface.match(p, 'write');
     if (!st || !hit || out.records.has(p)) return;
     record(p, st, hit.entry.why, hit.entry.frontMatter);
-    if (!st.isDirectory() || depth > 16) return;
+    if (!st.isDirectory() || depth > 16 || hit.entry.shallow) return;
     out.dirs++;
     for (const name of list(p)) {
       const child = path.join(p, name);

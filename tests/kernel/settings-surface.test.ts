@@ -107,7 +107,9 @@ describe('ProtectedPaths', () => {
     const table = describeProtected(surface().list());
     expect(table.split('\n')[0]).toMatch(/^Protected paths/);
     expect(table).toMatch(/\/\^AGENTS\\\.md\$\/ \(any folder\)\s+write \(front matter\)\s+instructions\s+instructions/);
-    expect(table).toMatch(/\/k\s+read\+write\s+kernel\s+in KEEL_HOME .*\(except tool-outputs for read/);
+    expect(table).toMatch(/\/k\s+read\+write\s+kernel\s+in KEEL_HOME .*saved tool outputs/);
+    // No whole-folder exception for saved outputs: each session reads only its own (savedOutputDir).
+    expect(table).not.toMatch(/except tool-outputs/);
     expect(table).toMatch(/\/p\/keel\.settings\.mjs\s+write\s+kernel/);
   });
 });

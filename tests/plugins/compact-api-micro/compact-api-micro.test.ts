@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent } from '../../../kernel/index.js';
+import { runAgent, savedOutputDir } from '../../../kernel/index.js';
 import compactApiMicro from '../../../plugins/compact-api-micro/index.js';
 import compactMicro from '../../../plugins/compact-micro/index.js';
 import permissions from '../../../plugins/permissions/index.js';
@@ -57,11 +57,13 @@ describe('compact-api-micro', () => {
       expect(r.content).toContain('A listing of 3000 numbered lines.');
     }
     const dir = path.join(ws!.home, 'cache', 'compact-api-micro');
-    const files = readdirSync(dir).sort();
-    expect(files.filter((f) => f.endsWith('.json'))).toHaveLength(1);
-    const raw = files.find((f) => f.endsWith('.txt'))!;
-    expect(results[0]!.content).toContain(path.join(dir, raw));
-    expect(readFileSync(path.join(dir, raw), 'utf8').split('\n')).toHaveLength(3000);
+    expect(readdirSync(dir).sort().filter((f) => f.endsWith('.json'))).toHaveLength(1);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.txt'))).toEqual([]);
+    // The full output is the session's own: under its saved-outputs folder, which only it reads unasked.
+    const own = savedOutputDir(ws!.home, session.id);
+    const raw = readdirSync(own).find((f) => f.endsWith('.txt'))!;
+    expect(results[0]!.content).toContain(path.join(own, raw));
+    expect(readFileSync(path.join(own, raw), 'utf8').split('\n')).toHaveLength(3000);
   });
 
   it('a new session (a later run) hits the same cache: no call at all', async () => {

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PermissionMode } from '../../../kernel/index.js';
+import { savedOutputDir, type PermissionMode } from '../../../kernel/index.js';
 import toolsFs from '../../../plugins/tools-fs/index.js';
 import { isInside, resolveReal } from '../../../plugins/permissions/paths.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
@@ -119,13 +119,20 @@ describe('always-asked paths (even in auto mode)', () => {
     expect(await h.decide('write_file', { path: path.join(ws.home, 'trusted-folders.json'), content: '{}' })).toBe('ask');
     expect(await h.decide('read_file', { path: path.join(ws.home, 'auth.json') })).toBe('ask');
   });
-  it('outputs Keel saved for the model to read on stay readable, but not writable', async () => {
+  it("outputs Keel saved for this session stay readable, but not writable; another session's are asked", async () => {
     const h = await real('ask');
-    const saved = path.join(ws.home, 'tool-outputs', 'session-1', 'call-1.txt');
-    mkdirSync(path.dirname(saved), { recursive: true });
-    writeFileSync(saved, 'line\n');
+    const saved = path.join(savedOutputDir(ws.home, h.turn.session.id), 'call-1.txt');
+    const other = path.join(ws.home, 'tool-outputs', 'other-session', 'call-1.txt');
+    for (const file of [saved, other]) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, 'line\n');
+    }
     expect(await h.decide('read_file', { path: saved })).toBe('allow');
+    expect(await h.decide('grep', { pattern: 'line', path: path.dirname(saved) })).toBe('allow');
     expect(await h.decide('write_file', { path: saved, content: 'x' })).toBe('ask');
+    expect(await h.decide('read_file', { path: other })).toBe('ask');
+    expect(await h.decide('read_file', { path: path.join(ws.home, 'tool-outputs') })).toBe('ask');
+    expect(await h.decide('read_file', { path: path.join(path.dirname(saved), '..', 'other-session', 'call-1.txt') })).toBe('ask');
     expect(await h.decide('read_file', { path: path.join(ws.home, 'tool-outputs', '..', 'auth.json') })).toBe('ask');
   });
   it('.keel/memory/ is an ordinary project folder', async () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, Kernel, Plugin, Session } from '../../../kernel/index.js';
 import { validateLayer } from '../../../kernel/config.js';
-import { defineTool } from '../../../kernel/index.js';
+import { defineTool, savedOutputDir } from '../../../kernel/index.js';
 import { z } from 'zod';
 import sandbox, { type SandboxConfig } from '../../../plugins/sandbox/index.js';
 import { bwrapArgs, findOnPath, MAX_GUARD_MOUNTS, probe } from '../../../plugins/sandbox/bwrap.js';
@@ -226,16 +226,19 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     expect(existsSync(ws.path('.git/hooks/pre-commit'))).toBe(false);
   });
 
-  it('KEEL_HOME is hidden but its tool-outputs stay readable', async () => {
+  it("KEEL_HOME is hidden but this session's saved tool outputs stay readable, and no other session's", async () => {
     const home = makeWorkspace();
     try {
       home.write('auth.json', 'SECRET-KEY');
-      home.write('tool-outputs/s1/out.txt', 'long output');
+      home.write('tool-outputs/other-session/out.txt', 'OTHER-PROJECT-LOG');
       const { kernel, session } = await setup({ enabled: true }, { keelHome: home.dir });
-      const r = await sh(kernel, session, `cat ${home.dir}/auth.json; ls ${home.dir}; cat ${home.dir}/tool-outputs/s1/out.txt; touch ${home.dir}/tool-outputs/x`);
+      const own = path.relative(home.dir, savedOutputDir(home.dir, session.id));
+      home.write(`${own}/out.txt`, 'long output');
+      const r = await sh(kernel, session, `cat ${home.dir}/auth.json; ls ${home.dir}; cat ${home.dir}/${own}/out.txt; cat ${home.dir}/tool-outputs/other-session/out.txt; touch ${home.dir}/${own}/x`);
       expect(r.out).not.toContain('SECRET-KEY');
+      expect(r.out).not.toContain('OTHER-PROJECT-LOG');
       expect(r.out).toContain('long output');
-      expect(existsSync(path.join(home.dir, 'tool-outputs/x'))).toBe(false);
+      expect(existsSync(path.join(home.dir, own, 'x'))).toBe(false);
     } finally {
       home.cleanup();
     }
