@@ -159,6 +159,8 @@ export function coreProtectedEntries(ctx: { keelHome: string; home: string; conf
       except: [
         { path: 'tool-outputs', access: 'read' },
         { path: path.join('cache', 'compact-api-micro'), access: 'read' },
+        // The user's own skills (plugin `skills`): instructions and bundled files the model reads when one is used.
+        { path: 'skills', access: 'read' },
       ],
     });
   }

@@ -9,6 +9,7 @@ import { evaluate, resolvePaths, touchedPaths, type PolicyContext } from './poli
 import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
+import { readableRoots, sessionPermissions, type SessionPermissions } from './grants.js';
 
 export { MATRIX } from './policy.js';
 
@@ -16,6 +17,12 @@ declare module '../../kernel/plugin.js' {
   interface KeelConfig {
     /** More directories that count as inside the project for confinement (`--add-dir`). */
     additionalDirectories?: string[];
+  }
+}
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    'session-permissions': SessionPermissions;
   }
 }
 
@@ -59,8 +66,10 @@ export default definePlugin(() => ({
       protected: kernel.protected,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
       extraRoots,
+      readableRoots: readableRoots(session),
     });
 
+    kernel.services.provide('session-permissions', sessionPermissions);
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
     kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
 

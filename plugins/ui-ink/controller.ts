@@ -146,7 +146,7 @@ export class Controller {
 
   private async command(text: string): Promise<Outcome> {
     const p = this.paint;
-    const match = /^\/([\w-]+)\s*([\s\S]*)$/.exec(text);
+    const match = /^\/([\w-]+(?::[\w-]+)*)\s*([\s\S]*)$/.exec(text);
     const name = match?.[1] ?? '';
     const args = (match?.[2] ?? '').trim();
     this.transcript.print(p.bold(text));

@@ -216,7 +216,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
       if (!trimmed) continue;
       history.add(text);
       if (trimmed.startsWith('/')) {
-        const match = /^\/([\w-]+)\s*([\s\S]*)$/.exec(trimmed);
+        const match = /^\/([\w-]+(?::[\w-]+)*)\s*([\s\S]*)$/.exec(trimmed);
         const name = match?.[1] ?? '';
         const args = (match?.[2] ?? '').trim();
         if (name === 'exit' || name === 'quit') break;
