@@ -95,9 +95,11 @@ export default definePlugin(() => ({
         kernel.log('warn', `this project is not trusted: its skills load as plain instructions and their allowed-tools are ignored (${ignored.map((s) => s.name).join(', ')})`, NAME);
       }
       const readable = kernel.services.get('session-permissions') as Partial<ReadableDirs> | undefined;
+      // The user's and plugins' skill folders may lie outside the project: their files become readable. A
+      // project's are inside it already, and a project's symlink to a folder elsewhere opens nothing.
       for (const skill of catalog.skills) {
         const dir = real(skill.dir);
-        if (typeof readable?.addReadable === 'function' && safeToOpen(dir)) readable.addReadable(session, dir);
+        if (skill.origin !== 'project' && typeof readable?.addReadable === 'function' && safeToOpen(dir)) readable.addReadable(session, dir);
       }
       for (const name of attached) kernel.commands.detach(name);
       attached.clear();
