@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { callTool, plainMessages, say, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { installSkills } from '../helpers/skills.js';
 
 const prepare = useScriptedProjects();
 
@@ -93,5 +94,22 @@ describe('skills', () => {
     writeSkill(path.join(ws.home, 'skills'), 'lint', 'The user lint rules.', 'Lint everything.');
     const run = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, HOME: home } });
     expect(run.stdout).toMatch(/skill names.*clashes.*lint: .*keel-test-[^ ]*\/home\/skills\/lint\/SKILL\.md is shadowed by/);
+  });
+});
+
+describe('request weight', () => {
+  it('100 installed skills add at most 6 KB to the first request', async () => {
+    const { env, ws, server } = await prepare([say('ok'), say('ok')]);
+    const home = path.join(path.dirname(ws.dir), 'fake-home');
+    expect((await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HOME: home } })).code).toBe(0);
+    installSkills(path.join(ws.home, 'skills'), 100);
+    expect((await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HOME: home } })).code).toBe(0);
+    const [without, withSkills] = server.messageRequests().map((r) => Buffer.byteLength(JSON.stringify(r.body)));
+    const added = withSkills! - without!;
+    expect(added).toBeGreaterThan(0);
+    expect(added).toBeLessThanOrEqual(6 * 1024);
+    // Every one of them is listed (by name at least) and usable.
+    const system = JSON.stringify(server.messageRequests()[1]!.body.system);
+    expect(system).toContain('- benchmark-fixtures:');
   });
 });
