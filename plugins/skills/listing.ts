@@ -49,7 +49,7 @@ export function skillsSection(skills: readonly Skill[], budget = SECTION_BUDGET)
   for (let i = 0; i < skills.length; i++) {
     const line = `${names[i]}${shorten(descriptions[i]!, cap)}`.trimEnd();
     // Even names alone may not fit (thousands of skills): the rest are still usable by name through `skill`.
-    if (used + bytes(line) + 1 > budget - 60) {
+    if (used + bytes(line) + 1 > budget - 100) {
       lines.push(`(${skills.length - i} more skills: the skill tool called with an unknown name lists every name)`);
       break;
     }
