@@ -10,14 +10,25 @@ function issueLine(file: string, error: z.ZodError): string {
   return `${file}: ${field}: ${issue.message}`;
 }
 
-/** `required`: a file without front matter is an error (SKILL.md); else it parses as `{}` (commands). */
-export async function parseMarkdown<T>(file: string, text: string, schema: z.ZodType<T>, required: boolean): Promise<Parsed<T>> {
-  const yamlText = frontMatterOf(text);
-  const body = yamlText === undefined ? text : text.replace(FRONT_MATTER, '');
+/**
+ * `verbatim`: keys whose value is taken as written on its line, not as YAML — Claude Code's
+ * `argument-hint: [pr-number] [priority]` is text, though YAML would read it as a list or reject it.
+ */
+export async function parseMarkdown<T>(file: string, text: string, schema: z.ZodType<T>, verbatim: string[] = []): Promise<Parsed<T>> {
+  let yamlText = frontMatterOf(text);
+  const taken: Record<string, string> = {};
+  if (yamlText !== undefined) {
+    for (const key of verbatim) {
+      const line = new RegExp(`^${key}:[ \\t]*(.*)$`, 'm');
+      const match = line.exec(yamlText);
+      if (!match) continue;
+      taken[key] = match[1]!.trim().replace(/^(["'])(.*)\1$/, '$2');
+      yamlText = yamlText.replace(line, '');
+    }
+  }
+  const body = frontMatterOf(text) === undefined ? text : text.replace(FRONT_MATTER, '');
   let raw: unknown = {};
-  if (yamlText === undefined) {
-    if (required) return { ok: false, error: `${file}: no front matter (a --- block with name and description at the top)` };
-  } else {
+  if (yamlText !== undefined) {
     const mod = await import('yaml');
     // yaml ships CommonJS for Node: bundled, its functions sit on the default export.
     const parse = typeof mod.parse === 'function' ? mod.parse : mod.default.parse;
@@ -29,7 +40,7 @@ export async function parseMarkdown<T>(file: string, text: string, schema: z.Zod
     }
     if (typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, error: `${file}: front matter must be a mapping of fields` };
   }
-  const checked = schema.safeParse(raw);
+  const checked = schema.safeParse({ ...(raw as object), ...taken });
   if (!checked.success) return { ok: false, error: issueLine(file, checked.error) };
   return { ok: true, data: checked.data, body: body.replace(/^\s*\n/, '') };
 }

@@ -16,7 +16,7 @@ const toolList = z.union([z.string(), z.array(z.string())]);
 /** Claude Code's command front matter; other keys are allowed and ignored. */
 export const commandFrontMatter = z.looseObject({
   description: z.string().optional(),
-  'argument-hint': z.union([z.string(), z.array(z.string())]).optional(),
+  'argument-hint': z.string().optional(),
   'allowed-tools': toolList.optional(),
   model: z.string().min(1).optional(),
   'disable-model-invocation': z.boolean().optional(),
@@ -64,10 +64,10 @@ async function parseCommand(found: CommandFile, trusted: boolean): Promise<Custo
   } catch (err) {
     return `${found.file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
   }
-  const parsed = await parseMarkdown(found.file, text, commandFrontMatter, false);
+  const parsed = await parseMarkdown(found.file, text, commandFrontMatter, ['argument-hint']);
   if (!parsed.ok) return parsed.error;
   const data = parsed.data;
-  const hint = Array.isArray(data['argument-hint']) ? data['argument-hint'].join(' ') : data['argument-hint'];
+  const hint = data['argument-hint'];
   const allowed = data['allowed-tools'];
   const firstLine = parsed.body.split('\n').find((l) => l.trim())?.trim() ?? '';
   return {
