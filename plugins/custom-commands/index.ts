@@ -6,7 +6,6 @@
 import { readFile } from 'node:fs/promises';
 import { definePlugin, runAgent, splitToolList, z, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
 import { findCommandFiles, type CommandFile } from './discover.js';
-import { expandCommand } from './expand.js';
 import { parseMarkdown } from './front-matter.js';
 
 const NAME = 'custom-commands';
@@ -100,6 +99,7 @@ function toDefinition(command: CustomCommand): CommandDefinition {
       }
       const model = session.model;
       try {
+        const { expandCommand } = await import('./cold.js');
         const prompt = await expandCommand(command.body, args, { kernel, session, signal, name: command.name, file: command.file, mayRun: command.trusted });
         if (command.model) session.model = command.model;
         const run = await runAgent(kernel, session, prompt, { signal });
