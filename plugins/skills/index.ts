@@ -116,14 +116,14 @@ export default definePlugin(() => ({
       return section ? { ...context, system: [...context.system, { type: 'text', text: section }] } : context;
     });
 
-    // `Skill` answers Claude Code's name without a second schema; `skill` is sent only when there are skills.
+    // `skill` is sent only when the session has skills (Claude Code's `Skill` is its alias: kernel/tool-names.ts).
     kernel.hooks.selectTools.tapPromise(NAME, async (tools, turn) =>
-      tools.filter((tool) => tool.name !== 'Skill' && (tool.name !== 'skill' || skillsOf(turn.session).catalog.skills.length > 0)),
+      tools.filter((tool) => tool.name !== 'skill' || skillsOf(turn.session).catalog.skills.length > 0),
     );
 
-    const tool = (name: string) =>
+    kernel.tools.register(
       defineTool({
-        name,
+        name: 'skill',
         description:
           'Use a skill listed under "# Skills" in the system prompt: returns its instructions and its folder, whose files you read with read_file when the instructions mention them. Call it before starting a task that matches a skill.',
         permission: 'read',
@@ -132,9 +132,8 @@ export default definePlugin(() => ({
           const used = useSkill(kernel, ctx.session, args.name, args.arguments ?? '');
           return used.isError ? { content: used.text, isError: true } : { content: used.text };
         },
-      });
-    kernel.tools.register(tool('skill'));
-    kernel.tools.register(tool('Skill'));
+      }),
+    );
 
     kernel.commands.register({
       name: 'skills',

@@ -121,17 +121,21 @@ describe('the listing', () => {
 });
 
 describe('the skill tool', () => {
-  it('returns the body with the folder named; an unknown name lists the skills; Skill is left out of the request', async () => {
+  it('returns the body with the folder named; an unknown name lists the skills; no skill tool without skills', async () => {
     const dir = skillAt(path.join(home, '.claude', 'skills'), 'fmt', 'name: fmt\ndescription: Formats things.', 'Format $ARGUMENTS using STYLE.md.');
     const kernel = kernelFor();
     const session = await testSession(kernel);
-    const used = await call(kernel, session, 'Skill', { name: 'fmt', arguments: 'src/a.ts' });
+    const used = await call(kernel, session, 'skill', { name: 'fmt', arguments: 'src/a.ts' });
     expect(used.content).toContain(`Base folder: ${dir}`);
     expect(used.content).toContain('Format src/a.ts using STYLE.md.');
     const unknown = await call(kernel, session, 'skill', { name: 'nope' });
     expect(unknown).toMatchObject({ isError: true, content: 'No skill named "nope". Skills: fmt' });
     const tools = await kernel.hooks.selectTools.promise(kernel.tools.list(), auxiliaryTurn(kernel, session));
     expect(tools.map((t) => t.name).filter((n) => /skill/i.test(n))).toEqual(['skill']);
+    // A session that found no skills (another HOME) is sent no skill tool.
+    process.env.HOME = ws.dir;
+    const none = await testSession(kernel);
+    expect((await kernel.hooks.selectTools.promise(kernel.tools.list(), auxiliaryTurn(kernel, none))).map((t) => t.name)).not.toContain('skill');
   });
 
   it("makes a user skill's folder readable, never the home folder a symlinked skill points at", async () => {
