@@ -114,3 +114,17 @@ describe('custom slash commands', () => {
     expect(firstPrompt(server)).toBe('Good.');
   });
 });
+
+describe('keel doctor', () => {
+  it('names a command file a built-in command shadows, a clash, and a bad file', async () => {
+    const { env, ws } = await project([]);
+    ws.write('.claude/commands/status.md', 'mine');
+    ws.write('.claude/commands/greet.md', 'project');
+    ws.write('.keel/commands/greet.md', 'also project');
+    ws.write('.claude/commands/broken.md', '---\nmodel: [1]\n---\nx');
+    const run = await runKeel(['doctor'], { cwd: ws.dir, env });
+    expect(run.stdout).toContain(`/status (${ws.path('.claude/commands/status.md')}) is a built-in command's name`);
+    expect(run.stdout).toContain(`/greet: ${ws.path('.keel/commands/greet.md')} is shadowed by ${ws.path('.claude/commands/greet.md')}`);
+    expect(run.stdout).toContain(`${ws.path('.claude/commands/broken.md')}: field "model"`);
+  });
+});

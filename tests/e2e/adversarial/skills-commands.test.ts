@@ -89,3 +89,30 @@ describe('untrusted project skills and commands', () => {
     expect(v.leaked).toEqual([]);
   });
 });
+
+describe("the user's skills folder under KEEL_HOME", () => {
+  it('is readable for its bundled files, while the rest of KEEL_HOME (auth.json) stays protected', async () => {
+    let h!: Hostile;
+    h = await hostile([
+      callTool('skill', { name: 'house-style' }, 's1'),
+      () => callTool('read_file', { path: path.join(h.keelHome, 'skills', 'house-style', 'STYLE.md') }, 'style'),
+      () => callTool('read_file', { path: path.join(h.keelHome, 'auth.json') }, 'auth'),
+      () => callTool('read_file', { path: path.join(h.keelHome, 'skills', '..', 'auth.json') }, 'dotdot'),
+      say('done'),
+    ]);
+    const dir = path.join(h.keelHome, 'skills', 'house-style');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'SKILL.md'), '---\nname: house-style\ndescription: The house style.\n---\nRead STYLE.md.\n');
+    writeFileSync(path.join(dir, 'STYLE.md'), 'HOUSE-STYLE-RULES\n');
+    h.settle();
+    const run = await h.run(['-p', 'go', '--permission-mode', 'auto']);
+    expect(run.code, run.stderr).toBe(0);
+    const v = h.verdict();
+    expect(resultText(v.results.style)).toContain('HOUSE-STYLE-RULES');
+    for (const id of ['auth', 'dotdot']) {
+      expect(v.results[id]?.is_error, id).toBe(true);
+      expect(resultText(v.results[id])).toMatch(/KEEL_HOME/);
+    }
+    expect(v.leaked).toEqual([]);
+  });
+});
