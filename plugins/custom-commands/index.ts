@@ -95,7 +95,7 @@ function toDefinition(command: CustomCommand): CommandDefinition {
       if (command.allowedTools.length && command.trusted && typeof permissions?.allow === 'function') {
         revoke = permissions.allow(session, command.allowedTools, `${command.file}: field "allowed-tools"`);
       } else if (command.allowedTools.length && !command.trusted) {
-        ctx.print(`/${command.name}: the project is not trusted, so the command's allowed-tools are ignored`);
+        kernel.log('warn', `/${command.name}: ${command.file} is in a project that is not trusted, so its allowed-tools are ignored`, NAME);
       }
       const model = session.model;
       try {

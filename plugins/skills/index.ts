@@ -82,6 +82,9 @@ export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
   apply(kernel) {
+    // A skill's allowed-tools become allow rules: writing one is writing settings. `.claude/` and `.keel/` are
+    // protected by the kernel already; `.agents/` holds only skills.
+    kernel.protected.add({ segment: /^\.agents$/, why: 'in .agents/ (skills: their allowed-tools become allow rules)' });
     /** The per-skill `/<name>` commands this plugin attached for the current session. */
     const attached = new Set<string>();
 
