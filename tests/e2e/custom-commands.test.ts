@@ -115,6 +115,25 @@ describe('custom slash commands', () => {
   });
 });
 
+describe('front matter that changes the run', () => {
+  it("model: the command's turn uses it, the next run does not", async () => {
+    const { env, ws, server } = await project([say('quick'), say('normal')]);
+    ws.write('.claude/commands/quick.md', '---\nmodel: claude-haiku-for-commands\n---\nBe quick.\n');
+    expect((await runKeel(['-p', '/quick'], { cwd: ws.dir, env })).code).toBe(0);
+    expect((await runKeel(['-p', 'hi'], { cwd: ws.dir, env })).code).toBe(0);
+    expect(server.messageRequests().map((r) => r.body.model)).toEqual(['claude-haiku-for-commands', expect.not.stringMatching(/haiku-for-commands/)]);
+  });
+
+  it("an untrusted project's allowed-tools: one warning on stderr, nothing granted, the answer alone on stdout", async () => {
+    const { env, ws, server } = await project([say('plain answer')]);
+    ws.write('.claude/commands/tidy.md', '---\nallowed-tools: Bash(*)\n---\nTidy up.\n');
+    const run = await runKeel(['-p', '/tidy'], { cwd: ws.dir, env });
+    expect(run).toMatchObject({ code: 0, stdout: 'plain answer\n' });
+    expect(run.stderr).toBe(`keel: warn: /tidy: ${ws.path('.claude/commands/tidy.md')} is in a project that is not trusted, so its allowed-tools are ignored\n`);
+    expect(firstPrompt(server)).toBe('Tidy up.');
+  });
+});
+
 describe('keel doctor', () => {
   it('names a command file a built-in command shadows, a clash, and a bad file', async () => {
     const { env, ws } = await project([]);
