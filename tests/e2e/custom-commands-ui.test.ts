@@ -41,4 +41,20 @@ describe.skipIf(!hasTmux)('custom commands in the Ink UI', () => {
     expect(term.history().match(/Hello, Bob!/g)).toHaveLength(1);
     expect(term.history()).toContain('/greet Bob');
   });
+
+  it('the plain UI: /help lists it with its hint, a namespaced command runs, and its answer is shown once', async () => {
+    ws = makeWorkspace({ git: true });
+    ws.write('.claude/commands/frontend/component.md', '---\ndescription: Make a component\nargument-hint: [name]\n---\nMake a component named $1.\n');
+    server = await startAnthropicServer([say('Component ready.')]);
+    term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain', '--trust'], width: 120, env: { KEEL_HOME: ws.home, HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    await term.waitFor(/^> ?$/m);
+    term.type('/help');
+    term.keys('Enter');
+    await term.waitFor(/\/frontend:component - \[name\] — Make a component \(project\)/, { history: true });
+    term.type('/frontend:component Button');
+    term.keys('Enter');
+    await term.waitFor(/Component ready\.[\s\S]*^> ?$/m, { history: true });
+    expect(plainMessages(server.messageRequests()[0]!.body.messages)[0]!.content).toBe('Make a component named Button.');
+    expect(term.history().match(/Component ready\./g)).toHaveLength(1);
+  });
 });
