@@ -20,6 +20,8 @@ interface SessionSkills {
   section?: string;
   /** Skills whose `allowed-tools` are already in the session's rules. */
   granted: Set<string>;
+  /** Skills whose `/<name>` another command already has (they are still used through the `skill` tool). */
+  shadowed: string[];
 }
 
 /** What the skills plugin needs from the `session-permissions` service, when the preset has it. */
@@ -27,7 +29,7 @@ interface ReadableDirs {
   addReadable(session: Session, dir: string): void;
 }
 
-const EMPTY: SessionSkills = { catalog: { skills: [], clashes: [], errors: [] }, granted: new Set() };
+const EMPTY: SessionSkills = { catalog: { skills: [], clashes: [], errors: [] }, granted: new Set(), shadowed: [] };
 
 function skillsOf(session: Session): SessionSkills {
   return (session.data.get(NAME) as SessionSkills | undefined) ?? EMPTY;
@@ -64,7 +66,7 @@ function useSkill(kernel: Kernel, session: Session, name: string, args: string):
   return { text: note ? `${skillText(skill, args)}\n${note}` : skillText(skill, args) };
 }
 
-function describeCatalog(catalog: Catalog): string {
+function describeCatalog({ catalog, shadowed }: SessionSkills): string {
   const lines: string[] = [];
   if (catalog.skills.length === 0) lines.push('No skills (put a folder with a SKILL.md in .claude/skills/, .agents/skills/, .keel/skills/, ~/.claude/skills/ or $KEEL_HOME/skills/).');
   else lines.push('Skills (/<name> [arguments] uses one):');
@@ -73,6 +75,7 @@ function describeCatalog(catalog: Catalog): string {
     const tools = skill.allowedTools.length ? ` [allowed-tools: ${skill.allowedTools.join(', ')}${skill.honoured ? '' : ' — ignored: untrusted project'}]` : '';
     lines.push(`  ${skill.name.padEnd(width)}${skill.description} (${skill.where})${tools}`);
   }
+  if (shadowed.length) lines.push(`Not offered as /<name> (another command has the name; the model can still use them): ${shadowed.join(', ')}`);
   if (catalog.clashes.length) lines.push('Name clashes (the first one found is used):', ...catalog.clashes.map((c) => `  ${c}`));
   if (catalog.errors.length) lines.push('Not loaded:', ...catalog.errors.map((e) => `  ${e}`));
   return lines.join('\n');
@@ -90,7 +93,7 @@ export default definePlugin(() => ({
 
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
       const catalog = await loadCatalog(kernel, session);
-      const state: SessionSkills = { catalog, section: skillsSection(catalog.skills), granted: new Set() };
+      const state: SessionSkills = { catalog, section: skillsSection(catalog.skills), granted: new Set(), shadowed: [] };
       session.data.set(NAME, state);
       for (const error of catalog.errors) kernel.log('warn', `skill not loaded: ${error}`, NAME);
       const ignored = catalog.skills.filter((s) => !s.honoured && s.allowedTools.length);
@@ -107,7 +110,10 @@ export default definePlugin(() => ({
       for (const name of attached) kernel.commands.detach(name);
       attached.clear();
       for (const skill of catalog.skills) {
-        if (kernel.commands.has(skill.name)) continue;
+        if (kernel.commands.has(skill.name)) {
+          state.shadowed.push(skill.name);
+          continue;
+        }
         kernel.commands.attach(skillCommand(skill), NAME);
         attached.add(skill.name);
       }
@@ -141,7 +147,7 @@ export default definePlugin(() => ({
     kernel.commands.register({
       name: 'skills',
       description: 'list the skills (name, description, where from), name clashes and skills that did not load',
-      run: async (_args, ctx) => describeCatalog(skillsOf(ctx.session).catalog),
+      run: async (_args, ctx) => describeCatalog(skillsOf(ctx.session)),
     });
 
     kernel.services.provide(`doctor:${NAME}`, {

@@ -65,12 +65,14 @@ describe('skills', () => {
     writeSkill(ws.path('.claude/skills'), 'lint', 'The project lint rules.', 'Run the linter.');
     writeSkill(path.join(home, '.claude', 'skills'), 'lint', 'The user lint rules.', 'Lint everything.');
     writeSkill(ws.path('.agents/skills'), 'deploy', 'How this project deploys.', 'Deploy with care.');
+    writeSkill(ws.path('.agents/skills'), 'compact', 'Make things smaller.', 'Shrink it.');
     mkdirSync(ws.path('.keel/skills/broken'), { recursive: true });
     writeFileSync(ws.path('.keel/skills/broken/SKILL.md'), '---\nname: Not A Valid Name\ndescription: x\n---\nbody\n');
     const run = await runKeel(['-p', '/skills'], { cwd: ws.dir, env: { ...env, HOME: home } });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^ {2}lint\s+The project lint rules\. \(\.claude\/skills\)$/m);
     expect(run.stdout).toMatch(/^ {2}deploy\s+How this project deploys\./m);
+    expect(run.stdout).toContain('Not offered as /<name> (another command has the name; the model can still use them): compact');
     expect(run.stdout).toContain(`lint: ${path.join(home, '.claude', 'skills', 'lint', 'SKILL.md')} is shadowed by ${ws.path('.claude/skills/lint/SKILL.md')}`);
     expect(run.stdout).toContain(`${ws.path('.keel/skills/broken/SKILL.md')}: field "name": lowercase letters`);
     expect(run.stderr).toBe(`keel: warn: skill not loaded: ${ws.path('.keel/skills/broken/SKILL.md')}: field "name": lowercase letters, digits and single hyphens only (e.g. pdf-forms)\n`);
