@@ -13,11 +13,11 @@ export interface SlashCall {
 }
 
 /**
- * The command a request names, waiting for commands plugins attach late (an MCP server's prompts). Anything
+ * The command a request names (`/name`, or `/folder:name` for a namespaced one), waiting for commands plugins attach late (an MCP server's prompts). Anything
  * else — including text that merely starts with a path like `/usr/bin …` — is not a command.
  */
 export async function findSlashCommand(kernel: Kernel, request: string): Promise<SlashCall | undefined> {
-  const match = /^\/([a-z][\w-]*)(?:\s+([\s\S]*))?$/.exec(request.trim());
+  const match = /^\/([a-z][\w-]*(?::[\w-]+)*)(?:\s+([\s\S]*))?$/.exec(request.trim());
   if (!match) return undefined;
   const command = await kernel.commands.settle(match[1]!);
   return command ? { command, args: (match[2] ?? '').trim() } : undefined;

@@ -332,9 +332,11 @@ async function runToolCalls(run: RunState, turn: Turn, calls: ToolCall[], ended:
   return admitted.map((a) => ('result' in a ? a.result : results.get(a.call.id) ?? errorBlock(a.call.id, 'The tool produced no result.')));
 }
 
-async function admit(run: RunState, turn: Turn, call: ToolCall): Promise<Admitted> {
+async function admit(run: RunState, turn: Turn, requested: ToolCall): Promise<Admitted> {
   const { kernel } = run;
-  const tool = kernel.tools.get(call.name);
+  // A call by Claude Code's name for a tool (`Skill`, `Read`) is a call of Keel's tool, judged and run as one.
+  const tool = kernel.tools.get(requested.name) ?? kernel.tools.get(canonicalToolName(requested.name));
+  const call = tool && tool.name !== requested.name ? { ...requested, name: tool.name } : requested;
   const available = () => kernel.tools.names().filter((name) => toolGiven(kernel, name)).join(', ');
   if (!tool) {
     return { call, result: errorBlock(call.id, `Unknown tool "${call.name}". Available tools: ${available()}`) };

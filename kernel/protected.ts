@@ -160,8 +160,10 @@ export function coreProtectedEntries(ctx: { keelHome: string; home: string; conf
       path: ctx.keelHome,
       why: "in KEEL_HOME (Keel's own settings, trust, credentials and every session's saved tool outputs)",
       read: true,
-      // No exception here: a session reads its own saved outputs (savedOutputDir) and no other session's, which
+      // Saved outputs are no exception: a session reads its own (savedOutputDir) and no other session's, which
       // the permission policy and the sandbox grant per session.
+      // The user's own skills (plugin `skills`): instructions and bundled files the model reads when one is used.
+      except: [{ path: 'skills', access: 'read' }],
     });
   }
   return entries;

@@ -25,6 +25,7 @@ export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, string>> = Object.free
   NotebookRead: 'read_file',
   ExitPlanMode: 'exit_plan_mode',
   AskUserQuestion: 'ask_user_question',
+  Skill: 'skill',
 });
 
 const CLAUDE_NAME_OF: ReadonlyMap<string, string> = new Map(

@@ -36,6 +36,8 @@ import compactMicro from '../plugins/compact-micro/index.js';
 import compactSnip from '../plugins/compact-snip/index.js';
 import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
+import skills from '../plugins/skills/index.js';
+import customCommands from '../plugins/custom-commands/index.js';
 
 /** The full agent: every built-in plugin and frontend. */
 export default definePreset({
@@ -46,6 +48,8 @@ export default definePreset({
     systemPrompt(),
     instructions(),
     memoryIndex(),
+    // skills: their names and descriptions in the prompt, the `skill` tool, `/skills` and `/<skill>`
+    skills(),
     // the model: retries, providers (the one matching config `provider` answers), tiers, accounting
     queryRetry(),
     queryAnthropic(),
@@ -81,6 +85,8 @@ export default definePreset({
     toolSearch(),
     mcpBridge(),
     toolAgent(),
+    // custom slash commands from .claude/commands (Claude Code's format) and the user's folders
+    customCommands(),
     // frontends: headless/pipe, the SDK host and sub-agent protocol, and the two interactive UIs
     // (`--ui ink`, the default, or `--ui plain`)
     print(),

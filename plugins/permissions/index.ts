@@ -12,6 +12,7 @@ import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 import { toolRules } from './tool-rules.js';
+import { readableRoots, sessionPermissions, type SessionPermissions } from './grants.js';
 
 export { MATRIX } from './policy.js';
 
@@ -19,6 +20,12 @@ declare module '../../kernel/plugin.js' {
   interface KeelConfig {
     /** More directories that count as inside the project for confinement (`--add-dir`). */
     additionalDirectories?: string[];
+  }
+}
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    'session-permissions': SessionPermissions;
   }
 }
 
@@ -63,9 +70,11 @@ export default definePlugin(() => ({
       savedOutputs: keelHome ? savedOutputDir(keelHome, session.id) : undefined,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
       extraRoots,
+      readableRoots: readableRoots(session),
     });
 
     protectLaterCode(kernel, resolveReal(home), keelHome);
+    kernel.services.provide('session-permissions', sessionPermissions);
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
     kernel.services.provide('tool-rules', toolRules(rules));
     // What `/permissions` added for a session, as rule texts: a sub-agent is handed them with the configured ones.

@@ -37,6 +37,8 @@ export interface PolicyContext extends PathContext {
   sessionAllowed: boolean;
   /** More roots that count as inside the project (`--add-dir`, config `additionalDirectories`), resolved. */
   extraRoots?: string[];
+  /** Folders read-level tools may read in this session (a skill's bundled files), resolved. */
+  readableRoots?: string[];
 }
 
 export interface Verdict {
@@ -122,7 +124,8 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
 
   if (ctx.mode !== 'auto') {
     const inRoots = (p: string) => isInside(p, ctx.root) || (ctx.extraRoots ?? []).some((root) => isInside(p, root));
-    const outside = resolved.find((p) => !inRoots(p) && !(access === 'read' && isSavedOutput(p, ctx)));
+    const readable = (p: string) => access === 'read' && (isSavedOutput(p, ctx) || (ctx.readableRoots ?? []).some((root) => isInside(p, root)));
+    const outside = resolved.find((p) => !inRoots(p) && !readable(p));
     if (outside) return done(ask(`${call.name} touches ${outside}, outside the project ${ctx.root}`));
   }
   const bareAllow = rules.find((r) => r.kind === 'allow' && isBare(r));

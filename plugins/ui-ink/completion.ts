@@ -10,7 +10,7 @@ export interface Suggestion {
 }
 
 export function slashSuggestions(word: string, commands: Array<{ name: string; description: string }>): Suggestion[] {
-  if (!/^\/[\w-]*$/.test(word)) return [];
+  if (!/^\/[\w:-]*$/.test(word)) return [];
   const typed = word.slice(1);
   return commands.filter((c) => c.name.startsWith(typed)).map((c) => ({ value: `/${c.name} `, label: `/${c.name}`, hint: c.description }));
 }

@@ -149,7 +149,7 @@ export class Controller {
 
   private async command(text: string): Promise<Outcome> {
     const p = this.paint;
-    const match = /^\/([\w-]+)\s*([\s\S]*)$/.exec(text);
+    const match = /^\/([\w-]+(?::[\w-]+)*)\s*([\s\S]*)$/.exec(text);
     const name = match?.[1] ?? '';
     const args = (match?.[2] ?? '').trim();
     this.transcript.print(p.bold(text));
@@ -176,8 +176,15 @@ export class Controller {
     }
     await this.guarded(async (signal) => {
       const printed: string[] = [];
+      // A command that runs a turn (a custom command, a skill, an MCP prompt) returns the answer the transcript
+      // already streamed: it is not shown twice.
+      let answered: string | undefined;
+      const stop = this.kernel.observe((event) => {
+        if (event.type === 'result') answered = event.result.result;
+      });
       try {
-        const output = await command.run(args, { kernel: this.kernel, session: this.session, print: (t) => printed.push(t), signal });
+        let output = await command.run(args, { kernel: this.kernel, session: this.session, print: (t) => printed.push(t), signal }).finally(stop);
+        if (answered !== undefined && output === answered) output = undefined;
         const all = [...printed, ...(typeof output === 'string' && output ? [output] : [])].join('\n').replace(/\n+$/, '');
         if (all) this.transcript.print(all);
       } catch (err) {

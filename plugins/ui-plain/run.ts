@@ -216,7 +216,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
       if (!trimmed) continue;
       history.add(text);
       if (trimmed.startsWith('/')) {
-        const match = /^\/([\w-]+)\s*([\s\S]*)$/.exec(trimmed);
+        const match = /^\/([\w-]+(?::[\w-]+)*)\s*([\s\S]*)$/.exec(trimmed);
         const name = match?.[1] ?? '';
         const args = (match?.[2] ?? '').trim();
         if (name === 'exit' || name === 'quit') break;
@@ -250,7 +250,19 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
         await runTurn(async (signal) => {
           try {
             const printed: string[] = [];
-            const output = await command.run(args, { kernel, session: session!, print: (t) => printed.push(t), signal });
+            // A command that runs a turn (a custom command, a skill, an MCP prompt) returns the answer the
+            // transcript already streamed: it is not shown twice.
+            let answered: string | undefined;
+            const stop = kernel.observe((event) => {
+              if (event.type === 'result') answered = event.result.result;
+            });
+            let output: void | string;
+            try {
+              output = await command.run(args, { kernel, session: session!, print: (t) => printed.push(t), signal });
+            } finally {
+              stop();
+            }
+            if (answered !== undefined && output === answered) output = undefined;
             const all = [...printed, ...(typeof output === 'string' && output ? [output] : [])].join('\n').replace(/\n+$/, '');
             if (all) say(clean(all));
           } catch (err) {

@@ -263,6 +263,25 @@ describe('tool calls of one response', () => {
     expect(result.permissionDenials).toEqual([{ tool_name: 'forbidden', tool_use_id: 'denied1', tool_input: { text: 'x' } }]);
   });
 
+  it("runs a call by Claude Code's name for a tool as a call of Keel's tool: judged, run and reported under Keel's name", async () => {
+    const readFile = defineTool({ ...echo, name: 'read_file' });
+    const judged: string[] = [];
+    const policy: Plugin = {
+      name: 'policy',
+      kernel: '^1.0.0',
+      apply: (k) =>
+        k.hooks.prePermission.tapPromise('policy', async (call) => {
+          judged.push(call.name);
+          return { behavior: 'allow' };
+        }),
+    };
+    const { kernel, session } = await setup([callTools({ name: 'Read', input: { text: 'aliased' }, id: 'r1' }), say('done')], [toolsPlugin([readFile]), policy]);
+    const result = await runAgent(kernel, session, 'go');
+    expect(result.result).toBe('done');
+    expect(judged).toEqual(['read_file']);
+    expect(toolResults(server!.messageRequests()[1].body)).toEqual([{ type: 'tool_result', tool_use_id: 'r1', content: 'echo: aliased' }]);
+  });
+
   it('fails closed when no permission plugin decides, and asks through askUser when told to', async () => {
     const asker: Plugin = {
       name: 'asker',

@@ -1,0 +1,2 @@
+/** What runs only when a custom command does: expanding its body (arguments, `!`command``, `@path`). */
+export { expandCommand } from './expand.js';

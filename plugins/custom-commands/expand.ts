@@ -1,0 +1,83 @@
+/**
+ * A command file's body made into the prompt: `$ARGUMENTS` and `$1`…`$9` filled in, `` !`command` `` replaced
+ * by the command's output (through the permission policy, never for an untrusted project's file), and each
+ * `@path` the text names included after it (confined like `read_file`: judged by the permission policy).
+ * Only the file's own text is expanded: arguments and command output are inserted as they are.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Kernel, Session } from '../../kernel/index.js';
+import { judge, runBash } from './tool-call.js';
+
+export interface ExpandContext {
+  kernel: Kernel;
+  session: Session;
+  signal: AbortSignal;
+  /** The command's name and file, for messages. */
+  name: string;
+  file: string;
+  /** `` !`command` `` may run: the user installed the file, or the project is trusted. */
+  mayRun: boolean;
+}
+
+const SHELL = /!`([^`\n]+)`/g;
+const INCLUDE = /(^|[\s(])@([^\s`'"<>()]+)/g;
+/** Bytes of one included file; the rest is cut with a note. */
+const MAX_INCLUDE = 256 * 1024;
+
+/** Words as a shell would split them for `$1`…`$9` (quotes group, backslash escapes). */
+export function splitArguments(args: string): string[] {
+  const out: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|((?:[^\s"'\\]|\\.)+)/g;
+  for (const m of args.matchAll(re)) out.push((m[1] ?? m[2] ?? m[3] ?? '').replace(/\\(.)/g, '$1'));
+  return out;
+}
+
+export function fillArguments(text: string, args: string): string {
+  const words = splitArguments(args);
+  return text.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => (n ? (words[Number(n) - 1] ?? '') : args));
+}
+
+export async function expandCommand(body: string, args: string, ctx: ExpandContext): Promise<string> {
+  const parts: string[] = [];
+  let last = 0;
+  for (const m of body.matchAll(SHELL)) {
+    parts.push(await includeText(fillArguments(body.slice(last, m.index), args), ctx));
+    parts.push(await shellOutput(fillArguments(m[1]!, args), ctx));
+    last = m.index + m[0].length;
+  }
+  parts.push(await includeText(fillArguments(body.slice(last), args), ctx));
+  let prompt = parts.join('').trim();
+  // A file with no place for its arguments still gets them, as Claude Code does.
+  if (args && !/\$ARGUMENTS|\$[1-9]/.test(body)) prompt += `\n\nARGUMENTS: ${args}`;
+  return prompt;
+}
+
+async function shellOutput(command: string, ctx: ExpandContext): Promise<string> {
+  if (!ctx.mayRun) throw new Error(`/${ctx.name}: ${ctx.file} is in a project that is not trusted, so its !\`…\` commands do not run (keel trust makes it trusted)`);
+  const result = await runBash(ctx.kernel, ctx.session, command, ctx.signal);
+  const text = typeof result.content === 'string' ? result.content : result.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+  if (result.isError) throw new Error(`/${ctx.name}: !\`${command}\` did not run: ${text.split('\n')[0]}`);
+  return text.trimEnd();
+}
+
+/** The text with each `@path` it names that the policy lets be read appended after it. */
+async function includeText(text: string, ctx: ExpandContext): Promise<string> {
+  const blocks: string[] = [];
+  for (const m of text.matchAll(INCLUDE)) {
+    const written = m[2]!.replace(/[.,;:!?]+$/, '');
+    // `@server:uri` is an MCP resource (the MCP bridge's), not a path.
+    if (!written || /^[\w-]+:/.test(written)) continue;
+    const abs = path.resolve(ctx.session.cwd, written);
+    const verdict = await judge(ctx.kernel, ctx.session, 'read_file', { path: abs }, ctx.signal);
+    if (!verdict.allowed) throw new Error(`/${ctx.name}: @${written} is not included: ${verdict.reason}`);
+    const info = await stat(abs).catch(() => undefined);
+    // A word that merely starts with @ (a handle, a decorator) names no file: it stays as written.
+    if (!info?.isFile()) continue;
+    const data = await readFile(abs);
+    const cut = data.length > MAX_INCLUDE;
+    const content = data.subarray(0, MAX_INCLUDE).toString('utf8');
+    blocks.push(`Contents of ${written}${cut ? ` (the first ${MAX_INCLUDE} bytes of ${data.length})` : ''}:\n\`\`\`\n${content.replace(/\n$/, '')}\n\`\`\``);
+  }
+  return blocks.length ? `${text.trimEnd()}\n\n${blocks.join('\n\n')}\n\n` : text;
+}

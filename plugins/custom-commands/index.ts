@@ -1,0 +1,146 @@
+/**
+ * Custom slash commands: Markdown files in `.claude/commands/`, `.keel/commands/`, `~/.claude/commands/` and
+ * `$KEEL_HOME/commands/` (Claude Code's format). The body is the prompt (see expand.ts); `/help` and completion
+ * list them with their argument hint; `keel -p "/name args"` sends the expanded prompt.
+ */
+import { readFile } from 'node:fs/promises';
+import { definePlugin, runAgent, splitToolList, z, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
+import { findCommandFiles, type CommandFile } from './discover.js';
+import { parseMarkdown } from './front-matter.js';
+
+const NAME = 'custom-commands';
+
+const toolList = z.union([z.string(), z.array(z.string())]);
+
+/** Claude Code's command front matter; other keys are allowed and ignored. */
+export const commandFrontMatter = z.looseObject({
+  description: z.string().optional(),
+  'argument-hint': z.string().optional(),
+  'allowed-tools': toolList.optional(),
+  model: z.string().min(1).optional(),
+  'disable-model-invocation': z.boolean().optional(),
+});
+
+export interface CustomCommand {
+  name: string;
+  file: string;
+  where: string;
+  description: string;
+  hint?: string;
+  allowedTools: string[];
+  model?: string;
+  body: string;
+  /** `` !`command` `` may run and `allowed-tools` applies: the user installed it, or the project is trusted. */
+  trusted: boolean;
+}
+
+/** What this plugin needs from the `session-permissions` service, when the preset has it. */
+interface SessionPermissions {
+  allow(session: Session, rules: string[], source: string): () => void;
+}
+
+export async function loadCommands(kernel: Kernel, projectRoot: string): Promise<{ commands: CustomCommand[]; errors: string[]; clashes: string[] }> {
+  const trusted = kernel.config.trusted !== false;
+  const { files, errors } = findCommandFiles({ projectRoot, keelHome: kernel.config.keelHome });
+  const commands: CustomCommand[] = [];
+  const clashes: string[] = [];
+  const loaded = await Promise.all(files.map((file) => parseCommand(file, trusted)));
+  for (const result of loaded) {
+    if (typeof result === 'string') errors.push(result);
+    else {
+      const first = commands.find((c) => c.name === result.name);
+      if (first) clashes.push(`/${result.name}: ${result.file} is shadowed by ${first.file}`);
+      else commands.push(result);
+    }
+  }
+  return { commands, errors, clashes };
+}
+
+async function parseCommand(found: CommandFile, trusted: boolean): Promise<CustomCommand | string> {
+  let text: string;
+  try {
+    text = await readFile(found.file, 'utf8');
+  } catch (err) {
+    return `${found.file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+  }
+  const parsed = await parseMarkdown(found.file, text, commandFrontMatter, ['argument-hint']);
+  if (!parsed.ok) return parsed.error;
+  const data = parsed.data;
+  const hint = data['argument-hint'];
+  const allowed = data['allowed-tools'];
+  const firstLine = parsed.body.split('\n').find((l) => l.trim())?.trim() ?? '';
+  return {
+    name: found.name,
+    file: found.file,
+    where: found.where,
+    description: data.description?.trim() || (firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine) || found.name,
+    ...(hint ? { hint } : {}),
+    allowedTools: allowed === undefined ? [] : splitToolList(Array.isArray(allowed) ? allowed : [allowed]),
+    ...(data.model ? { model: data.model } : {}),
+    body: parsed.body,
+    trusted: found.origin === 'user' || trusted,
+  };
+}
+
+function toDefinition(command: CustomCommand): CommandDefinition {
+  return {
+    name: command.name,
+    // The hint rides in the description, so /help and completion show it in every frontend.
+    description: `${command.hint ? `${command.hint} — ` : ''}${command.description} (${command.where})`,
+    run: async (args, ctx) => {
+      const { kernel, session, signal } = ctx;
+      const permissions = kernel.services.get('session-permissions') as Partial<SessionPermissions> | undefined;
+      // `allowed-tools` holds while the command runs, under every deny and ask rule; an untrusted project's is ignored.
+      let revoke = () => {};
+      if (command.allowedTools.length && command.trusted && typeof permissions?.allow === 'function') {
+        revoke = permissions.allow(session, command.allowedTools, `${command.file}: field "allowed-tools"`);
+      } else if (command.allowedTools.length && !command.trusted) {
+        kernel.log('warn', `/${command.name}: ${command.file} is in a project that is not trusted, so its allowed-tools are ignored`, NAME);
+      }
+      const model = session.model;
+      try {
+        const { expandCommand } = await import('./cold.js');
+        const prompt = await expandCommand(command.body, args, { kernel, session, signal, name: command.name, file: command.file, mayRun: command.trusted });
+        if (command.model) session.model = command.model;
+        const run = await runAgent(kernel, session, prompt, { signal });
+        if (run.isError) throw new Error(run.error ?? run.subtype);
+        return run.result;
+      } finally {
+        session.model = model;
+        revoke();
+      }
+    },
+  };
+}
+
+export default definePlugin(() => ({
+  name: NAME,
+  kernel: '^1.0.0',
+  apply(kernel) {
+    const attached = new Set<string>();
+    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+      const { commands, errors } = await loadCommands(kernel, session.projectRoot);
+      for (const error of errors) kernel.log('warn', `command not loaded: ${error}`, NAME);
+      for (const name of attached) kernel.commands.detach(name);
+      attached.clear();
+      for (const command of commands) {
+        // A built-in or plugin command of the same name keeps it; `keel doctor` names the clash.
+        if (kernel.commands.has(command.name)) continue;
+        kernel.commands.attach(toDefinition(command), NAME);
+        attached.add(command.name);
+      }
+    });
+
+    kernel.services.provide(`doctor:${NAME}`, {
+      async checks() {
+        const root = kernel.config.projectRoot ?? kernel.config.cwd;
+        const { commands, errors, clashes } = await loadCommands(kernel, root);
+        const taken = commands.filter((c) => kernel.commands.has(c.name)).map((c) => `/${c.name} (${c.file}) is a built-in command's name`);
+        return [
+          { name: 'custom commands', ok: errors.length === 0, detail: errors.length ? errors.join('; ') : `${commands.length} found` },
+          ...(clashes.length || taken.length ? [{ name: 'custom command names', ok: false, detail: [...clashes, ...taken].join('; ') }] : []),
+        ];
+      },
+    });
+  },
+}));

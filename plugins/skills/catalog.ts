@@ -1,0 +1,79 @@
+/** The skills of one session: every SKILL.md found, parsed; bad ones become one-line errors, clashes are kept. */
+import { readFile } from 'node:fs/promises';
+import { splitToolList, z, type Kernel } from '../../kernel/index.js';
+import { findSkillFolders, type SkillFolder, type SkillOrigin } from './discover.js';
+import { parseMarkdown } from './front-matter.js';
+
+/** The Agent Skills front matter; other keys (Claude Code's `model`, …) are allowed and ignored. */
+export const skillFrontMatter = z.looseObject({
+  name: z
+    .string()
+    .max(64, 'at most 64 characters')
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens only (e.g. pdf-forms)'),
+  description: z.string().trim().min(1, 'must not be empty').max(1024, 'at most 1024 characters'),
+  'allowed-tools': z.union([z.string(), z.array(z.string())]).optional(),
+  license: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export interface Skill {
+  name: string;
+  description: string;
+  body: string;
+  dir: string;
+  file: string;
+  origin: SkillOrigin;
+  where: string;
+  allowedTools: string[];
+  /** `allowed-tools` applies: the user installed the skill, or the project is trusted. */
+  honoured: boolean;
+}
+
+export interface Catalog {
+  skills: Skill[];
+  /** A later skill of a name already taken: "<name>: <file> is shadowed by <file>". */
+  clashes: string[];
+  /** One line per SKILL.md that did not load. */
+  errors: string[];
+}
+
+export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectRoot: string }): Promise<Catalog> {
+  // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
+  const trusted = kernel.config.trusted !== false;
+  const catalog: Catalog = { skills: [], clashes: [], errors: [] };
+  const folders = findSkillFolders(kernel, where);
+  const parsed = await Promise.all(folders.map((folder) => parseSkill(folder, trusted)));
+  for (const result of parsed) {
+    if (typeof result === 'string') {
+      catalog.errors.push(result);
+      continue;
+    }
+    const first = catalog.skills.find((s) => s.name === result.name);
+    if (first) catalog.clashes.push(`${result.name}: ${result.file} is shadowed by ${first.file}`);
+    else catalog.skills.push(result);
+  }
+  return catalog;
+}
+
+async function parseSkill(folder: SkillFolder, trusted: boolean): Promise<Skill | string> {
+  let text: string;
+  try {
+    text = await readFile(folder.file, 'utf8');
+  } catch (err) {
+    return `${folder.file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+  }
+  const parsed = await parseMarkdown(folder.file, text, skillFrontMatter, true);
+  if (!parsed.ok) return parsed.error;
+  const allowed = parsed.data['allowed-tools'];
+  return {
+    name: parsed.data.name,
+    description: parsed.data.description.replace(/\s+/g, ' '),
+    body: parsed.body,
+    dir: folder.dir,
+    file: folder.file,
+    origin: folder.origin,
+    where: folder.where,
+    allowedTools: allowed === undefined ? [] : splitToolList(Array.isArray(allowed) ? allowed : [allowed]),
+    honoured: folder.origin !== 'project' || trusted,
+  };
+}
