@@ -6,71 +6,9 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { z, type ZodType } from 'zod';
-import { KeelError } from './errors.js';
-import { checkKernelRange, isPlugin, KERNEL_VERSION, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
-import type { PackageSource } from './resolve-package.js';
-import type { PermissionMode } from './types.js';
-
-export type LayerKind = 'defaults' | 'user' | 'project' | 'env' | 'flags';
-
-/** One source of settings: a file, the environment or the command line. */
-export interface ConfigLayer {
-  kind: LayerKind;
-  /** A file path, or `env` / `flags`. Named in every error about this layer. */
-  source: string;
-  values: Record<string, unknown>;
-  /** How to name a key of this layer in errors, e.g. `--permission-mode` or `KEEL_MODEL`. */
-  labels?: Record<string, string>;
-}
-
-/** The merged configuration every plugin reads from `kernel.config`. */
-export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' | 'permissionMode'> & {
-  model: string;
-  smallModel: string;
-  permissionMode: PermissionMode;
-  maxTurns: number;
-  maxTokens: number;
-  preset: string | Preset;
-  plugins: Plugin[];
-  disable: string[];
-  mcpServers: Record<string, McpServerConfig>;
-  permissions: Required<PermissionRules>;
-  tools?: string[];
-  cwd: string;
-  projectRoot: string;
-  keelHome: string;
-  /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
-  trusted?: boolean;
-  /**
-   * The config modules found (the user's, the project's or the one `--config` names), loaded or not: protected
-   * for writes by their real path, so neither an odd `--config` name nor a symlink's target escapes.
-   */
-  configFiles?: string[];
-  /** Plugins and presets that config named by package, with the folder each was loaded from. */
-  packages?: PackageSource[];
-  /** The project files that were not loaded because the folder is not trusted. */
-  untrustedFiles?: string[];
-  /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
-  sources: Record<string, string>;
-  /** Plugin-owned keys that no core field describes, by key. */
-  extra: Record<string, unknown>;
-  [key: string]: unknown;
-};
-
-const MODE_ALIASES: Record<string, PermissionMode> = {
-  auto: 'auto',
-  edits: 'edits',
-  ask: 'ask',
-  manual: 'manual',
-  plan: 'plan',
-  default: 'ask',
-  acceptEdits: 'edits',
-  bypassPermissions: 'auto',
-};
-
-export function normalizePermissionMode(value: string): PermissionMode | undefined {
-  return MODE_ALIASES[value];
-}
+import { KeelError } from '../kernel/errors.js';
+import { checkKernelRange, isPlugin, KERNEL_VERSION, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from '../kernel/plugin.js';
+import { DEFAULTS, MODE_ALIASES, normalizePermissionMode, type ConfigLayer, type ResolvedConfig } from '../kernel/resolved-config.js';
 
 const permissionModeSchema = z.string().refine((v) => normalizePermissionMode(v) !== undefined, {
   message: `must be one of ${Object.keys(MODE_ALIASES).join(', ')}`,
@@ -130,15 +68,6 @@ export const coreConfigShape = {
   tools: z.array(z.string()),
   ui: z.string().min(1),
 } satisfies Record<string, ZodType>;
-
-export const DEFAULTS = {
-  model: 'claude-sonnet-5-5',
-  smallModel: 'claude-haiku-5-5',
-  permissionMode: 'ask' as PermissionMode,
-  maxTurns: 100,
-  maxTokens: 16384,
-  preset: 'default',
-};
 
 /**
  * What is wrong with one entry of `plugins` (or a preset's plugins), or undefined when it is a plugin. Names,
@@ -407,3 +336,4 @@ export function findProjectConfig(cwd: string, projectRoot: string, explicit?: s
 export function findUserConfig(home: string): string | undefined {
   return CONFIG_FILES.map((name) => path.join(home, name)).find(isFile);
 }
+export type { ConfigLayer, ResolvedConfig };

@@ -18,20 +18,20 @@ import {
   type ConfigLayer,
   type ResolvedConfig,
 } from './config.js';
-import { ensureDir } from './ensure-dir.js';
-import { errorMessage, KeelError, userExitCode, userMessage } from './errors.js';
-import { createKernel, type Kernel } from './kernel.js';
+import { ensureDir } from '../kernel/ensure-dir.js';
+import { errorMessage, KeelError, userExitCode, userMessage } from '../kernel/errors.js';
+import { createKernel, type Kernel } from '../kernel/kernel.js';
 import { loadPreset, PRESET_NAMES } from '../presets/index.js';
 import { loadConfigModule } from './load-module.js';
-import type { Plugin, Preset } from './plugin.js';
-import { flattenPreset } from './preset.js';
-import { createSession, startSession } from './session.js';
+import type { Plugin, Preset } from '../kernel/plugin.js';
+import { flattenPreset } from '../kernel/preset.js';
+import { createSession, startSession } from '../kernel/session.js';
 import { readStdin, stdinIsTTY } from './stdin.js';
-import { describeProtected } from './protected.js';
-import { splitToolList } from './tool-names.js';
+import { describeProtected } from '../kernel/protected.js';
+import { splitToolList } from '../kernel/tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
-import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from './types.js';
+import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '../kernel/types.js';
 
 export const KEEL_VERSION = '0.1.0';
 

@@ -6,7 +6,7 @@ import { Registry, ServiceRegistry } from './registry.js';
 import { createStore, type Store } from './store.js';
 import { errorMessage } from './errors.js';
 import type { AgentEvent, AppState, CommandDefinition, ModeDefinition, Services, SubcommandDefinition, ToolDefinition } from './types.js';
-import { DEFAULTS, type ResolvedConfig } from './config.js';
+import { DEFAULTS, type ResolvedConfig } from './resolved-config.js';
 import { coreProtectedEntries, ProtectedPaths } from './protected.js';
 
 interface TapRecord {

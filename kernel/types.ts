@@ -14,7 +14,6 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ZodType } from 'zod';
 import type { Kernel } from './kernel.js';
-import type { TrustPrompt } from './trust.js';
 
 export type {
   ContentBlock,
@@ -26,6 +25,16 @@ export type {
   AnthropicTool,
   ToolResultBlockParam,
 };
+
+/** A question a frontend can put to the user before anything from the folder runs. */
+export interface TrustQuestion {
+  folder: string;
+  /** The project files that would run or be read as config once trusted. */
+  files: string[];
+}
+
+/** Answers a trust question: true trusts the folder (and remembers it). */
+export type TrustPrompt = (question: TrustQuestion) => Promise<boolean>;
 
 export type PermissionLevel = 'read' | 'write' | 'execute' | 'network';
 /** `plan`: only read-level tools run, until the user approves a plan (exit_plan_mode). */
@@ -424,7 +433,29 @@ export interface Services {
   query: QueryService;
   /** Wraps a shell command so it runs confined (bubblewrap); the bash tool asks it before spawning. */
   sandbox: SandboxService;
+  /** The project's prompt history file (↑/↓, Ctrl+R), shared by every UI; session-store offers it. */
+  promptHistory: PromptHistoryService;
+  /** The user's own `!command`, run through the bash tool under the permission policy; tool-bash offers it. */
+  userShell: UserShellService;
   [name: string]: unknown;
+}
+
+export interface PromptHistory {
+  /** Oldest first. */
+  readonly entries: string[];
+  add(entry: string): void;
+  /** The newest entry before index `before` that contains `query`, for Ctrl+R. */
+  search(query: string, before?: number): { index: number; entry: string } | null;
+}
+
+export interface PromptHistoryService {
+  /** The history of the kernel's project (`kernel.config.projectRoot`). */
+  open(): PromptHistory;
+}
+
+export interface UserShellService {
+  /** Runs `command` as the bash tool would (asked like the model's calls), not sent to the model. */
+  run(session: Session, command: string, ask: (question: Question) => Promise<Answer>, signal: AbortSignal): Promise<ToolResult>;
 }
 
 export interface QueryService {
