@@ -33,3 +33,4 @@ export { ProtectedPaths, coreProtectedEntries, describeProtected, frontMatterOf,
 export { flattenPreset, type PresetLoader } from './preset.js';
 export type { PackageSource } from './resolved-config.js';
 export { CLAUDE_TOOL_ALIASES, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';
+export * as protocol from './protocol.js';

@@ -3,11 +3,11 @@
  * host process (many turns, control requests both ways); `subagent` serves a parent Keel's `agent` call
  * (one task, permission questions go up to the parent). The protocol driver is loaded when a mode runs.
  */
-import { definePlugin } from '../../kernel/index.js';
+import { definePlugin, type protocol } from '../../kernel/index.js';
 import { driverOf } from './session-driver.js';
 
 export type { DriverOptions, Incoming, AgentsService, AgentDefinitionInput } from './driver.js';
-export type { OutMessage } from './messages.js';
+export type OutMessage = protocol.OutMessage;
 
 export default definePlugin(() => ({
   name: 'sdk',
