@@ -228,12 +228,17 @@ export interface CommandDefinition {
 }
 
 /**
- * A sub-command of the `keel` binary (`keel mcp list`), registered by the plugin that owns it. `kernel/cli.ts`
+ * A sub-command of the `keel` binary (`keel mcp list`), registered by the plugin that owns it. The CLI
  * dispatches `keel <name> …` here when no built-in sub-command has that name; `args` are the words after it.
+ * `keel --help` lists it; `keel <name> --help` prints its usage, description and options instead of running it.
  */
 export interface SubcommandDefinition {
   name: string;
   description: string;
+  /** `keel mcp <list|get|add|remove> …`; default `keel <name>`. */
+  usage?: string;
+  /** Its own options, for its help: `[['--json', 'print JSON']]`. */
+  options?: ReadonlyArray<readonly [flag: string, description: string]>;
   run(args: string[], ctx: { kernel: Kernel; io: Io; env: NodeJS.ProcessEnv }): Promise<number>;
 }
 
@@ -246,6 +251,25 @@ export interface ModeDefinition {
 }
 
 export type DetectedMode = 'subagent' | 'sdk' | 'headless' | 'pipe' | 'interactive';
+
+/**
+ * A command-line flag a plugin adds (`kernel.flags.register`): `keel --help` lists it with its plugin, and its
+ * value reaches every frontend as `ctx.options.flags[name]`. Plugin flags are read once the plugins are known,
+ * so they cannot change how Keel is assembled (preset, config, trust).
+ */
+export interface FlagDefinition {
+  /** The long name without dashes (`permission-prompt-tool`). */
+  name: string;
+  /** `<value>` (required) or `[value]` (optional); none for a switch. */
+  value?: string;
+  description: string;
+  /** The modes it means something in, for `--help`; none: every mode. */
+  modes?: DetectedMode[];
+  /** The values it accepts. */
+  choices?: string[];
+  /** Checks and converts a value (throw a KeelError that names the flag). */
+  parse?(value: string): unknown;
+}
 
 export interface CliOptions {
   print?: string | boolean;
@@ -277,8 +301,9 @@ export interface CliOptions {
   dangerouslySkipPermissions?: boolean;
   addDir?: string[];
   sessionId?: string;
-  permissionPromptTool?: string;
   includePartialMessages?: boolean;
+  /** The values of the flags plugins registered (`kernel.flags`), by name. */
+  flags?: Record<string, unknown>;
 }
 
 export interface Io {

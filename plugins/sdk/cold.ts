@@ -29,7 +29,7 @@ export async function runSdkMode(kernel: Kernel, ctx: ModeContext): Promise<numb
       startSession: (overrides) => ctx.startSession(overrides),
       signal: ctx.signal,
       maxTurns: ctx.options.maxTurns,
-      askHost: ctx.options.permissionPromptTool === 'stdio',
+      askHost: ctx.options.flags?.['permission-prompt-tool'] === 'stdio',
       partial: Boolean(ctx.options.includePartialMessages),
       once: false,
       slashCommands: true,
