@@ -19,6 +19,7 @@ import { KeelError, userExitCode, userMessage } from '../kernel/errors.js';
 import { createKernel, type Kernel } from '../kernel/kernel.js';
 import { loadPreset, PRESET_NAMES } from '../presets/index.js';
 import { loadConfigModule } from './load-module.js';
+import { searchConfig } from './config-search.js';
 import type { Plugin, Preset } from '../kernel/plugin.js';
 import { flattenPreset } from '../kernel/preset.js';
 import { createSession, startSession } from '../kernel/session.js';
@@ -293,14 +294,19 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   const home = keelHome(env);
   const projectRoot = findProjectRoot(cwd);
   const layers: ConfigLayer[] = [];
+  // Names are checked first (no file, no cosmiconfig loaded); cosmiconfig searches and loads where code runs anyway.
   const userFile = findUserConfig(home);
-  if (userFile) layers.push({ kind: 'user', source: userFile, values: await loadConfigModule(userFile) });
+  const user = userFile ? await searchConfig(home, home) : undefined;
+  if (user) layers.push({ kind: 'user', source: user.file, values: user.values });
   const projectFile = findProjectConfig(cwd, projectRoot, options.config);
   // Nothing from an untrusted project runs; a file named with --config is the user's own choice.
   const trusted = await resolveTrust({ home, folder: projectRoot, flag: options.trust, files: projectFile ? [projectFile] : [] });
   const untrusted: string[] = [];
-  if (projectFile && (trusted || options.config)) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
-  else if (projectFile) untrusted.push(projectFile);
+  if (projectFile && options.config) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
+  else if (projectFile && trusted) {
+    const project = await searchConfig(cwd, projectRoot);
+    if (project) layers.push({ kind: 'project', source: project.file, values: project.values });
+  } else if (projectFile) untrusted.push(projectFile);
   layers.push(envLayer(env), flagsLayer(options));
   // Plugins and presets named by package resolve once trust is known: see kernel/resolve-package.ts.
   const search: SearchContext = { projectRoot, keelHome: home, trusted };

@@ -41,6 +41,8 @@ const VENDORS = {
   openai: ['openai'],
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
+  // cosmiconfig's Explorer (see cli/config-search.ts): loaded only when a config file exists.
+  cosmiconfig: ['cosmiconfig/dist/Explorer.js'],
   // The MCP client (with ajv): loaded only once a server is configured.
   mcp: [
     '@modelcontextprotocol/sdk/client/index.js',
