@@ -146,9 +146,13 @@ async function printHelp(argv: string[], io: Io, env: NodeJS.ProcessEnv): Promis
   const aside = await assembleAside(lenientOptions(argv), env, io);
   const kernel = aside?.kernel;
   const subcommands = (kernel?.subcommands.list() ?? []).map((definition) => ({ definition, owner: kernel?.subcommands.ownerOf(definition.name) }));
-  const program = withOutput(buildProgram(kernel ? pluginFlags(kernel) : [], subcommands), io);
-  io.stdout.write(program.helpInformation());
-  return 0;
+  try {
+    const program = withOutput(buildProgram(kernel ? pluginFlags(kernel) : [], subcommands), io);
+    io.stdout.write(program.helpInformation());
+    return 0;
+  } catch (err) {
+    return reportError(err, io);
+  }
 }
 
 /** Entry point. Returns the exit code. */

@@ -75,9 +75,15 @@ function toOption(flag: CliFlag): Option {
   return option;
 }
 
-/** The flags plugins registered, as CLI flags owned by their plugin. */
+/** The flags plugins registered, as CLI flags owned by their plugin; a name Keel's flags hold already is refused. */
 export function pluginFlags(kernel: Kernel): CliFlag[] {
-  return kernel.flags.list().map((flag) => ({ ...flag, owner: kernel.flags.ownerOf(flag.name) }));
+  const taken = new Set([...CORE_FLAGS, ...CLAUDE_FLAGS].flatMap((f) => [f.name, ...(f.aliases ?? [])]).concat('help', 'version'));
+  return kernel.flags.list().map((flag) => {
+    const owner = kernel.flags.ownerOf(flag.name);
+    if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(flag.name)) throw new KeelError(`plugin ${owner}: flag name "${flag.name}" must be kebab-case without dashes in front (e.g. "dry-run")`, { exitCode: 2 });
+    if (taken.has(flag.name)) throw new KeelError(`plugin ${owner}: the flag --${flag.name} is one of Keel's own; pick another name`, { exitCode: 2 });
+    return { ...flag, owner };
+  });
 }
 
 /**
