@@ -312,7 +312,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
     if (project) layers.push({ kind: 'project', source: project.file, values: project.values });
   } else if (projectFile) untrusted.push(projectFile);
   layers.push(envLayer(env), flagsLayer(options));
-  // Plugins and presets named by package resolve once trust is known: see kernel/resolve-package.ts.
+  // Plugins and presets named by package resolve once trust is known: see cli/resolve-package.ts.
   const search: SearchContext = { projectRoot, keelHome: home, trusted };
   const packages: PackageSource[] = [];
   for (const layer of layers) await resolvePluginNames(layer, search, packages);
@@ -367,7 +367,7 @@ function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
   return at;
 }
 
-/** A preset object, or a name: a built-in first, else a package (see kernel/resolve-package.ts). */
+/** A preset object, or a name: a built-in first, else a package (see cli/resolve-package.ts). */
 async function resolvePreset(preset: string | Preset, search: SearchContext, layer: ConfigLayer | undefined, packages: PackageSource[]): Promise<Preset> {
   // A file names itself and the key; a flag or variable names itself (`--preset: …`, `KEEL_PRESET: …`).
   const label = layer?.labels?.preset;

@@ -180,7 +180,7 @@ const cli = await esbuild.build({
   ...binaryCjs,
   entryPoints: { keel: path.join(binary, 'entry.ts') },
   outdir: staging,
-  // What is not bundled goes through the host's loader (kernel/native-import.ts).
+  // What is not bundled goes through the host's loader (cli/native-import.ts).
   define: { 'import.meta.url': 'keelBundleUrl' },
   inject: [path.join(binary, 'bundle-url.ts')],
   // Node's snapshot builder runs the file with `require`, `__filename` and `__dirname` but no `module`.
