@@ -5,8 +5,8 @@ import { checkKernelRange, KERNEL_VERSION, type Plugin, isPlugin } from './plugi
 import { Registry, ServiceRegistry } from './registry.js';
 import { createStore, type Store } from './store.js';
 import { errorMessage } from './errors.js';
-import type { AgentEvent, AppState, CommandDefinition, ModeDefinition, Services, SubcommandDefinition, ToolDefinition } from './types.js';
-import { DEFAULTS, type ResolvedConfig } from './config.js';
+import type { AgentEvent, AppState, CommandDefinition, FlagDefinition, ModeDefinition, Services, SubcommandDefinition, ToolDefinition } from './types.js';
+import { DEFAULTS, type ResolvedConfig } from './resolved-config.js';
 import { coreProtectedEntries, ProtectedPaths } from './protected.js';
 
 interface TapRecord {
@@ -22,8 +22,10 @@ export interface Kernel {
   readonly tools: Registry<ToolDefinition>;
   readonly commands: Registry<CommandDefinition>;
   readonly modes: Registry<ModeDefinition>;
-  /** Sub-commands of the binary (`keel mcp …`) that plugins own; `kernel/cli.ts` only dispatches to them. */
+  /** Sub-commands of the binary (`keel mcp …`) that plugins own; the CLI only dispatches to them. */
   readonly subcommands: Registry<SubcommandDefinition>;
+  /** Command-line flags plugins add; `keel --help` lists them, frontends read them from `ctx.options.flags`. */
+  readonly flags: Registry<FlagDefinition>;
   readonly services: ServiceRegistry<Services>;
   readonly state: Store<AppState>;
   /**
@@ -99,6 +101,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
   const commands = new Registry<CommandDefinition>('command', owner);
   const modes = new Registry<ModeDefinition>('mode', owner);
   const subcommands = new Registry<SubcommandDefinition>('sub-command', owner);
+  const flags = new Registry<FlagDefinition>('flag', owner);
   const services = new ServiceRegistry<Services>(owner);
   const state = createStore<AppState>(initialState());
   const config = opts.config ?? defaultConfig();
@@ -123,6 +126,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
     commands,
     modes,
     subcommands,
+    flags,
     services,
     state,
     protected: protectedPaths,
@@ -155,6 +159,7 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
       commands.freeze();
       modes.freeze();
       subcommands.freeze();
+      flags.freeze();
       services.freeze();
       protectedPaths.freeze();
       return kernel;

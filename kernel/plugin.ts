@@ -1,6 +1,6 @@
 import semver from 'semver';
 import type { ZodType } from 'zod';
-import type { ConfigLayer } from './config.js';
+import type { ConfigLayer } from './resolved-config.js';
 import type { Kernel } from './kernel.js';
 import type { CliOptions, PermissionMode, ToolDefinition } from './types.js';
 

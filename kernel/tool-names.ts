@@ -28,6 +28,9 @@ export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, string>> = Object.free
   Skill: 'skill',
 });
 
+/** Keel's tools whose Claude Code rules take a path (`Read(//etc/**)`, `Edit(./src/**)`). */
+export const PATH_RULE_TOOLS: ReadonlySet<string> = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'notebook_edit']);
+
 const CLAUDE_NAME_OF: ReadonlyMap<string, string> = new Map(
   Object.entries(CLAUDE_TOOL_ALIASES)
     .reverse()

@@ -14,7 +14,6 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ZodType } from 'zod';
 import type { Kernel } from './kernel.js';
-import type { TrustPrompt } from './trust.js';
 
 export type {
   ContentBlock,
@@ -26,6 +25,16 @@ export type {
   AnthropicTool,
   ToolResultBlockParam,
 };
+
+/** A question a frontend can put to the user before anything from the folder runs. */
+export interface TrustQuestion {
+  folder: string;
+  /** The project files that would run or be read as config once trusted. */
+  files: string[];
+}
+
+/** Answers a trust question: true trusts the folder (and remembers it). */
+export type TrustPrompt = (question: TrustQuestion) => Promise<boolean>;
 
 export type PermissionLevel = 'read' | 'write' | 'execute' | 'network';
 /** `plan`: only read-level tools run, until the user approves a plan (exit_plan_mode). */
@@ -219,12 +228,17 @@ export interface CommandDefinition {
 }
 
 /**
- * A sub-command of the `keel` binary (`keel mcp list`), registered by the plugin that owns it. `kernel/cli.ts`
+ * A sub-command of the `keel` binary (`keel mcp list`), registered by the plugin that owns it. The CLI
  * dispatches `keel <name> …` here when no built-in sub-command has that name; `args` are the words after it.
+ * `keel --help` lists it; `keel <name> --help` prints its usage, description and options instead of running it.
  */
 export interface SubcommandDefinition {
   name: string;
   description: string;
+  /** `keel mcp <list|get|add|remove> …`; default `keel <name>`. */
+  usage?: string;
+  /** Its own options, for its help: `[['--json', 'print JSON']]`. */
+  options?: ReadonlyArray<readonly [flag: string, description: string]>;
   run(args: string[], ctx: { kernel: Kernel; io: Io; env: NodeJS.ProcessEnv }): Promise<number>;
 }
 
@@ -237,6 +251,25 @@ export interface ModeDefinition {
 }
 
 export type DetectedMode = 'subagent' | 'sdk' | 'headless' | 'pipe' | 'interactive';
+
+/**
+ * A command-line flag a plugin adds (`kernel.flags.register`): `keel --help` lists it with its plugin, and its
+ * value reaches every frontend as `ctx.options.flags[name]`. Plugin flags are read once the plugins are known,
+ * so they cannot change how Keel is assembled (preset, config, trust).
+ */
+export interface FlagDefinition {
+  /** The long name without dashes (`permission-prompt-tool`). */
+  name: string;
+  /** `<value>` (required) or `[value]` (optional); none for a switch. */
+  value?: string;
+  description: string;
+  /** The modes it means something in, for `--help`; none: every mode. */
+  modes?: DetectedMode[];
+  /** The values it accepts. */
+  choices?: string[];
+  /** Checks and converts a value (throw a KeelError that names the flag). */
+  parse?(value: string): unknown;
+}
 
 export interface CliOptions {
   print?: string | boolean;
@@ -268,8 +301,9 @@ export interface CliOptions {
   dangerouslySkipPermissions?: boolean;
   addDir?: string[];
   sessionId?: string;
-  permissionPromptTool?: string;
   includePartialMessages?: boolean;
+  /** The values of the flags plugins registered (`kernel.flags`), by name. */
+  flags?: Record<string, unknown>;
 }
 
 export interface Io {
@@ -443,7 +477,29 @@ export interface Services {
   query: QueryService;
   /** Wraps a shell command so it runs confined (bubblewrap); the bash tool asks it before spawning. */
   sandbox: SandboxService;
+  /** The project's prompt history file (↑/↓, Ctrl+R), shared by every UI; session-store offers it. */
+  promptHistory: PromptHistoryService;
+  /** The user's own `!command`, run through the bash tool under the permission policy; tool-bash offers it. */
+  userShell: UserShellService;
   [name: string]: unknown;
+}
+
+export interface PromptHistory {
+  /** Oldest first. */
+  readonly entries: string[];
+  add(entry: string): void;
+  /** The newest entry before index `before` that contains `query`, for Ctrl+R. */
+  search(query: string, before?: number): { index: number; entry: string } | null;
+}
+
+export interface PromptHistoryService {
+  /** The history of the kernel's project (`kernel.config.projectRoot`). */
+  open(): PromptHistory;
+}
+
+export interface UserShellService {
+  /** Runs `command` as the bash tool would (asked like the model's calls), not sent to the model. */
+  run(session: Session, command: string, ask: (question: Question) => Promise<Answer>, signal: AbortSignal): Promise<ToolResult>;
 }
 
 export interface QueryService {

@@ -45,7 +45,7 @@ export const vendorShims = ({ root, loader, vendorOf, exportsOf, hashOf }) => ({
 
 /** Modules the binary replaces with its own (scripts/binary/*), for code that may run from a start-up snapshot. */
 const binarySubstitutesOf = (root, binary) => [
-  { importer: path.join(root, 'kernel'), spec: './native-import.js', file: path.join(binary, 'native-import.ts') },
+  { importer: path.join(root, 'cli'), spec: './native-import.js', file: path.join(binary, 'native-import.ts') },
   { importer: path.join(root, 'plugins', 'ui-ink'), spec: './load-run.js', file: path.join(binary, 'load-run.ts') },
 ];
 export const binarySubstitutes = (root, binary) => ({

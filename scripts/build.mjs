@@ -41,6 +41,8 @@ const VENDORS = {
   openai: ['openai'],
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
+  // cosmiconfig's Explorer (see cli/config-search.ts): loaded only when a config file exists.
+  cosmiconfig: ['cosmiconfig/dist/Explorer.js'],
   // The MCP client (with ajv): loaded only once a server is configured.
   mcp: [
     '@modelcontextprotocol/sdk/client/index.js',
@@ -178,7 +180,7 @@ const cli = await esbuild.build({
   ...binaryCjs,
   entryPoints: { keel: path.join(binary, 'entry.ts') },
   outdir: staging,
-  // What is not bundled goes through the host's loader (kernel/native-import.ts).
+  // What is not bundled goes through the host's loader (cli/native-import.ts).
   define: { 'import.meta.url': 'keelBundleUrl' },
   inject: [path.join(binary, 'bundle-url.ts')],
   // Node's snapshot builder runs the file with `require`, `__filename` and `__dirname` but no `module`.

@@ -73,7 +73,7 @@ function bundleDir(): string {
   return path.join(path.basename(here) === 'chunks' ? path.dirname(here) : here, 'vendor');
 }
 
-/** `$KEEL_HOME/code-cache`, as kernel/config.ts resolves `$KEEL_HOME`. */
+/** `$KEEL_HOME/code-cache`, as cli/config-files.ts resolves `$KEEL_HOME`. */
 function userCacheDir(): string {
   const home = process.env.KEEL_HOME ? path.resolve(process.env.KEEL_HOME) : path.join(homedir(), '.keel');
   return path.join(home, 'code-cache');

@@ -2,7 +2,7 @@
  * `import { query } from 'keel/sdk'`: drive Keel from a program. The same stream-json protocol as
  * `keel --input-format stream-json`, as an async iterator of messages — in this process, or over a child.
  */
-import { errorMessage } from '../kernel/index.js';
+import { errorMessage, protocol } from '../kernel/index.js';
 import { AsyncQueue } from './queue.js';
 import { inProcessTransport, processTransport, type Transport } from './transports.js';
 import type { PermissionResult, Query, QueryOptions, SDKMessage, SDKUserMessage } from './types.js';
@@ -40,7 +40,7 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
     const id = `host_req_${++requests}`;
     const reply = await new Promise<Reply>((resolve) => {
       pending.set(id, resolve);
-      t.send({ type: 'control_request', request_id: id, request: body });
+      t.send(protocol.controlRequest(id, body));
     });
     if (!reply.ok) throw new Error(`${String(body.subtype)}: ${reply.error}`);
     return reply.response;
@@ -49,9 +49,9 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
   const answerControl = async (t: Transport, message: Record<string, unknown>) => {
     const id = String(message.request_id);
     const req = (message.request ?? {}) as Record<string, unknown>;
-    const respond = (body: PermissionResult) => t.send({ type: 'control_response', response: { subtype: 'success', request_id: id, response: body } });
+    const respond = (body: PermissionResult) => t.send(protocol.controlSuccess(id, body));
     if (req.subtype !== 'can_use_tool') {
-      t.send({ type: 'control_response', response: { subtype: 'error', request_id: id, error: `unsupported control request "${String(req.subtype)}"` } });
+      t.send(protocol.controlError(id, `unsupported control request "${String(req.subtype)}"`));
       return;
     }
     if (!options.canUseTool) return respond({ behavior: 'deny', message: 'the host gave no canUseTool callback' });
@@ -64,7 +64,7 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
       });
       respond(decision);
     } catch (err) {
-      t.send({ type: 'control_response', response: { subtype: 'error', request_id: id, error: errorMessage(err) } });
+      t.send(protocol.controlError(id, errorMessage(err)));
     }
   };
 

@@ -3,7 +3,7 @@
  * plugins and config keys — validated like a config file; no config files are searched.
  */
 import { createKernel, KeelError, type Kernel } from '../kernel/index.js';
-import { findProjectRoot, keelHome, mergeLayers, validateLayer, type ConfigLayer } from '../kernel/config.js';
+import { findProjectRoot, keelHome, mergeLayers, validateLayer, type ConfigLayer } from '../cli/config.js';
 import { loadPreset, PRESET_NAMES } from '../presets/index.js';
 import type { QueryOptions } from './types.js';
 

@@ -1,8 +1,6 @@
 /** Claude Code's settings.json → Keel config values: permission rules (tool names mapped), hooks, env, model. */
 import path from 'node:path';
-import { canonicalToolName, KeelError } from '../../kernel/index.js';
-
-const PATH_TOOLS = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'notebook_edit']);
+import { canonicalToolName, KeelError, PATH_RULE_TOOLS } from '../../kernel/index.js';
 
 /**
  * One rule in Keel's syntax. Claude Code's path specifiers: `//abs` is absolute, `~/x` is under home, `/x` and
@@ -15,7 +13,7 @@ export function mapRule(rule: string): string {
   const name = canonicalToolName(tool!);
   if (spec === undefined) return name;
   let specifier = spec;
-  if (PATH_TOOLS.has(name)) {
+  if (PATH_RULE_TOOLS.has(name)) {
     if (specifier.startsWith('//')) specifier = specifier.slice(1);
     else if (specifier.startsWith('./')) specifier = specifier.slice(2);
     else if (specifier.startsWith('/')) specifier = specifier.slice(1);

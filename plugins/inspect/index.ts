@@ -15,6 +15,7 @@ export default definePlugin(() => ({
     kernel.subcommands.register({
       name: 'config',
       description: 'print the merged config, each key with the file, variable or flag that set it (--json for JSON)',
+      options: [['--json', 'print it as JSON']],
       async run(args, { io }) {
         const { configEntries, formatConfig } = await import('./cold.js');
         print(io, args.includes('--json') ? JSON.stringify(configEntries(kernel), null, 2) : formatConfig(kernel));
@@ -43,6 +44,7 @@ export default definePlugin(() => ({
     kernel.subcommands.register({
       name: 'init',
       description: 'write a typed agent.config.ts and an AGENTS.md skeleton for this project (--force overwrites)',
+      options: [['--force', 'overwrite files that exist']],
       async run(args, { io }) {
         const { init } = await import('./cold.js');
         print(io, init(kernel.config.projectRoot, args.includes('--force')).join('\n'));

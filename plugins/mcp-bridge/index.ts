@@ -301,6 +301,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
     kernel.subcommands.register({
       name: 'mcp',
       description: 'manage MCP servers: list, get <name>, add <name> <command|url> [args…], remove <name>',
+      usage: 'keel mcp list | get <name> | add <name> <command|url> [args…] | remove <name>',
       async run(args, ctx) {
         const { mcpSubcommand } = await import('./cold.js');
         return mcpSubcommand(kernel, args, ctx.io, limits);

@@ -2,6 +2,7 @@ import {
   definePlugin,
   findSlashCommand,
   helpText,
+  protocol,
   runAgent,
   runSlashCommand,
   type AgentEvent,
@@ -10,8 +11,6 @@ import {
   type RunResult,
   type Session,
 } from '../../kernel/index.js';
-import { resultMessage, assistantMessage, userMessage as userLine, initMessage } from './messages.js';
-import { PartialStream } from './partial.js';
 import { READER_GONE_EXIT, watchReader } from './reader.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
@@ -37,14 +36,14 @@ export default definePlugin(() => ({
         };
         // Listen before the session starts, so warnings from sessionStart (resume repairs) reach stderr.
         let session: Session | undefined;
-        const partial = ctx.options.includePartialMessages && ctx.options.outputFormat === 'stream-json' ? new PartialStream(() => session) : undefined;
+        const partial = ctx.options.includePartialMessages && ctx.options.outputFormat === 'stream-json' ? new protocol.PartialStream(() => session) : undefined;
         const stop = kernel.observe((event) => {
           if (partial && session) for (const line of partial.lines(event)) write(line);
           onEvent(ctx, session, event, write);
         });
         try {
           session = await ctx.startSession();
-          if (ctx.options.outputFormat === 'stream-json') write(initMessage(kernel, session));
+          if (ctx.options.outputFormat === 'stream-json') write(protocol.initMessage(kernel, session));
           const slash = await findSlashCommand(kernel, ctx.prompt ?? '');
           const result = slash
             ? await runSlashCommand(kernel, session, slash, signal)
@@ -77,15 +76,8 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
     return;
   }
   if (ctx.options.outputFormat !== 'stream-json' || !session) return;
-  if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
-  else if (event.type === 'tool_results') write(userLine(session, event.message));
-  // A sub-agent's lines, tagged with the agent call they belong to (a grandchild's already are).
-  else if (event.type === 'subagent') write({ ...event.message, parent_tool_use_id: event.message.parent_tool_use_id ?? event.toolUseId });
-  else if (event.type === 'retry') {
-    write({ type: 'system', subtype: 'api_retry', attempt: event.attempt, max_retries: event.maxRetries, retry_delay_ms: event.delayMs, error: event.cause, session_id: session.id });
-  } else if (event.type === 'compact') {
-    write({ type: 'system', subtype: 'compact_boundary', session_id: session.id, compact_metadata: { trigger: event.trigger === 'manual' ? 'manual' : 'auto', pre_tokens: event.preTokens } });
-  }
+  const line = protocol.eventMessage(session, event);
+  if (line) write(line);
 }
 
 /** "Retrying in 2 s… (2/3): overloaded (529)" — what a person watching a headless run needs to see. */
@@ -103,7 +95,7 @@ function reportSlash(kernel: Kernel, ctx: ModeContext, session: Session, result:
 
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
   const format = ctx.options.outputFormat;
-  if (format === 'json' || format === 'stream-json') write(resultMessage(kernel, session, result));
+  if (format === 'json' || format === 'stream-json') write(protocol.resultMessage(session, result, kernel.state.get().cost || result.costUsd));
   else if (!result.isError) ctx.io.stdout.write(result.result.endsWith('\n') ? result.result : `${result.result}\n`);
   if (result.aborted) return 130;
   if (result.isError) {

@@ -48,11 +48,21 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
       return query(kernel, await getClient(), request, turn, opts.promptCaching ?? true);
     });
 
-    kernel.services.provide('auth', {
+    const auth = {
       async verify(apiKey: string) {
         const { MessagesClient } = await import('./client.js');
         const probe = new MessagesClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel) });
         await probe.models.list({ limit: 1 });
+      },
+    };
+    kernel.services.provide('auth', auth);
+    kernel.subcommands.register({
+      name: 'login',
+      description: 'store an Anthropic API key in $KEEL_HOME/auth.json (checked with the API first)',
+      usage: 'keel login   (or: echo "$KEY" | keel login)',
+      async run(_args, { io }) {
+        const { login } = await import('./login.js');
+        return login(kernel, io, auth.verify);
       },
     });
   },

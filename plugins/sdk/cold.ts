@@ -42,7 +42,7 @@ export async function runSdkMode(kernel: Kernel, ctx: ModeContext): Promise<numb
       startSession: (overrides) => ctx.startSession(overrides),
       signal: reader.signal,
       maxTurns: ctx.options.maxTurns,
-      askHost: ctx.options.permissionPromptTool === 'stdio',
+      askHost: ctx.options.flags?.['permission-prompt-tool'] === 'stdio',
       partial: Boolean(ctx.options.includePartialMessages),
       once: false,
       slashCommands: true,

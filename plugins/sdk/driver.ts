@@ -19,17 +19,7 @@ import {
   type SessionInit,
   type Turn,
 } from '../../kernel/index.js';
-import {
-  assistantMessage,
-  controlError,
-  controlSuccess,
-  errorMessage,
-  initMessage,
-  resultMessage,
-  userMessage,
-  type OutMessage,
-} from './messages.js';
-import { PartialStream } from './partial.js';
+import { protocol } from '../../kernel/index.js';
 import { invalidBlock } from './blocks.js';
 import { DRIVER_KEY } from './session-driver.js';
 
@@ -53,7 +43,7 @@ export interface AgentsService {
 export interface DriverOptions {
   kernel: Kernel;
   input: AsyncIterable<Incoming>;
-  write(message: OutMessage): void;
+  write(message: protocol.OutMessage): void;
   startSession(overrides: Partial<SessionInit>): Promise<Session>;
   /** Aborted when the whole process should stop (SIGINT, the host's abort). */
   signal: AbortSignal;
@@ -86,7 +76,7 @@ export class ProtocolDriver {
   private inputEnded = false;
   private lastResult: RunResult | undefined;
   private agents: Record<string, AgentDefinitionInput> | undefined;
-  private partial: PartialStream;
+  private partial: protocol.PartialStream;
   private failed = false;
   /** Resolves when reading should stop: the process is aborting, or a sub-agent has its result. */
   private stopReading!: () => void;
@@ -96,7 +86,7 @@ export class ProtocolDriver {
 
   constructor(private readonly opts: DriverOptions) {
     this.overrides = { ...opts.session };
-    this.partial = new PartialStream(() => this.session);
+    this.partial = new protocol.PartialStream(() => this.session);
   }
 
   /** Serves the session until the input ends (and queued turns finish). Returns the exit code. */
@@ -124,7 +114,7 @@ export class ProtocolDriver {
       if (this.opts.once) this.current?.abort(new Error('the parent closed the input'));
       await this.working;
       if (this.opts.once && !this.lastResult) {
-        this.opts.write(errorMessage(this.session, 'no task: the input ended before a user message arrived'));
+        this.opts.write(protocol.errorMessage(this.session, 'no task: the input ended before a user message arrived'));
         return 2;
       }
       return this.failed || this.lastResult?.isError ? 1 : 0;
@@ -172,19 +162,19 @@ export class ProtocolDriver {
       };
       this.pending.set(id, { resolve: finish });
       signal.addEventListener('abort', onAbort, { once: true });
-      this.opts.write({ type: 'control_request', request_id: id, request: body });
+      this.opts.write(protocol.controlRequest(id, body));
     });
   }
 
   private accept(item: Incoming): void {
     const { write } = this.opts;
     if ('error' in item) {
-      write(errorMessage(this.session, `${item.where}: ${item.error}`));
+      write(protocol.errorMessage(this.session, `${item.where}: ${item.error}`));
       return;
     }
     const value = item.value;
     if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
-      write(errorMessage(this.session, `${item.where}: expected a JSON object with a string "type"`));
+      write(protocol.errorMessage(this.session, `${item.where}: expected a JSON object with a string "type"`));
       return;
     }
     const message = value as Record<string, unknown>;
@@ -198,7 +188,7 @@ export class ProtocolDriver {
       case 'control_cancel_request':
         return;
       default:
-        write(errorMessage(this.session, `${item.where}: unknown message type "${String(message.type)}" (expected user, control_request or control_response)`));
+        write(protocol.errorMessage(this.session, `${item.where}: unknown message type "${String(message.type)}" (expected user, control_request or control_response)`));
     }
   }
 
@@ -207,16 +197,16 @@ export class ProtocolDriver {
     const content = inner?.content;
     const valid = typeof content === 'string' ? content.length > 0 : Array.isArray(content) && content.length > 0 && content.every((b) => typeof b === 'object' && b !== null && typeof (b as { type?: unknown }).type === 'string');
     if (!inner || typeof inner !== 'object' || (inner.role !== undefined && inner.role !== 'user') || !valid) {
-      this.opts.write(errorMessage(this.session, `${where}: a user message needs message.content: a non-empty string or an array of content blocks`));
+      this.opts.write(protocol.errorMessage(this.session, `${where}: a user message needs message.content: a non-empty string or an array of content blocks`));
       return;
     }
     const bad = Array.isArray(content) ? invalidBlock(content) : undefined;
     if (bad) {
-      this.opts.write(errorMessage(this.session, `${where}: ${bad}; the message was not sent or saved`));
+      this.opts.write(protocol.errorMessage(this.session, `${where}: ${bad}; the message was not sent or saved`));
       return;
     }
     if (this.opts.once && (this.queue.length > 0 || this.working)) {
-      this.opts.write(errorMessage(this.session, `${where}: a sub-agent takes one task; this message was ignored`));
+      this.opts.write(protocol.errorMessage(this.session, `${where}: a sub-agent takes one task; this message was ignored`));
       return;
     }
     this.queue.push({ content: content as string | ContentBlockParam[] });
@@ -228,7 +218,7 @@ export class ProtocolDriver {
     const id = typeof response?.request_id === 'string' ? response.request_id : undefined;
     const pending = id ? this.pending.get(id) : undefined;
     if (!response || !pending) {
-      this.opts.write(errorMessage(this.session, `${where}: control_response for unknown request_id ${JSON.stringify(response?.request_id)}`));
+      this.opts.write(protocol.errorMessage(this.session, `${where}: control_response for unknown request_id ${JSON.stringify(response?.request_id)}`));
       return;
     }
     if (response.subtype === 'success') {
@@ -244,17 +234,17 @@ export class ProtocolDriver {
     const id = message.request_id;
     const request = message.request as Record<string, unknown> | undefined;
     if (typeof id !== 'string' || !id) {
-      write(errorMessage(this.session, `${where}: a control_request needs a string request_id`));
+      write(protocol.errorMessage(this.session, `${where}: a control_request needs a string request_id`));
       return;
     }
     if (typeof request !== 'object' || request === null || typeof request.subtype !== 'string') {
-      write(controlError(id, 'the control_request has no request.subtype'));
+      write(protocol.controlError(id, 'the control_request has no request.subtype'));
       return;
     }
     try {
-      write(controlSuccess(id, await this.answerControl(request)));
+      write(protocol.controlSuccess(id, await this.answerControl(request)));
     } catch (err) {
-      write(controlError(id, describeError(err)));
+      write(protocol.controlError(id, describeError(err)));
     }
   }
 
@@ -324,7 +314,7 @@ export class ProtocolDriver {
       this.session = session;
       this.defineAgents(session);
       const service = this.opts.kernel.services.get('agents') as AgentsService | undefined;
-      this.opts.write(initMessage(this.opts.kernel, session, { agents: service?.names(session) }));
+      this.opts.write(protocol.initMessage(this.opts.kernel, session, { agents: service?.names(session) }));
       return session;
     });
     return this.starting;
@@ -344,7 +334,7 @@ export class ProtocolDriver {
           : await runAgent(this.opts.kernel, session, next.content, { signal: this.current.signal, maxTurns: this.opts.maxTurns });
         this.current = undefined;
         this.lastResult = result;
-        this.opts.write(resultMessage(session, result));
+        this.opts.write(protocol.resultMessage(session, result));
         if (this.opts.once) {
           this.stopReading();
           return;
@@ -352,7 +342,7 @@ export class ProtocolDriver {
       }
     } catch (err) {
       // A turn that could not run at all (the session did not start): report it; the next message may work.
-      this.opts.write(errorMessage(this.session, describeError(err)));
+      this.opts.write(protocol.errorMessage(this.session, describeError(err)));
       this.failed = true;
       if (this.opts.once) this.stopReading();
     } finally {
@@ -367,16 +357,8 @@ export class ProtocolDriver {
     const session = this.session;
     if (!session) return;
     if (this.opts.partial) for (const line of this.partial.lines(event)) write(line);
-    if (event.type === 'assistant_message') write(assistantMessage(session, event.response));
-    else if (event.type === 'tool_results') write(userMessage(session, event.message));
-    else if (event.type === 'subagent') {
-      // A grandchild's lines already carry the child's call id; a child's own lines get ours.
-      write({ ...event.message, parent_tool_use_id: event.message.parent_tool_use_id ?? event.toolUseId });
-    } else if (event.type === 'retry') {
-      write({ type: 'system', subtype: 'api_retry', attempt: event.attempt, max_retries: event.maxRetries, retry_delay_ms: event.delayMs, error: event.cause, session_id: session.id });
-    } else if (event.type === 'compact') {
-      write({ type: 'system', subtype: 'compact_boundary', session_id: session.id, compact_metadata: { trigger: event.trigger === 'manual' ? 'manual' : 'auto', pre_tokens: event.preTokens } });
-    }
+    const line = protocol.eventMessage(session, event);
+    if (line) write(line);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { formatList, listJson, listSessions, pickable } from './list.js';
+import { History, historyFile } from './prompt-history.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
 import { countResponse, headerFor, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
@@ -155,6 +156,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       },
     };
     kernel.services.provide(NAME, service);
+    kernel.services.provide('promptHistory', { open: () => new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot)) });
   },
 }));
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { definePlugin, defineTool, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
+import { userShell } from './user-shell.js';
 import { existingShells, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 
@@ -60,6 +61,7 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
   name: 'tool-bash',
   kernel: '^1.0.0',
   apply(kernel) {
+    kernel.services.provide('userShell', userShell(kernel));
     const outputLimit = opts.outputLimit ?? 30_000;
     kernel.tools.register(
       defineTool({

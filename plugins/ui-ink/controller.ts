@@ -2,11 +2,9 @@
  * What the prompt's Enter does, and the session it does it in: a prompt runs a turn, `/name` a command
  * (UI built-ins first, then the registry), `!cmd` the shell, `#note` the memory index. No React here.
  */
-import { runAgent, userMessage, type Kernel, type ModeContext, type Session } from '../../kernel/index.js';
+import { runAgent, userMessage, type Kernel, type ModeContext, type PromptHistory as History, type Session, type ToolResult } from '../../kernel/index.js';
 import { resultText, collapse } from './format.js';
-import type { History } from './history.js';
 import type { QuestionQueue } from './questions.js';
-import { runShell } from './shell.js';
 import type { Paint } from './style.js';
 import type { Transcript } from './transcript.js';
 
@@ -102,7 +100,8 @@ export class Controller {
     if (text.startsWith('!')) {
       this.transcript.print(p.bold(`! ${text.slice(1).trim()}`));
       await this.guarded(async (signal) => {
-        const result = await runShell(this.kernel, this.session, text.slice(1).trim(), (q) => this.questions.ask(q), signal);
+        const shell = this.kernel.services.get('userShell');
+        const result: ToolResult = shell ? await shell.run(this.session, text.slice(1).trim(), (q) => this.questions.ask(q), signal) : { content: '!: this preset has no bash tool', isError: true };
         // Denials and results were printed from their events; only failures before those are left.
         if (result.isError && !result.display) this.transcript.print(...collapse(resultText(result), 20).map((l) => p.red(l)));
       });

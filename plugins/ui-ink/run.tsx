@@ -2,7 +2,7 @@
 import React from 'react';
 import chalk from 'chalk';
 import { render } from 'ink';
-import type { ModeContext, Session } from '../../kernel/index.js';
+import type { ModeContext, PromptHistory, Session } from '../../kernel/index.js';
 import { App } from './app/App.js';
 import type { SessionChoice } from './app/ResumePicker.js';
 import { TrustDialog } from './app/TrustDialog.js';
@@ -11,7 +11,6 @@ import { toAscii } from './ascii.js';
 import { bracketedPaste } from './bracketed.js';
 import { loggedStream, OutputLog, reprintOnNarrowing } from './resize.js';
 import { colorsWanted, glyphsFor, isUtf8Locale } from './glyphs.js';
-import { History, historyFile } from './history.js';
 import { QuestionQueue } from './questions.js';
 import { stripColours } from './nocolor.js';
 import { mappedStream } from './stream.js';
@@ -45,7 +44,8 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   const stdout = loggedStream(terminal, output);
   const transcript = new Transcript({ paint, glyphs, width: () => stdout.columns || 80, frameMs: FRAME_MS });
   const questions = new QuestionQueue();
-  const history = new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot));
+  // Without session-store nothing is kept between runs.
+  const history: PromptHistory = kernel.services.get('promptHistory')?.open() ?? { entries: [], add() {}, search: () => null };
   const controller = new Controller(kernel, ctx, transcript, questions, history, paint);
   const stopObserving = kernel.observe((event) => transcript.onEvent(event));
   let lastTodos = kernel.state.get().todos;

@@ -2,15 +2,13 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { runAgent, userMessage, type AgentEvent, type ModeContext, type PermissionMode, type Session } from '../../kernel/index.js';
-import { History, historyFile } from './history.js';
+import { runAgent, userMessage, type AgentEvent, type ModeContext, type PermissionMode, type PromptHistory, type Session, type ToolResult } from '../../kernel/index.js';
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
 import { CallsNotRun, clean, collapse, eventLines, historyLines, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
-import { runShell } from './shell.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
 
 const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
@@ -32,11 +30,14 @@ interface SessionStore {
   close(session: Session): void;
 }
 
+const NO_SHELL: ToolResult = { content: '!: this preset has no bash tool', isError: true };
+
 export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<number> {
   const { kernel, io } = ctx;
   const output = isUtf8Locale(process.env) ? io.stdout : asciiStream(io.stdout);
   const out = (s: string) => void output.write(s);
-  const history = new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot));
+  // Without session-store nothing is kept between runs.
+  const history: PromptHistory = kernel.services.get('promptHistory')?.open() ?? { entries: [], add() {}, search: () => null };
   const terminal = Boolean(io.stdin.isTTY && io.stdout.isTTY);
   const dumb = process.env.TERM === 'dumb';
   let session: Session;
@@ -273,7 +274,8 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
       }
       if (trimmed.startsWith('!')) {
         await runTurn(async (signal) => {
-          const result = await runShell(kernel, session!, trimmed.slice(1).trim(), answerQuestion, signal);
+          const shell = kernel.services.get('userShell');
+          const result = shell ? await shell.run(session!, trimmed.slice(1).trim(), answerQuestion, signal) : NO_SHELL;
           if (result.isError && !result.display) for (const line of collapse(contentText(result.content), 20)) say(`[error] ${line}`);
         });
         continue;

@@ -1,5 +1,6 @@
 /** The `hooks` config key, in Claude Code's shape: event → matchers → shell commands. */
 import { z } from 'zod';
+import { claudeToolName } from '../../kernel/index.js';
 
 export const EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart', 'SessionEnd', 'PreCompact', 'Notification'] as const;
 export type HookEvent = (typeof EVENTS)[number];
@@ -38,21 +39,11 @@ export const hooksSchema = z.partialRecord(z.enum(EVENTS), z.array(matcherSchema
 export type HooksConfig = z.infer<typeof hooksSchema>;
 export type HookCommand = z.infer<typeof commandSchema>;
 
-/** Claude Code's tool names for Keel's tools: hook scripts written for Claude Code see the names they expect. */
-export const CLAUDE_NAMES: Record<string, string> = {
-  bash: 'Bash',
-  read_file: 'Read',
-  write_file: 'Write',
-  edit_file: 'Edit',
-  glob: 'Glob',
-  grep: 'Grep',
-  ls: 'LS',
-  web_fetch: 'WebFetch',
-  web_search: 'WebSearch',
-  todo_write: 'TodoWrite',
-  agent: 'Task',
-  notebook_edit: 'NotebookEdit',
-};
+/** Claude Code's name for a Keel tool, when it has one: hook scripts written for Claude Code see the names they expect. */
+export function claudeAlias(name: string): string | undefined {
+  const alias = claudeToolName(name);
+  return alias === name ? undefined : alias;
+}
 
 export interface CompiledMatcher {
   test(subject: string, alias?: string): boolean;

@@ -9,7 +9,7 @@ import {
   type TextBlockParam,
   type ToolResult,
 } from '../../kernel/index.js';
-import { CLAUDE_NAMES, compile, hooksSchema, type CompiledMatcher, type HookEvent, type HooksConfig } from './config.js';
+import { claudeAlias, compile, hooksSchema, type CompiledMatcher, type HookEvent, type HooksConfig } from './config.js';
 import { runHook, type HookRun } from './run.js';
 
 const NAME = 'user-hooks';
@@ -195,7 +195,7 @@ export default definePlugin(() => ({
 
     if (matchers.PreToolUse) {
       kernel.hooks.prePermission.tapPromise({ name: NAME, stage: Stage.EARLY }, async (call, turn): Promise<Decision | undefined> => {
-        const alias = CLAUDE_NAMES[call.name];
+        const alias = claudeAlias(call.name);
         const input = (call.input ?? {}) as Record<string, unknown>;
         const toolInput = typeof input.path === 'string' && input.file_path === undefined ? { ...input, file_path: input.path } : input;
         const runs = await run('PreToolUse', turn.session, { tool_name: alias ?? call.name, keel_tool_name: call.name, tool_input: toolInput, tool_use_id: call.id }, { subject: call.name, alias, signal: turn.signal });
@@ -209,7 +209,7 @@ export default definePlugin(() => ({
 
     if (matchers.PostToolUse) {
       kernel.hooks.toolResult.tapPromise({ name: NAME, stage: Stage.LATE }, async (result, call, turn) => {
-        const alias = CLAUDE_NAMES[call.name];
+        const alias = claudeAlias(call.name);
         const runs = await run(
           'PostToolUse',
           turn.session,

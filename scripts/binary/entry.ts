@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import v8 from 'node:v8';
-import { main } from '../../kernel/cli.js';
+import { main } from '../../cli/main.js';
 import * as kernel from '../../kernel/index.js';
 import { bundleFile, setBundleFile } from './bundle-url.js';
 import { setHost, type Host } from './host.js';

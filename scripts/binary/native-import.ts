@@ -1,4 +1,4 @@
-// The binary's kernel/native-import.ts: `import()` through the host's loader (see host.ts).
+// The binary's cli/native-import.ts: `import()` through the host's loader (see host.ts).
 import { hostImport } from './host.js';
 
 export const nativeImport = (specifier: string): Promise<Record<string, unknown>> => hostImport(specifier);

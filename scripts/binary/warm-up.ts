@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../../kernel/cli.js';
+import { main } from '../../cli/main.js';
 import type { Io } from '../../kernel/index.js';
 import { requestSender } from '../../plugins/query-anthropic/transport.js';
 

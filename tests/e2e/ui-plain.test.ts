@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { historyFile } from '../../plugins/ui-plain/history.js';
+import { historyFile } from '../../plugins/session-store/prompt-history.js';
 import { hasTmux, readBytes, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
 import { recordSession } from '../helpers/ui-fixtures.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';

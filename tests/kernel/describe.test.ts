@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { assemble } from '../../kernel/cli.js';
+import { assemble } from '../../cli/main.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace | undefined;

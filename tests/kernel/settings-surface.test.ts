@@ -5,8 +5,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../kernel/cli.js';
-import { CONFIG_FILES, findProjectConfig } from '../../kernel/config.js';
+import { main } from '../../cli/main.js';
+import { CONFIG_FILES, findProjectConfig } from '../../cli/config.js';
 import { coreProtectedEntries, describeProtected, frontMatterOf, ProtectedPaths } from '../../kernel/protected.js';
 import { createKernel } from '../../kernel/kernel.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../../kernel/index.js';
-import { mergeLayers, validateLayer } from '../../../kernel/config.js';
+import { mergeLayers, validateLayer } from '../../../cli/config.js';
 import instructions from '../../../plugins/instructions/index.js';
 import { importsOf } from '../../../plugins/instructions/files.js';
 import permissions from '../../../plugins/permissions/index.js';

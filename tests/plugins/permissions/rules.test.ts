@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type ConfigLayer, type ToolDefinition, type Turn } from '../../../kernel/index.js';
-import { mergeLayers } from '../../../kernel/config.js';
+import { mergeLayers } from '../../../cli/config.js';
 import { parseRule, shellPatternMatches, toolMatches, urlPatternMatches } from '../../../plugins/permissions/rules.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 import { harness, rules } from './setup.js';

@@ -4,7 +4,7 @@
  * byte-stable across three turns, even when the memory index changes mid-session.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { assemble } from '../../../kernel/cli.js';
+import { assemble } from '../../../cli/main.js';
 import { runAgent, startSession } from '../../../kernel/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, Kernel, Plugin, Session } from '../../../kernel/index.js';
-import { validateLayer } from '../../../kernel/config.js';
+import { validateLayer } from '../../../cli/config.js';
 import { defineTool, savedOutputDir } from '../../../kernel/index.js';
 import { z } from 'zod';
 import sandbox, { type SandboxConfig } from '../../../plugins/sandbox/index.js';

@@ -8,7 +8,7 @@ import { ResumePicker } from '../../../plugins/ui-ink/app/ResumePicker.js';
 import { TrustDialog } from '../../../plugins/ui-ink/app/TrustDialog.js';
 import { Footer } from '../../../plugins/ui-ink/app/Status.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
-import { History, historyFile } from '../../../plugins/ui-ink/history.js';
+import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 

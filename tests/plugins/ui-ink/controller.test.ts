@@ -10,7 +10,7 @@ import toolBash from '../../../plugins/tool-bash/index.js';
 import usage from '../../../plugins/usage/index.js';
 import { Controller } from '../../../plugins/ui-ink/controller.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
-import { History, historyFile } from '../../../plugins/ui-ink/history.js';
+import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { QuestionQueue } from '../../../plugins/ui-ink/questions.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';

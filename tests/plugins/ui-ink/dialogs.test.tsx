@@ -7,7 +7,7 @@ import { PermissionDialog } from '../../../plugins/ui-ink/app/PermissionDialog.j
 import { PlanDialog } from '../../../plugins/ui-ink/app/PlanDialog.js';
 import { Prompt } from '../../../plugins/ui-ink/app/Prompt.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
-import { History, historyFile } from '../../../plugins/ui-ink/history.js';
+import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { dismissal, QuestionQueue } from '../../../plugins/ui-ink/questions.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { makeWorkspace } from '../../helpers/workspace.js';

@@ -4,7 +4,7 @@ import { splitKeys } from '../../../plugins/ui-ink/keys.js';
 import { Pastes } from '../../../plugins/ui-ink/paste.js';
 import { commonPrefix, pathSuggestions, slashSuggestions } from '../../../plugins/ui-ink/completion.js';
 import { toAscii } from '../../../plugins/ui-ink/ascii.js';
-import { History, historyFile } from '../../../plugins/ui-ink/history.js';
+import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { makeWorkspace } from '../../helpers/workspace.js';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';

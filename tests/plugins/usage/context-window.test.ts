@@ -3,7 +3,7 @@
  * `context-budget` (which compaction reads) must agree with it, in the default preset.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { assemble } from '../../../kernel/cli.js';
+import { assemble } from '../../../cli/main.js';
 import { runAgent, startSession } from '../../../kernel/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';

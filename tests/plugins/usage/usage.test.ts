@@ -33,7 +33,7 @@ describe('cost arithmetic', () => {
     expect(findPrice('claude-haiku-4-5-20251001')).toEqual({ input: 1, output: 5 });
     expect(findPrice('claude-3-5-haiku-20241022')).toEqual({ input: 0.8, output: 4 });
     expect(findPrice('claude-opus-4-1-20250805')).toEqual({ input: 15, output: 75 });
-    // The config defaults (kernel/config.ts DEFAULTS) are priced.
+    // The config defaults (kernel/resolved-config.ts DEFAULTS) are priced.
     expect(findPrice('claude-sonnet-5-5')).toEqual({ input: 3, output: 15 });
     expect(findPrice('claude-haiku-5-5')).toEqual({ input: 1, output: 5 });
     expect(findPrice('claude-opus-4-6')).toEqual({ input: 5, output: 25 });

@@ -2,75 +2,10 @@
  * Configuration: layers found on disk and in the environment, validated one by one (so an error names its
  * file), then merged key by key. Precedence, highest first: flags → env → project → user → defaults.
  */
-import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import path from 'node:path';
 import { z, type ZodType } from 'zod';
-import { KeelError } from './errors.js';
-import { checkKernelRange, isPlugin, KERNEL_VERSION, type KeelConfig, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from './plugin.js';
-import type { PackageSource } from './resolve-package.js';
-import type { PermissionMode } from './types.js';
-
-export type LayerKind = 'defaults' | 'user' | 'project' | 'env' | 'flags';
-
-/** One source of settings: a file, the environment or the command line. */
-export interface ConfigLayer {
-  kind: LayerKind;
-  /** A file path, or `env` / `flags`. Named in every error about this layer. */
-  source: string;
-  values: Record<string, unknown>;
-  /** How to name a key of this layer in errors, e.g. `--permission-mode` or `KEEL_MODEL`. */
-  labels?: Record<string, string>;
-}
-
-/** The merged configuration every plugin reads from `kernel.config`. */
-export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' | 'permissionMode'> & {
-  model: string;
-  smallModel: string;
-  permissionMode: PermissionMode;
-  maxTurns: number;
-  maxTokens: number;
-  preset: string | Preset;
-  plugins: Plugin[];
-  disable: string[];
-  mcpServers: Record<string, McpServerConfig>;
-  permissions: Required<PermissionRules>;
-  tools?: string[];
-  cwd: string;
-  projectRoot: string;
-  keelHome: string;
-  /** False when the project folder is not trusted: its code, MCP servers and hooks must not run. */
-  trusted?: boolean;
-  /**
-   * The config modules found (the user's, the project's or the one `--config` names), loaded or not: protected
-   * for writes by their real path, so neither an odd `--config` name nor a symlink's target escapes.
-   */
-  configFiles?: string[];
-  /** Plugins and presets that config named by package, with the folder each was loaded from. */
-  packages?: PackageSource[];
-  /** The project files that were not loaded because the folder is not trusted. */
-  untrustedFiles?: string[];
-  /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
-  sources: Record<string, string>;
-  /** Plugin-owned keys that no core field describes, by key. */
-  extra: Record<string, unknown>;
-  [key: string]: unknown;
-};
-
-const MODE_ALIASES: Record<string, PermissionMode> = {
-  auto: 'auto',
-  edits: 'edits',
-  ask: 'ask',
-  manual: 'manual',
-  plan: 'plan',
-  default: 'ask',
-  acceptEdits: 'edits',
-  bypassPermissions: 'auto',
-};
-
-export function normalizePermissionMode(value: string): PermissionMode | undefined {
-  return MODE_ALIASES[value];
-}
+import { KeelError } from '../kernel/errors.js';
+import { checkKernelRange, isPlugin, KERNEL_VERSION, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from '../kernel/plugin.js';
+import { DEFAULTS, MODE_ALIASES, normalizePermissionMode, type ConfigLayer, type ResolvedConfig } from '../kernel/resolved-config.js';
 
 const permissionModeSchema = z.string().refine((v) => normalizePermissionMode(v) !== undefined, {
   message: `must be one of ${Object.keys(MODE_ALIASES).join(', ')}`,
@@ -130,15 +65,6 @@ export const coreConfigShape = {
   tools: z.array(z.string()),
   ui: z.string().min(1),
 } satisfies Record<string, ZodType>;
-
-export const DEFAULTS = {
-  model: 'claude-sonnet-5-5',
-  smallModel: 'claude-haiku-5-5',
-  permissionMode: 'ask' as PermissionMode,
-  maxTurns: 100,
-  maxTokens: 16384,
-  preset: 'default',
-};
 
 /**
  * What is wrong with one entry of `plugins` (or a preset's plugins), or undefined when it is a plugin. Names,
@@ -341,69 +267,5 @@ export function envLayer(env: NodeJS.ProcessEnv): ConfigLayer {
   return { kind: 'env', source: 'env', values, labels };
 }
 
-export function keelHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.KEEL_HOME ? path.resolve(env.KEEL_HOME) : path.join(homedir(), '.keel');
-}
-
-/** The nearest ancestor holding `.git`, else `cwd` itself. */
-export function findProjectRoot(cwd: string): string {
-  let dir = path.resolve(cwd);
-  for (;;) {
-    if (existsSync(path.join(dir, '.git'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) return path.resolve(cwd);
-    dir = parent;
-  }
-}
-
-/** Keel's config module names, in the order they are looked for in each folder. Nothing else is searched. */
-export const CONFIG_FILES = [
-  'agent.config.ts',
-  'agent.config.mts',
-  'agent.config.cts',
-  'agent.config.js',
-  'agent.config.mjs',
-  'agent.config.cjs',
-  'agent.config.json',
-];
-
-export interface ConfigFileLoader {
-  /** Loads a config module (TypeScript through jiti). Throws a KeelError naming the file on failure. */
-  (file: string): Promise<Record<string, unknown>>;
-}
-
-export function isFile(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Finds `agent.config.*` from `cwd` up to `projectRoot` (never above it), or checks `explicit` (`--config`).
- * Only names are looked at: nothing is read or run here, so the search is safe before the folder is trusted.
- */
-export function findProjectConfig(cwd: string, projectRoot: string, explicit?: string): string | undefined {
-  if (explicit) {
-    const file = path.resolve(cwd, explicit);
-    if (!isFile(file)) throw new KeelError(`--config: no such file: ${file}`, { code: 'config', exitCode: 2 });
-    return file;
-  }
-  const root = path.resolve(projectRoot);
-  let dir = path.resolve(cwd);
-  for (;;) {
-    const found = CONFIG_FILES.map((name) => path.join(dir, name)).find(isFile);
-    if (found) return found;
-    const parent = path.dirname(dir);
-    // A cwd outside the root (never from findProjectRoot) searches only itself.
-    const rel = path.relative(root, dir);
-    if (dir === root || parent === dir || rel === '..' || rel.startsWith(`..${path.sep}`)) return undefined;
-    dir = parent;
-  }
-}
-
-/** The user's config in `$KEEL_HOME`, if any. */
-export function findUserConfig(home: string): string | undefined {
-  return CONFIG_FILES.map((name) => path.join(home, name)).find(isFile);
-}
+export type { ConfigLayer, ResolvedConfig };
+export { CONFIG_FILES, findProjectConfig, findProjectRoot, findUserConfig, isFile, keelHome } from './config-files.js';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assemble } from '../../kernel/cli.js';
+import { assemble } from '../../cli/main.js';
 import { defineConfig, definePreset, type CliOptions } from '../../kernel/index.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 

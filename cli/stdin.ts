@@ -1,7 +1,7 @@
 /** The CLI's standard input: whether it is a terminal, and all of it when it is not. */
 import { fstatSync, readSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import type { Io } from './types.js';
+import type { Io } from '../kernel/types.js';
 
 const ownStdin = (io: Io) => io === (process as unknown as Io);
 

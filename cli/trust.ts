@@ -5,20 +5,11 @@
  */
 import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ensureDir } from './ensure-dir.js';
-import { KeelError } from './errors.js';
+import { ensureDir } from '../kernel/ensure-dir.js';
+import { KeelError } from '../kernel/errors.js';
+import type { TrustPrompt } from '../kernel/types.js';
 
 export const TRUST_FILE = 'trusted-folders.json';
-
-/** A question a frontend can put to the user before anything from the folder runs. */
-export interface TrustQuestion {
-  folder: string;
-  /** The project files that would run or be read as config once trusted. */
-  files: string[];
-}
-
-/** Answers a trust question: true trusts the folder (and remembers it). */
-export type TrustPrompt = (question: TrustQuestion) => Promise<boolean>;
 
 function canonical(folder: string): string {
   const abs = path.resolve(folder);

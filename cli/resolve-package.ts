@@ -5,26 +5,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isFile, pluginProblem, type ConfigLayer } from './config.js';
-import { errorMessage, KeelError } from './errors.js';
+import { isFile, pluginProblem } from './config.js';
+import type { ConfigLayer, PackageSource } from '../kernel/resolved-config.js';
+import { errorMessage, KeelError } from '../kernel/errors.js';
 import { importModule } from './load-module.js';
 import { nativeImport } from './native-import.js';
-import type { Plugin, Preset } from './plugin.js';
-import { isInside } from './protected.js';
+import type { Plugin, Preset } from '../kernel/plugin.js';
+import { isInside } from '../kernel/protected.js';
 
 /** A plugin or preset that came from a package: shown by `keel plugins` and `keel config`. */
-export interface PackageSource {
-  kind: 'plugin' | 'preset';
-  /** The plugin's or preset's own name. */
-  provides: string;
-  package: string;
-  version?: string;
-  /** The package folder it was loaded from. */
-  path: string;
-  /** What named it: a config file, `flags` or `env`, and the key (`plugins.2`, `preset`, `preset.extends`). */
-  source: string;
-  key: string;
-}
+export type { PackageSource };
 
 export interface SearchContext {
   projectRoot: string;

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assemble, detectMode } from '../../kernel/cli.js';
+import { assemble, detectMode } from '../../cli/main.js';
 import type { CliOptions } from '../../kernel/index.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 

@@ -2,8 +2,8 @@
  * `--include-partial-messages`: the model's stream as `stream_event` lines carrying Anthropic stream events,
  * rebuilt from Keel's delta events (a tool_use block's name arrives with the full `assistant` message).
  */
-import type { AgentEvent, Session } from '../../kernel/index.js';
-import type { OutMessage } from './messages.js';
+import type { AgentEvent, Session } from './types.js';
+import type { OutMessage } from './protocol.js';
 
 export class PartialStream {
   private open = new Map<number, string>();

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { errorMessage, KeelError } from './errors.js';
+import { errorMessage, KeelError } from '../kernel/errors.js';
 import { nativeImport } from './native-import.js';
 
 /** The package root of this copy of Keel (works from sources, dist/ and the bundle). */

@@ -1,16 +1,12 @@
 /**
  * The edge: parse flags, resolve config, build the kernel from a preset, pick the mode, hand over to its
- * frontend. The only kernel file that loads presets, by name. The built-in presets are imported statically (one
+ * frontend. The only file that loads presets, by name. The built-in presets are imported statically (one
  * bundle chunk instead of six on every run: see bench/RESULTS.md); their plugins' heavy parts still load lazily.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { CommanderError, type Command } from 'commander';
 import {
   envLayer,
-  findProjectConfig,
-  findProjectRoot,
-  findUserConfig,
   inertKeys,
   keelHome,
   mergeLayers,
@@ -18,22 +14,26 @@ import {
   type ConfigLayer,
   type ResolvedConfig,
 } from './config.js';
-import { ensureDir } from './ensure-dir.js';
-import { errorMessage, KeelError, userExitCode, userMessage } from './errors.js';
-import { createKernel, type Kernel } from './kernel.js';
+import { findProjectConfig, findProjectRoot, findUserConfig } from './config-files.js';
+import { KeelError, userExitCode, userMessage } from '../kernel/errors.js';
+import { createKernel, type Kernel } from '../kernel/kernel.js';
 import { loadPreset, PRESET_NAMES } from '../presets/index.js';
 import { loadConfigModule } from './load-module.js';
-import type { Plugin, Preset } from './plugin.js';
-import { flattenPreset } from './preset.js';
-import { createSession, startSession } from './session.js';
+import { searchConfig } from './config-search.js';
+import type { Plugin, Preset } from '../kernel/plugin.js';
+import { flattenPreset } from '../kernel/preset.js';
+import { createSession, startSession } from '../kernel/session.js';
 import { readStdin, stdinIsTTY } from './stdin.js';
-import { describeProtected } from './protected.js';
-import { splitToolList } from './tool-names.js';
+import { describeProtected } from '../kernel/protected.js';
+import { splitToolList } from '../kernel/tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
-import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from './types.js';
+import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '../kernel/types.js';
+import { claudeValues, toolsFlag } from './claude-compat.js';
+import { BUILT_IN_NAMES, buildProgram, flagError, pluginFlags, pluginFlagValues, subcommandHelp, type CliFlag } from './program.js';
+import path from 'node:path';
 
-export const KEEL_VERSION = '0.1.0';
+export { KEEL_VERSION, flagError } from './program.js';
 
 /** Mode priority: subagent → sdk → headless → pipe → interactive. */
 export function detectMode(input: { env: NodeJS.ProcessEnv; print: boolean; inputFormat?: string; stdinIsTTY: boolean }): DetectedMode {
@@ -53,93 +53,44 @@ export const FRONTEND_FOR: Record<DetectedMode, string> = {
   interactive: 'interactive',
 };
 
-function buildProgram(): Command {
-  const program = new Command('keel')
-    .description('A microkernel coding agent for the terminal')
-    .version(KEEL_VERSION, '-v, --version')
-    .argument('[prompt]', 'the request (with -p: run headless and print the answer)')
-    .option('-p, --print', 'headless: run the prompt, print the result, exit')
-    .addOption(new Option('--output-format <format>', 'output of -p').choices(['text', 'json', 'stream-json']).default('text'))
-    .addOption(new Option('--input-format <format>', 'input of the sdk mode').choices(['text', 'stream-json']).default('text'))
-    .option('-r, --resume [id]', 'resume a session (no id: list them)')
-    .option('-c, --continue', "resume this project's newest session")
-    .option('--fork-session', 'with --resume/--continue: continue in a new session copied from the old one')
-    .option('--permission-mode <mode>', 'auto | edits | ask | manual | plan')
-    .option('--model <model>', 'the main model')
-    .option('--small-model <model>', 'the model for summaries and other auxiliary calls')
-    .option('--max-turns <n>', 'stop after this many model turns', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new KeelError(`--max-turns: expected a positive integer, got "${v}"`, { exitCode: 2 });
-      return n;
-    })
-    .option('--preset <name>', 'the preset to assemble (default, headless, minimal)')
-    .option('--ui <name>', 'the interactive frontend: ink (default) or plain (readline)')
-    .option('--config <file>', 'use this config file instead of searching for agent.config.*')
-    .option('--trust', 'trust this folder for this run (project config and servers may run)')
-    .option('--verbose', 'log plugin diagnostics to stderr')
-    .option('--mcp-config <file|json>', 'MCP servers for this run ({"mcpServers": {…}}); repeatable', (v: string, all: string[] = []) => [...all, v])
-    // Claude Code's flags, so scripts and SDK hosts written for `claude` drive Keel unchanged.
-    .option('--allowedTools, --allowed-tools <rules>', 'permission rules to allow (comma- or space-separated; repeatable)', collect, [])
-    .option('--disallowedTools, --disallowed-tools <rules>', 'permission rules to deny (comma- or space-separated; repeatable)', collect, [])
-    .option('--tools <names>', 'the only tools this agent has ("" for none, "default" for all)', collect, undefined)
-    .option('--system-prompt <text>', "replace Keel's base system prompt")
-    .option('--append-system-prompt <text>', 'append to the system prompt')
-    .option('--dangerously-skip-permissions', 'the bypassPermissions mode (= auto): protected paths are still asked')
-    .option('--add-dir <dir>', 'another directory tools may use as if inside the project (repeatable)', collect, [])
-    .option('--session-id <uuid>', 'the id of the new session', (v) => {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new KeelError(`--session-id: expected a UUID, got "${v}"`, { exitCode: 2 });
-      return v.toLowerCase();
-    })
-    .option('--permission-prompt-tool <tool>', 'stdio: ask the SDK host (can_use_tool control requests)', (v) => {
-      if (v !== 'stdio') throw new KeelError(`--permission-prompt-tool: only "stdio" is supported, got "${v}"`, { exitCode: 2 });
-      return v;
-    })
-    .option('--include-partial-messages', 'stream-json: also print stream_event lines as the model writes')
-    .showHelpAfterError(false)
-    .exitOverride();
-  program.command('login').description('store an Anthropic API key in $KEEL_HOME/auth.json');
-  program.command('describe').description("print each hook's taps in order for the configured preset");
-  program.command('trust').description("trust this project folder: its agent.config.*, MCP servers and hooks may run");
-  program.command('sessions').description("list this project's sessions (id, last activity, turns, cost, first prompt)").option('--json', 'print the list as JSON').option('--all', "also list sub-agents' sessions and sessions without a model turn");
-  program.command('help').description('show this help (the same as keel --help)');
-  return program;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** Entry point. Returns the exit code. */
-export async function main(argv: string[], io: Io = process as unknown as Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const program = buildProgram();
-  program.configureOutput({
+/** Commander's output through `io`; its errors kept back while `held` (a first pass that may not be the last). */
+function withOutput(program: Command, io: Io, held?: string[]): Command {
+  return program.configureOutput({
     writeOut: (s) => io.stdout.write(s),
     writeErr: (s) => io.stderr.write(s),
     // One line, like every other failure: "keel: unknown option '--prnt' (did you mean --print?)".
-    outputError: (s, write) => write(`keel: ${flagError(s)}\n`),
+    outputError: (s, write) => (held ? held.push(`keel: ${flagError(s)}\n`) : write(`keel: ${flagError(s)}\n`)),
   });
-  const delegated = await runPluginSubcommand(argv, program, io, env);
-  if (delegated !== undefined) return delegated;
-  let subcommand: string | undefined;
-  for (const cmd of program.commands) {
-    cmd.exitOverride().action(() => {
-      subcommand = cmd.name();
-    });
-  }
-  program.action(() => undefined);
+}
+
+/**
+ * Stderr held back while a kernel is assembled on the side (for help, a plugin's sub-command or its flags): the
+ * warnings are printed once that kernel is used, and dropped otherwise.
+ */
+function heldIo(io: Io): { io: Io; release(): void } {
+  let held: string[] | undefined = [];
+  const stderr = { write: (chunk: string) => (held ? held.push(chunk) > 0 : io.stderr.write(chunk)) } as unknown as Io['stderr'];
+  return {
+    io: { ...io, stderr },
+    release() {
+      for (const chunk of held ?? []) io.stderr.write(chunk);
+      held = undefined;
+    },
+  };
+}
+
+/** A kernel assembled for `options` with its warnings held back, or undefined when the configuration fails. */
+async function assembleAside(options: CliOptions, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; release(): void } | undefined> {
+  const held = heldIo(io);
   try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
-    return reportError(err, io);
+    return { kernel: await assemble(options, env, held.io), release: held.release };
+  } catch {
+    return undefined; // the normal path reports the configuration error
   }
-  if (subcommand === 'help') {
-    io.stdout.write(program.helpInformation());
-    return 0;
-  }
-  const flags = program.opts() as Record<string, unknown>;
-  if (flags.resume === '') return reportError(new KeelError('--resume: the session id is empty (run keel sessions to list them)', { exitCode: 2 }), io);
-  const options: CliOptions = {
+}
+
+function optionsOf(flags: Record<string, unknown>): CliOptions {
+  return {
     print: flags.print as boolean | undefined,
     outputFormat: flags.outputFormat as CliOptions['outputFormat'],
     inputFormat: flags.inputFormat as CliOptions['inputFormat'],
@@ -156,26 +107,119 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
     trust: flags.trust as boolean | undefined,
     verbose: flags.verbose as boolean | undefined,
     mcpConfig: flags.mcpConfig as string[] | undefined,
-    allowedTools: splitToolList(flags.allowedTools as string[]),
-    disallowedTools: splitToolList(flags.disallowedTools as string[]),
+    allowedTools: splitToolList((flags.allowedTools as string[] | undefined) ?? []),
+    disallowedTools: splitToolList((flags.disallowedTools as string[] | undefined) ?? []),
     tools: toolsFlag(flags.tools as string[] | undefined),
     systemPrompt: flags.systemPrompt as string | undefined,
     appendSystemPrompt: flags.appendSystemPrompt as string | undefined,
     dangerouslySkipPermissions: flags.dangerouslySkipPermissions as boolean | undefined,
-    addDir: flags.addDir as string[],
+    addDir: (flags.addDir as string[] | undefined) ?? [],
     sessionId: flags.sessionId as string | undefined,
-    permissionPromptTool: flags.permissionPromptTool as string | undefined,
     includePartialMessages: flags.includePartialMessages as boolean | undefined,
+    flags: {},
   };
+}
+
+/** The words before `--`: where a `--help` or `-h` asks for help rather than being a prompt's text. */
+function wantsHelp(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  const words = end === -1 ? argv : argv.slice(0, end);
+  return words.includes('--help') || words.includes('-h');
+}
+
+/** The core flags of `argv`, whatever else it holds (plugin flags, a sub-command): how to assemble the kernel. */
+function lenientOptions(argv: string[]): CliOptions {
+  const program = buildProgram().allowUnknownOption().allowExcessArguments().helpOption(false).exitOverride();
+  program.configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined });
+  for (const command of program.commands) command.allowUnknownOption().helpOption(false).action(() => undefined);
+  program.action(() => undefined);
   try {
-    if (subcommand === 'login') return await login(options, io, env);
+    program.parse(argv, { from: 'user' });
+  } catch {
+    return optionsOf({ outputFormat: 'text', inputFormat: 'text' });
+  }
+  return optionsOf(program.opts());
+}
+
+/** `keel --help` and `keel help`: every flag and sub-command, the plugins' with their plugin. */
+async function printHelp(argv: string[], io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  const aside = await assembleAside(lenientOptions(argv), env, io);
+  const kernel = aside?.kernel;
+  const subcommands = (kernel?.subcommands.list() ?? []).map((definition) => ({ definition, owner: kernel?.subcommands.ownerOf(definition.name) }));
+  try {
+    const program = withOutput(buildProgram(kernel ? pluginFlags(kernel) : [], subcommands), io);
+    io.stdout.write(program.helpInformation());
+    return 0;
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+/** Entry point. Returns the exit code. */
+export async function main(argv: string[], io: Io = process as unknown as Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const delegated = await runPluginSubcommand(argv, io, env);
+  if (delegated !== undefined) return delegated;
+  if (argv[0] === 'help' && argv.length === 2) {
+    const aside = await assembleAside(lenientOptions([]), env, io);
+    const definition = aside?.kernel.subcommands.get(argv[1]!);
+    if (definition) {
+      io.stdout.write(subcommandHelp(definition, aside?.kernel.subcommands.ownerOf(definition.name)));
+      return 0;
+    }
+  }
+  if ((argv[0] === 'help' && argv.length <= 2) || (!BUILT_IN_NAMES.has(argv[0] ?? '') && wantsHelp(argv))) return printHelp(argv, io, env);
+  const held: string[] = [];
+  let program = withOutput(buildProgram(), io, held);
+  let subcommand: string | undefined;
+  const parse = async (p: Command) => {
+    for (const cmd of p.commands) {
+      cmd.exitOverride().action(() => {
+        subcommand = cmd.name();
+      });
+    }
+    p.action(() => undefined);
+    await p.parseAsync(argv, { from: 'user' });
+  };
+  // A flag Keel does not know may be a plugin's: the kernel is assembled first (its plugins' flags are known
+  // then), the line parsed again with them, and that kernel serves the run.
+  let early: { kernel: Kernel; release(): void } | undefined;
+  let extra: CliFlag[] = [];
+  try {
+    try {
+      await parse(program);
+    } catch (err) {
+      if (!(err instanceof CommanderError) || err.code !== 'commander.unknownOption') throw err;
+      early = await assembleAside(lenientOptions(argv), env, io);
+      extra = early ? pluginFlags(early.kernel) : [];
+      if (!extra.length) throw err;
+      held.length = 0;
+      subcommand = undefined;
+      program = withOutput(buildProgram(extra), io, held);
+      await parse(program);
+    }
+  } catch (err) {
+    for (const line of held) io.stderr.write(line);
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    return reportError(err, io);
+  }
+  for (const line of held) io.stderr.write(line);
+  const flags = program.opts() as Record<string, unknown>;
+  if (flags.resume === '') return reportError(new KeelError('--resume: the session id is empty (run keel sessions to list them)', { exitCode: 2 }), io);
+  const options = optionsOf(flags);
+  options.flags = pluginFlagValues(program, extra);
+  try {
     if (subcommand === 'trust') {
       const root = findProjectRoot(process.cwd());
       io.stdout.write(`Trusted ${root} (stored in ${trustFolder(keelHome(env), root)})\n`);
       return 0;
     }
     if (!subcommand) options.askTrust = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY: stdinIsTTY(io) }) === 'interactive';
-    const kernel = await assemble(options, env, io);
+    let kernel: Kernel;
+    // The kernel assembled for the plugin flags serves the run when it was assembled as this run would be.
+    if (early && !options.askTrust) {
+      early.release();
+      kernel = early.kernel;
+    } else kernel = await assemble(options, env, io);
     if (subcommand === 'describe') {
       io.stdout.write(`${kernel.describe()}\n\n${describeProtected(kernel.protected.list())}\n`);
       return 0;
@@ -190,40 +234,29 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
   }
 }
 
-/** Commander's "error: …\n(Did you mean …?)" as one line without its own prefix. */
-export function flagError(text: string): string {
-  return text
-    .replace(/^error:\s*/, '')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .join(' ')
-    .replace('(Did you mean', '(did you mean');
-}
-
 /**
  * `keel <name> …` where a plugin registered the sub-command `name` (`keel mcp list`): the kernel is assembled
- * without flags and the words after the name go to the sub-command. Undefined when no plugin owns the word,
- * so it is parsed as a prompt.
+ * without flags and the words after the name go to the sub-command (`keel <name> --help` prints its help).
+ * Undefined when no plugin owns the word, so it is parsed as a prompt.
  */
-async function runPluginSubcommand(argv: string[], program: Command, io: Io, env: NodeJS.ProcessEnv): Promise<number | undefined> {
+async function runPluginSubcommand(argv: string[], io: Io, env: NodeJS.ProcessEnv): Promise<number | undefined> {
   const name = argv[0];
-  if (!name || !/^[a-z][a-z0-9-]*$/.test(name) || program.commands.some((c) => c.name() === name)) return undefined;
-  const warnings: string[] = [];
-  const quiet = { ...io, stderr: { write: (chunk: string) => warnings.push(chunk) > 0 } as unknown as Io['stderr'] };
-  let kernel: Kernel;
-  try {
-    kernel = await assemble({ outputFormat: 'text', inputFormat: 'text' }, env, quiet);
-  } catch {
-    return undefined; // the normal path reports the configuration error
-  }
+  if (!name || !/^[a-z][a-z0-9-]*$/.test(name) || BUILT_IN_NAMES.has(name)) return undefined;
+  const aside = await assembleAside({ outputFormat: 'text', inputFormat: 'text' }, env, io);
+  if (!aside) return undefined;
+  const { kernel } = aside;
   const subcommand = kernel.subcommands.get(name);
   if (!subcommand) return undefined;
-  for (const warning of warnings) io.stderr.write(warning);
+  const args = argv.slice(1);
+  if (args[0] === '--help' || args[0] === '-h') {
+    io.stdout.write(subcommandHelp(subcommand, kernel.subcommands.ownerOf(name)));
+    return 0;
+  }
+  aside.release();
   // A plugin's sub-command reads the project's settings (`keel mcp list`, `keel config`): say what was skipped.
   if (kernel.config.untrustedFiles?.length) io.stderr.write(untrustedWarning(kernel.config.projectRoot, kernel.config.untrustedFiles));
   try {
-    return await subcommand.run(argv.slice(1), { kernel, io, env });
+    return await subcommand.run(args, { kernel, io, env });
   } catch (err) {
     return reportError(err, io);
   }
@@ -238,43 +271,13 @@ function reportError(err: unknown, io: Io): number {
 
 const FLAG_KEYS = { model: '--model', smallModel: '--small-model', permissionMode: '--permission-mode', maxTurns: '--max-turns', preset: '--preset', ui: '--ui' } as const;
 
-/** `--tools ""` gives no tools, `--tools default` every tool. */
-function toolsFlag(values: string[] | undefined): string[] | undefined {
-  if (values === undefined) return undefined;
-  const names = splitToolList(values);
-  return names.length === 1 && names[0] === 'default' ? undefined : names;
-}
-
 function flagsLayer(options: CliOptions): ConfigLayer {
   const values: Record<string, unknown> = {};
   const labels: Record<string, string> = { ...FLAG_KEYS };
   for (const key of Object.keys(FLAG_KEYS) as Array<keyof typeof FLAG_KEYS>) {
     if (options[key] !== undefined) values[key] = options[key];
   }
-  if (options.dangerouslySkipPermissions) {
-    values.permissionMode = 'bypassPermissions';
-    labels.permissionMode = '--dangerously-skip-permissions';
-  }
-  // The permissions plugin parses rules fully; this catches a malformed one here, where the flag can be named.
-  for (const [flag, rules] of [['--allowedTools', options.allowedTools], ['--disallowedTools', options.disallowedTools]] as const) {
-    const bad = rules?.find((rule) => !/^[A-Za-z0-9_*-]+(?:\(.*\S.*\))?$/s.test(rule));
-    if (bad) throw new KeelError(`${flag}: invalid permission rule "${bad}" (expected ToolName or ToolName(specifier), e.g. Bash(npm test))`, { exitCode: 2 });
-  }
-  if (options.allowedTools?.length || options.disallowedTools?.length) {
-    values.permissions = { allow: options.allowedTools ?? [], deny: options.disallowedTools ?? [] };
-    labels.permissions = '--allowedTools/--disallowedTools';
-  }
-  const more = { tools: '--tools', systemPrompt: '--system-prompt', appendSystemPrompt: '--append-system-prompt' } as const;
-  for (const [key, label] of Object.entries(more) as Array<[keyof typeof more, string]>) {
-    if (options[key] !== undefined) {
-      values[key] = options[key];
-      labels[key] = label;
-    }
-  }
-  if (options.addDir?.length) {
-    values.additionalDirectories = options.addDir.map((dir) => path.resolve(dir));
-    labels.additionalDirectories = '--add-dir';
-  }
+  claudeValues(options, values, labels);
   return { kind: 'flags', source: 'flags', values, labels };
 }
 
@@ -290,29 +293,26 @@ export function storedApiKey(home: string): string | undefined {
   }
 }
 
-export function storeApiKey(home: string, apiKey: string): string {
-  ensureDir(home);
-  const file = path.join(home, 'auth.json');
-  writeFileSync(file, `${JSON.stringify({ apiKey }, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return file;
-}
-
 /** Resolves config layers, loads the preset and plugins, applies them and seals the kernel. */
 export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?: Io, cwd = process.cwd()): Promise<Kernel> {
   const home = keelHome(env);
   const projectRoot = findProjectRoot(cwd);
   const layers: ConfigLayer[] = [];
+  // Names are checked first (no file, no cosmiconfig loaded); cosmiconfig searches and loads where code runs anyway.
   const userFile = findUserConfig(home);
-  if (userFile) layers.push({ kind: 'user', source: userFile, values: await loadConfigModule(userFile) });
+  const user = userFile ? await searchConfig(home, home) : undefined;
+  if (user) layers.push({ kind: 'user', source: user.file, values: user.values });
   const projectFile = findProjectConfig(cwd, projectRoot, options.config);
   // Nothing from an untrusted project runs; a file named with --config is the user's own choice.
   const trusted = await resolveTrust({ home, folder: projectRoot, flag: options.trust, files: projectFile ? [projectFile] : [] });
   const untrusted: string[] = [];
-  if (projectFile && (trusted || options.config)) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
-  else if (projectFile) untrusted.push(projectFile);
+  if (projectFile && options.config) layers.push({ kind: 'project', source: projectFile, values: await loadConfigModule(projectFile) });
+  else if (projectFile && trusted) {
+    const project = await searchConfig(cwd, projectRoot);
+    if (project) layers.push({ kind: 'project', source: project.file, values: project.values });
+  } else if (projectFile) untrusted.push(projectFile);
   layers.push(envLayer(env), flagsLayer(options));
-  // Plugins and presets named by package resolve once trust is known: see kernel/resolve-package.ts.
+  // Plugins and presets named by package resolve once trust is known: see cli/resolve-package.ts.
   const search: SearchContext = { projectRoot, keelHome: home, trusted };
   const packages: PackageSource[] = [];
   for (const layer of layers) await resolvePluginNames(layer, search, packages);
@@ -367,7 +367,7 @@ function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {
   return at;
 }
 
-/** A preset object, or a name: a built-in first, else a package (see kernel/resolve-package.ts). */
+/** A preset object, or a name: a built-in first, else a package (see cli/resolve-package.ts). */
 async function resolvePreset(preset: string | Preset, search: SearchContext, layer: ConfigLayer | undefined, packages: PackageSource[]): Promise<Preset> {
   // A file names itself and the key; a flag or variable names itself (`--preset: …`, `KEEL_PRESET: …`).
   const label = layer?.labels?.preset;
@@ -507,50 +507,4 @@ async function settleTrust(kernel: Kernel, frontend: ModeDefinition, options: Cl
   trustFolder(home, projectRoot);
   const trusted = await assemble(options, env, io);
   return { kernel: trusted, frontend: pickFrontend(trusted, 'interactive') };
-}
-
-async function login(options: CliOptions, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
-  const home = keelHome(env);
-  const key = (await readSecret('Anthropic API key: ', io)).trim();
-  if (!key) throw new KeelError('login: no key entered');
-  const kernel = await assemble(options, { ...env, ANTHROPIC_API_KEY: key }, io);
-  const verify = kernel.services.get('auth') as { verify(key: string): Promise<void> } | undefined;
-  if (verify) {
-    try {
-      await verify.verify(key);
-    } catch (err) {
-      throw new KeelError(`login: the key was refused: ${errorMessage(err)}`);
-    }
-  }
-  const file = storeApiKey(home, key);
-  io.stdout.write(`Key stored in ${file}${verify ? ' (checked with the API)' : ''}\n`);
-  return 0;
-}
-
-/** Reads one line without echoing it when stdin is a terminal. */
-async function readSecret(prompt: string, io: Io): Promise<string> {
-  const stdin = io.stdin as NodeJS.ReadStream;
-  if (!stdinIsTTY(io)) return readStdin(io);
-  io.stderr.write(prompt);
-  return new Promise((resolve) => {
-    let value = '';
-    stdin.setRawMode(true);
-    stdin.resume();
-    const onData = (chunk: Buffer) => {
-      for (const ch of chunk.toString('utf8')) {
-        if (ch === '\r' || ch === '\n') {
-          stdin.setRawMode(false);
-          stdin.pause();
-          stdin.off('data', onData);
-          io.stderr.write('\n');
-          resolve(value);
-          return;
-        }
-        if (ch === '\u0003') process.exit(130);
-        if (ch === '\u007f') value = value.slice(0, -1);
-        else value += ch;
-      }
-    };
-    stdin.on('data', onData);
-  });
 }

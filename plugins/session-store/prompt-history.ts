@@ -5,6 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { PromptHistory } from '../../kernel/index.js';
 
 const MAX_ENTRIES = 500;
 
@@ -14,7 +15,7 @@ export function historyFile(keelHome: string, projectRoot: string): string {
   return path.join(keelHome, 'history', `${base}-${hash}.jsonl`);
 }
 
-export class History {
+export class History implements PromptHistory {
   readonly entries: string[];
 
   constructor(private readonly file: string) {

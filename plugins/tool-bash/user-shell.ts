@@ -2,9 +2,14 @@
  * `!cmd`: runs a shell command through the bash tool, under the same permission policy as the model's calls
  * (prePermission, then the user's answer), and shows its output. The conversation is not sent to the model.
  */
-import { auxiliaryTurn, errorMessage, type Answer, type Kernel, type Question, type Session, type ToolResult } from '../../kernel/index.js';
+import { auxiliaryTurn, errorMessage, type Answer, type Kernel, type Question, type Session, type ToolResult, type UserShellService } from '../../kernel/index.js';
 
 let counter = 0;
+
+/** The `userShell` service both UIs (and any other frontend) run `!cmd` through. */
+export function userShell(kernel: Kernel): UserShellService {
+  return { run: (session, command, ask, signal) => runShell(kernel, session, command, ask, signal) };
+}
 
 export async function runShell(
   kernel: Kernel,

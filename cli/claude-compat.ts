@@ -1,0 +1,65 @@
+/**
+ * Claude Code's flags, so scripts and SDK hosts written for `claude` drive Keel unchanged: their table, and the
+ * config values they set. (`--permission-prompt-tool` belongs to the sdk plugin, which registers it.)
+ */
+import path from 'node:path';
+import { KeelError } from '../kernel/errors.js';
+import type { CliOptions } from '../kernel/types.js';
+import { splitToolList } from '../kernel/tool-names.js';
+import type { CliFlag } from './program.js';
+
+const uuid = (value: string) => {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) throw new KeelError(`--session-id: expected a UUID, got "${value}"`, { exitCode: 2 });
+  return value.toLowerCase();
+};
+
+const OWNER = 'claude-compat';
+
+const FLAGS: CliFlag[] = [
+  { name: 'allowedTools', aliases: ['allowed-tools'], value: '<rules>', description: 'permission rules to allow (comma- or space-separated; repeatable)', repeatable: true, default: [] },
+  { name: 'disallowedTools', aliases: ['disallowed-tools'], value: '<rules>', description: 'permission rules to deny (comma- or space-separated; repeatable)', repeatable: true, default: [] },
+  { name: 'tools', value: '<names>', description: 'the only tools this agent has ("" for none, "default" for all)', repeatable: true },
+  { name: 'system-prompt', value: '<text>', description: "replace Keel's base system prompt" },
+  { name: 'append-system-prompt', value: '<text>', description: 'append to the system prompt' },
+  { name: 'dangerously-skip-permissions', description: 'the bypassPermissions mode (= auto): protected paths are still asked' },
+  { name: 'add-dir', value: '<dir>', description: 'another directory tools may use as if inside the project (repeatable)', repeatable: true, default: [] },
+  { name: 'session-id', value: '<uuid>', description: 'the id of the new session', parse: uuid },
+  { name: 'include-partial-messages', description: 'stream-json: also print stream_event lines as the model writes', modes: ['headless', 'sdk'] },
+];
+
+export const CLAUDE_FLAGS: CliFlag[] = FLAGS.map((flag) => ({ ...flag, owner: OWNER }));
+
+/** `--tools ""` gives no tools, `--tools default` every tool. */
+export function toolsFlag(values: string[] | undefined): string[] | undefined {
+  if (values === undefined) return undefined;
+  const names = splitToolList(values);
+  return names.length === 1 && names[0] === 'default' ? undefined : names;
+}
+
+/** The config values Claude Code's flags set, and how to name each in errors. */
+export function claudeValues(options: CliOptions, values: Record<string, unknown>, labels: Record<string, string>): void {
+  if (options.dangerouslySkipPermissions) {
+    values.permissionMode = 'bypassPermissions';
+    labels.permissionMode = '--dangerously-skip-permissions';
+  }
+  // The permissions plugin parses rules fully; this catches a malformed one here, where the flag can be named.
+  for (const [flag, rules] of [['--allowedTools', options.allowedTools], ['--disallowedTools', options.disallowedTools]] as const) {
+    const bad = rules?.find((rule) => !/^[A-Za-z0-9_*-]+(?:\(.*\S.*\))?$/s.test(rule));
+    if (bad) throw new KeelError(`${flag}: invalid permission rule "${bad}" (expected ToolName or ToolName(specifier), e.g. Bash(npm test))`, { exitCode: 2 });
+  }
+  if (options.allowedTools?.length || options.disallowedTools?.length) {
+    values.permissions = { allow: options.allowedTools ?? [], deny: options.disallowedTools ?? [] };
+    labels.permissions = '--allowedTools/--disallowedTools';
+  }
+  const more = { tools: '--tools', systemPrompt: '--system-prompt', appendSystemPrompt: '--append-system-prompt' } as const;
+  for (const [key, label] of Object.entries(more) as Array<[keyof typeof more, string]>) {
+    if (options[key] !== undefined) {
+      values[key] = options[key];
+      labels[key] = label;
+    }
+  }
+  if (options.addDir?.length) {
+    values.additionalDirectories = options.addDir.map((dir) => path.resolve(dir));
+    labels.additionalDirectories = '--add-dir';
+  }
+}
