@@ -7,6 +7,8 @@ import { bwrapArgs, findOnPath, probe } from './bwrap.js';
 import { compare, revert } from './revert.js';
 import { recordOf, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
+import { isEmptyDir, placeholdersFor, removePlaceholder } from './placeholders.js';
+import { journal, settle } from './journal.js';
 
 export interface SandboxConfig {
   /** Run bash commands inside bubblewrap. Default false. */
@@ -68,6 +70,41 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
       cleanup.push(dir);
     };
 
+    // Placeholders in use, by path: several commands (one in the background) may hold the same one.
+    const holding = new Map<string, number>();
+    let empty: string | undefined;
+    /** An empty folder outside anything the sandbox can write: the source of every placeholder mount. */
+    const emptyDir = () => {
+      if (!empty) {
+        empty = real(mkdtempSync(path.join(os.tmpdir(), 'keel-empty-')));
+        removeLater(empty);
+      }
+      return empty;
+    };
+    /** Checks not run yet, by command: run at Keel's exit (every path: end, signals) once the commands are dead. */
+    const unchecked = new Set<() => Promise<string | undefined>>();
+    let exitListener = false;
+    const checkAtExit = () => {
+      if (exitListener) return;
+      exitListener = true;
+      process.on('exit', () => {
+        if (unchecked.size === 0) return;
+        // Stop and kill everything the tools started first (synchronously), so nothing writes after the check.
+        (kernel.services.get('processes') as { reap(): number } | undefined)?.reap();
+        // finish() does all its work before its first await, so it completes here.
+        for (const finish of [...unchecked]) void finish();
+      });
+    };
+    // A Keel killed with SIGKILL never checked its running commands: settle them before this one runs any.
+    let settled = false;
+    const settleOnce = () => {
+      if (settled || !kernel.config.keelHome) return;
+      settled = true;
+      const lines = settle(kernel.config.keelHome, kernel.protected);
+      if (lines.length) kernel.log('warn', `sandbox: settled the unchecked commands of a Keel that was killed:\n${lines.map((l) => `- ${l}`).join('\n')}`, 'sandbox');
+    };
+    if (kernel.config.keelHome && existsSync(path.join(kernel.config.keelHome, 'sandbox-runs'))) kernel.hooks.sessionStart.tapPromise('sandbox', async () => settleOnce());
+
     const settings = (): SandboxConfig => (kernel.config.sandbox as SandboxConfig | undefined) ?? {};
     const check = () => {
       if (availability) return availability;
@@ -121,7 +158,14 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           run = [process.execPath, '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
         }
         const { hidden, readable } = secrets(surface.list());
+        settleOnce();
         const found = survey(surface, root, roots);
+        const placeholders = placeholdersFor(surface, root, cwd, roots);
+        for (const p of placeholders) holding.set(p, (holding.get(p) ?? 0) + 1);
+        // Their folders below the root are pinned, so none can be renamed away to make a fresh one in its place.
+        const pins = new Set(found.pinned);
+        for (const p of placeholders) for (let dir = path.dirname(p); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) pins.add(dir);
+        found.pinned = [...pins];
         // Commands that overlap compare against the state before the first of them, so none takes another's
         // unfinished change for the starting point.
         const before = live[0] ?? found.records;
@@ -139,11 +183,25 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           writable: found.writable,
           hidden,
           readable,
+          placeholders,
+          emptyDir: placeholders.length ? emptyDir() : '',
         });
+        const done = journal(kernel.config.keelHome, { root, roots, placeholders, before });
         let finished: Promise<string | undefined> | undefined;
         const finish = async (): Promise<string | undefined> => {
+          unchecked.delete(once);
           live.splice(live.indexOf(before), 1);
+          for (const p of placeholders) {
+            const left = (holding.get(p) ?? 1) - 1;
+            if (left > 0) holding.set(p, left);
+            else {
+              holding.delete(p);
+              removePlaceholder(p);
+            }
+          }
           const after = survey(surface, root, roots, found);
+          // Placeholders other running commands still hold are theirs, not something this command created.
+          for (const p of holding.keys()) if (!before.has(p) && isEmptyDir(p)) after.records.delete(p);
           const changes = compare(before, after.records);
           const notes: string[] = [];
           if (changes.length > 0) {
@@ -155,9 +213,13 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
               ...failed.map((f) => `- NOT restored: ${f}`),
             );
           }
+          done();
           return notes.length ? notes.join('\n') : undefined;
         };
-        return { file: bwrap, args: [...args, '--', ...run], finish: () => (finished ??= finish()) };
+        const once = () => (finished ??= finish());
+        unchecked.add(once);
+        checkAtExit();
+        return { file: bwrap, args: [...args, '--', ...run], finish: once };
       },
     };
     kernel.services.provide('sandbox', service);
