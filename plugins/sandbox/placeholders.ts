@@ -1,7 +1,7 @@
 /**
  * Protected names that do not exist yet cannot be created inside the sandbox: an empty read-only folder is
- * mounted where each would be (`agent.config.ts`, `.claude`, `.mcp.json`, `.keel`, `.git` in the project root and
- * in every folder from the working folder up to it, where Keel looks for its config). bubblewrap makes the mount
+ * mounted where each would be (`agent.config.ts`, `.claude`, `.mcp.json`, `.keel` in the project root
+ * and in every folder from the working folder up to it, where Keel looks for its config). bubblewrap makes the mount
  * point (an empty folder) on the host; it is removed when the last command using it ends, or, when Keel was
  * killed first, at the next start. Keel's config search takes files only, so an empty folder never loads.
  */
@@ -45,7 +45,10 @@ export function placeholdersFor(surface: ProtectedPaths, root: string, cwd: stri
   const names = surface
     .list()
     .filter((e) => e.segment && !e.frontMatter)
-    .flatMap((e) => literalNames(e.segment!) ?? []);
+    .flatMap((e) => literalNames(e.segment!) ?? [])
+    // Not \`.git\`: an empty one would move where git and Keel find the project root; a new one loads nothing
+    // at start, and the check after the command removes it.
+    .filter((name) => name !== '.git');
   const dirs: string[] = [];
   for (let dir = isInside(cwd, root) ? cwd : root; isInside(dir, root); dir = path.dirname(dir)) {
     dirs.push(dir);
