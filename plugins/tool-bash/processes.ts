@@ -138,6 +138,10 @@ export function settleStale(keelHome: string): number {
   return killed;
 }
 
+/** The tags in use in this process; a process-wide exit listener ends them all. */
+const armed = new Set<ProcessTag>();
+let exitListener = false;
+
 /** One Keel's tag: handed to every process its tools start, recorded while they may run, reaped at exit. */
 export class ProcessTag {
   readonly tag = `keel-${process.pid}-${randomBytes(8).toString('hex')}`;
@@ -166,13 +170,23 @@ export class ProcessTag {
     return reapTagged(new Set([sub ?? this.tag]));
   }
 
+  /** Kills what runs under this tag and drops its record (at Keel's exit). */
+  end(): void {
+    this.reap();
+    if (this.recorded) rmSync(this.recorded, { force: true });
+  }
+
   private arm(): void {
     if (this.listening) return;
     this.listening = true;
-    process.on('exit', () => {
-      this.reap();
-      if (this.recorded) rmSync(this.recorded, { force: true });
-    });
+    armed.add(this);
+    // One listener for the process, however many kernels a host makes (an SDK host may make hundreds).
+    if (armed.size === 1 && !exitListener) {
+      exitListener = true;
+      process.on('exit', () => {
+        for (const tag of armed) tag.end();
+      });
+    }
     if (!this.keelHome) return;
     const start = startTime('self');
     if (start === undefined) return;
