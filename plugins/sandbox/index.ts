@@ -8,7 +8,7 @@ import { compare, revert } from './revert.js';
 import { recordOf, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
 import { isEmptyDir, placeholdersFor, removePlaceholder } from './placeholders.js';
-import { journal, settle } from './journal.js';
+import { heldByOthers, journal, settle } from './journal.js';
 
 export interface SandboxConfig {
   /** Run bash commands inside bubblewrap. Default false. */
@@ -160,8 +160,14 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         const { hidden, readable } = secrets(surface.list());
         settleOnce();
         const found = survey(surface, root, roots);
-        const placeholders = placeholdersFor(surface, root, cwd, roots);
+        // Where this command starts, and where the session (and a sub-agent it starts) looks for config.
+        const placeholders = placeholdersFor(surface, root, [real(cwd), real(session.cwd)], roots);
         for (const p of placeholders) holding.set(p, (holding.get(p) ?? 0) + 1);
+        // Placeholders of other Keels (a sub-agent started meanwhile) found as empty folders: held here too
+        // (they are read-only mounts in this command like any existing protected path), never taken for its own.
+        const home = kernel.config.keelHome;
+        const borrowed = home ? [...heldByOthers(home)].filter((p) => found.records.has(p) && isEmptyDir(p)) : [];
+        for (const p of borrowed) found.records.delete(p);
         // Their folders below the root are pinned, so none can be renamed away to make a fresh one in its place.
         const pins = new Set(found.pinned);
         for (const p of placeholders) for (let dir = path.dirname(p); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) pins.add(dir);
@@ -186,26 +192,34 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           placeholders,
           emptyDir: placeholders.length ? emptyDir() : '',
         });
-        const done = journal(kernel.config.keelHome, { root, roots, placeholders, before });
+        const done = journal(kernel.config.keelHome, { root, roots, placeholders: [...placeholders, ...borrowed], before });
         let finished: Promise<string | undefined> | undefined;
         const finish = async (): Promise<string | undefined> => {
           unchecked.delete(once);
           live.splice(live.indexOf(before), 1);
+          done();
+          const others = home ? heldByOthers(home) : new Set<string>();
           for (const p of placeholders) {
             const left = (holding.get(p) ?? 1) - 1;
             if (left > 0) holding.set(p, left);
-            else {
-              holding.delete(p);
-              removePlaceholder(p);
+            else holding.delete(p);
+          }
+          // The last holder anywhere removes a placeholder (only while it is still an empty folder).
+          for (const p of [...placeholders, ...borrowed]) if (!holding.has(p) && !others.has(p)) removePlaceholder(p);
+          const after = survey(surface, root, roots, found);
+          // Placeholders (this Keel's or another's, held or just removed) are no change the command made.
+          const base = new Map(before);
+          for (const p of new Set([...placeholders, ...borrowed, ...holding.keys(), ...others])) {
+            const was = base.get(p);
+            if ((was === undefined || was.kind === 'dir') && (!after.records.has(p) || isEmptyDir(p))) {
+              base.delete(p);
+              after.records.delete(p);
             }
           }
-          const after = survey(surface, root, roots, found);
-          // Placeholders other running commands still hold are theirs, not something this command created.
-          for (const p of holding.keys()) if (!before.has(p) && isEmptyDir(p)) after.records.delete(p);
-          const changes = compare(before, after.records);
+          const changes = compare(base, after.records);
           const notes: string[] = [];
           if (changes.length > 0) {
-            const { lines, failed } = revert(changes, before, roots);
+            const { lines, failed } = revert(changes, base, roots);
             kernel.log('warn', `sandbox: reverted ${lines.length} change(s) to protected paths${failed.length ? `; could not revert ${failed.join('; ')}` : ''}`, 'sandbox');
             notes.push(
               'The Keel sandbox undid what this command did to protected paths (they configure Keel, git or the shell; only the user changes them, outside the sandbox):',
@@ -213,7 +227,6 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
               ...failed.map((f) => `- NOT restored: ${f}`),
             );
           }
-          done();
           return notes.length ? notes.join('\n') : undefined;
         };
         const once = () => (finished ??= finish());

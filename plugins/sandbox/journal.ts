@@ -55,6 +55,29 @@ export function journal(keelHome: string, run: { root: string; roots: string[]; 
   return () => rmSync(file, { force: true });
 }
 
+/**
+ * Placeholders that sandboxed commands of other Keels still running hold (a sub-agent's, a second session's):
+ * an empty folder of theirs is neither this command's doing nor this command's to remove.
+ */
+export function heldByOthers(keelHome: string): Set<string> {
+  const held = new Set<string>();
+  let names: string[];
+  try {
+    names = readdirSync(dirOf(keelHome)).filter((n) => n.endsWith('.json') && !n.startsWith(`${process.pid}-`));
+  } catch {
+    return held;
+  }
+  for (const name of names) {
+    try {
+      const entry = JSON.parse(readFileSync(path.join(dirOf(keelHome), name), 'utf8')) as Entry;
+      if (startTime(entry.pid) === entry.start) for (const p of entry.placeholders ?? []) held.add(p);
+    } catch {
+      // being written or removed: skip
+    }
+  }
+  return held;
+}
+
 /** Settles the runs of Keels that are gone; returns one line per thing done or found, for the log. */
 export function settle(keelHome: string, surface: ProtectedPaths): string[] {
   let names: string[];
@@ -74,7 +97,8 @@ export function settle(keelHome: string, surface: ProtectedPaths): string[] {
       continue;
     }
     if (startTime(entry.pid) === entry.start) continue; // that Keel still runs and checks its own
-    for (const p of entry.placeholders ?? []) removePlaceholder(p);
+    const others = heldByOthers(keelHome);
+    for (const p of entry.placeholders ?? []) if (!others.has(p)) removePlaceholder(p);
     const before = new Map((entry.before ?? []).map(([p, kind, ino, size, mtime]) => [p, { kind, ino, size, mtime }]));
     const now = survey(surface, entry.root, entry.roots ?? [entry.root]).records;
     for (const [p, g] of now) {

@@ -37,10 +37,10 @@ const isInside = (child: string, root: string) => {
 
 /**
  * Where to mount a placeholder: each protected literal name missing from the project root and the folders between
- * it and `cwd`, and each protected path inside a writable root that is missing (at its topmost missing folder).
+ * it and each of `cwds`, and each protected path inside a writable root that is missing (at its topmost missing folder).
  * Front-matter entries (`AGENTS.md`) are left out: a new one without front matter is allowed.
  */
-export function placeholdersFor(surface: ProtectedPaths, root: string, cwd: string, roots: string[]): string[] {
+export function placeholdersFor(surface: ProtectedPaths, root: string, cwds: string | string[], roots: string[]): string[] {
   const out = new Set<string>();
   const names = surface
     .list()
@@ -49,13 +49,17 @@ export function placeholdersFor(surface: ProtectedPaths, root: string, cwd: stri
     // Not \`.git\`: an empty one would move where git and Keel find the project root; a new one loads nothing
     // at start, and the check after the command removes it.
     .filter((name) => name !== '.git');
-  const dirs: string[] = [];
-  for (let dir = isInside(cwd, root) ? cwd : root; isInside(dir, root); dir = path.dirname(dir)) {
-    dirs.push(dir);
-    if (dir === root) break;
+  const dirs = new Set<string>();
+  for (const cwd of typeof cwds === 'string' ? [cwds] : cwds) {
+    for (let dir = isInside(cwd, root) ? cwd : root; isInside(dir, root); dir = path.dirname(dir)) {
+      dirs.add(dir);
+      if (dir === root) break;
+    }
   }
   const consider = (p: string) => {
     if (exists(p)) return;
+    // Inside an existing protected folder, which is mounted read-only already: nothing can be made there.
+    for (let dir = path.dirname(p); isInside(dir, root) && dir !== root; dir = path.dirname(dir)) if (exists(dir) && surface.match(dir, 'write')) return;
     const hit = surface.match(p, 'write');
     if (hit && !hit.entry.frontMatter) out.add(p);
   };

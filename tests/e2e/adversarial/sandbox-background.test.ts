@@ -4,7 +4,7 @@
  * it does to other protected paths is checked on every way Keel ends: a normal exit, SIGTERM, and SIGKILL (then
  * at the next start). The planted code would write the canary outside the workspace, where the sandbox cannot.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, resultText, say, useHostile, type Hostile } from '../../helpers/adversary.js';
@@ -56,6 +56,34 @@ describe.skipIf(Boolean(skipReason))('sandboxed background shells', { timeout: S
     expect(resultText(h.verdict().results.n1)).toContain('next');
     expect(existsSync(h.pwned)).toBe(false);
     expect(h.verdict().ran).toBe(false);
+  });
+
+  it('a sub-agent started while the shell runs loads nothing it tried to plant (the folder trusted for good)', async () => {
+    const h = await hostile([]);
+    writeFileSync(path.join(h.keelHome, 'trusted-folders.json'), JSON.stringify({ folders: [h.dir] }));
+    const attempt = [
+      `echo 'import fs from "node:fs"; fs.writeFileSync(${JSON.stringify(h.pwned)}, "ran"); export default {};' > agent.config.mjs`,
+      `mkdir -p .claude; echo '${hookSettings(h)}' > .claude/settings.json`,
+      'touch attempted',
+      'sleep 600',
+    ].join('\n');
+    h.server.push(
+      callTool('bash', { command: hidden(attempt), run_in_background: true }, 'b1'),
+      {
+        ...callTool('agent', { task: 'CHILD look around' }, 'a1'),
+        beforeEvent: async (ctx) => void (ctx.index === 0 && (await until(() => existsSync(h.path('attempted')), 'the attempts'))),
+      },
+      callTool('bash', { command: 'echo child-ran' }, 'c1'),
+      say('child done'),
+      say('done'),
+    );
+    h.write('agent.config.ts', 'export default { sandbox: { enabled: true } };\n');
+    const run = await collect(spawnKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: h.dir, env: h.env }), 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultText(h.verdict().results.c1)).toContain('child-ran');
+    expect(resultText(h.verdict().results.a1)).toContain('child done');
+    expect(existsSync(h.pwned)).toBe(false);
+    for (const name of ['agent.config.mjs', '.claude']) expect(existsSync(h.path(name)), name).toBe(false);
   });
 
   const nested = 'sub/.claude/settings.json';
