@@ -42,8 +42,11 @@ export class Bridge {
     private readonly limits: BridgeLimits,
     retry = true,
   ) {
+    // tool-bash's \`processes\` service, when present, tags each server so what it starts (a setsid grandchild) ends with Keel.
+    const processes = kernel.services.get('processes') as { env(name?: string): Record<string, string> } | undefined;
     for (const [name, config] of Object.entries(servers)) {
       const conn: Connection = new Connection(name, config, {
+        spawnEnv: processes && (() => processes.env(`mcp/${name}`)),
         keelHome: kernel.config.keelHome,
         cwd: kernel.config.cwd,
         retry,

@@ -28,6 +28,8 @@ export type Status = 'connecting' | 'connected' | 'reconnecting' | 'needs-auth' 
 
 export interface ConnectionOptions {
   keelHome: string;
+  /** Variables added to a stdio server's environment (the \`processes\` service's tag). */
+  spawnEnv?: () => Record<string, string>;
   cwd: string;
   /** Reconnect after failures (a session); `keel mcp list` tries once. */
   retry: boolean;
@@ -147,7 +149,7 @@ export class Connection {
       return new GroupStdioTransport({
         command: server.command!,
         args: server.args ?? [],
-        env: server.env ?? {},
+        env: { ...server.env, ...this.opts.spawnEnv?.() },
         cwd: server.cwd ? path.resolve(this.opts.cwd, server.cwd) : this.opts.cwd,
         logFile: this.logFile,
         maxMessageBytes: this.opts.maxMessageBytes,

@@ -3,7 +3,7 @@
  * `$KEEL_HOME/mcp.json` (both in Claude Code's format) and `--mcp-config <file|json>`. Each becomes a config
  * layer; the kernel validates and merges them with the rest.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KeelError, type ConfigLayer, type McpServerConfig } from '../../kernel/index.js';
 
@@ -15,7 +15,8 @@ export const userFile = (keelHome: string) => path.join(keelHome, USER_FILE);
 
 /** `{"mcpServers": {…}}` from a file, or an empty object when it does not exist. */
 export function readServersFile(file: string): Record<string, unknown> {
-  if (!existsSync(file)) return {};
+  // A folder of that name (the sandbox's placeholder, left by a Keel killed mid-command) holds no servers.
+  if (!existsSync(file) || !statSync(file).isFile()) return {};
   return parseServers(readFileSync(file, 'utf8'), file);
 }
 

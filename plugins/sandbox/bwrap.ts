@@ -46,6 +46,9 @@ export interface BwrapSpec {
   /** Read-protected paths (secrets, `$KEEL_HOME`) to hide, and the parts of them left readable. */
   hidden: Array<{ path: string; dir: boolean }>;
   readable: string[];
+  /** Missing protected names to hold with an empty read-only folder (`emptyDir`), so they cannot be created. */
+  placeholders?: string[];
+  emptyDir?: string;
 }
 
 /**
@@ -81,8 +84,10 @@ export function bwrapArgs(spec: BwrapSpec): { args: string[]; dropped: number } 
   for (const p of spec.pinned) guard.push({ at: p, args: ['--bind', p, p] });
   for (const p of spec.readOnly) guard.push({ at: p, args: ['--ro-bind', p, p] });
   for (const p of spec.writable) guard.push({ at: p, args: ['--bind', p, p] });
+  // Never dropped for the mount budget: a missing name has no check afterwards that could stop it loading first.
+  const held = (spec.placeholders ?? []).map((p) => ({ at: p, args: ['--ro-bind', spec.emptyDir!, p] }));
   const kept = guard.length > MAX_GUARD_MOUNTS ? [...guard].sort((a, b) => depth(a.at) - depth(b.at)).slice(0, MAX_GUARD_MOUNTS) : guard;
-  const ordered = [...mounts, ...kept].map((m, i) => ({ ...m, i })).sort((a, b) => depth(a.at) - depth(b.at) || a.i - b.i);
+  const ordered = [...mounts, ...kept, ...held].map((m, i) => ({ ...m, i })).sort((a, b) => depth(a.at) - depth(b.at) || a.i - b.i);
   // --as-pid-1: the command is the namespace's init, so when it exits the kernel kills everything it left
   // running before bwrap returns; nothing writes after the tool has compared the protected paths.
   const args = ['--die-with-parent', '--new-session', '--unshare-all', '--as-pid-1', '--cap-drop', 'ALL'];

@@ -7,6 +7,8 @@ import { bwrapArgs, findOnPath, probe } from './bwrap.js';
 import { compare, revert } from './revert.js';
 import { recordOf, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
+import { isEmptyDir, placeholdersFor, removePlaceholder } from './placeholders.js';
+import { heldByOthers, journal, settle } from './journal.js';
 
 export interface SandboxConfig {
   /** Run bash commands inside bubblewrap. Default false. */
@@ -68,6 +70,41 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
       cleanup.push(dir);
     };
 
+    // Placeholders in use, by path: several commands (one in the background) may hold the same one.
+    const holding = new Map<string, number>();
+    let empty: string | undefined;
+    /** An empty folder outside anything the sandbox can write: the source of every placeholder mount. */
+    const emptyDir = () => {
+      if (!empty) {
+        empty = real(mkdtempSync(path.join(os.tmpdir(), 'keel-empty-')));
+        removeLater(empty);
+      }
+      return empty;
+    };
+    /** Checks not run yet, by command: run at Keel's exit (every path: end, signals) once the commands are dead. */
+    const unchecked = new Set<() => Promise<string | undefined>>();
+    let exitListener = false;
+    const checkAtExit = () => {
+      if (exitListener) return;
+      exitListener = true;
+      process.on('exit', () => {
+        if (unchecked.size === 0) return;
+        // Stop and kill everything the tools started first (synchronously), so nothing writes after the check.
+        (kernel.services.get('processes') as { reap(): number } | undefined)?.reap();
+        // finish() does all its work before its first await, so it completes here.
+        for (const finish of [...unchecked]) void finish();
+      });
+    };
+    // A Keel killed with SIGKILL never checked its running commands: settle them before this one runs any.
+    let settled = false;
+    const settleOnce = () => {
+      if (settled || !kernel.config.keelHome) return;
+      settled = true;
+      const lines = settle(kernel.config.keelHome, kernel.protected);
+      if (lines.length) kernel.log('warn', `sandbox: settled the unchecked commands of a Keel that was killed:\n${lines.map((l) => `- ${l}`).join('\n')}`, 'sandbox');
+    };
+    if (kernel.config.keelHome && existsSync(path.join(kernel.config.keelHome, 'sandbox-runs'))) kernel.hooks.sessionStart.tapPromise('sandbox', async () => settleOnce());
+
     const settings = (): SandboxConfig => (kernel.config.sandbox as SandboxConfig | undefined) ?? {};
     const check = () => {
       if (availability) return availability;
@@ -123,7 +160,20 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         const { hidden, readable } = secrets(surface.list());
         // Inside the hidden KEEL_HOME, this session's saved tool outputs stay readable; no other session's.
         if (kernel.config.keelHome) readable.push(savedOutputDir(real(kernel.config.keelHome), session.id));
+        settleOnce();
         const found = survey(surface, root, roots);
+        // Where this command starts, and where the session (and a sub-agent it starts) looks for config.
+        const placeholders = placeholdersFor(surface, root, [real(cwd), real(session.cwd)], roots);
+        for (const p of placeholders) holding.set(p, (holding.get(p) ?? 0) + 1);
+        // Placeholders of other Keels (a sub-agent started meanwhile) found as empty folders: held here too
+        // (they are read-only mounts in this command like any existing protected path), never taken for its own.
+        const home = kernel.config.keelHome;
+        const borrowed = home ? [...heldByOthers(home)].filter((p) => found.records.has(p) && isEmptyDir(p)) : [];
+        for (const p of borrowed) found.records.delete(p);
+        // Their folders below the root are pinned, so none can be renamed away to make a fresh one in its place.
+        const pins = new Set(found.pinned);
+        for (const p of placeholders) for (let dir = path.dirname(p); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) pins.add(dir);
+        found.pinned = [...pins];
         // Commands that overlap compare against the state before the first of them, so none takes another's
         // unfinished change for the starting point.
         const before = live[0] ?? found.records;
@@ -141,15 +191,37 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           writable: found.writable,
           hidden,
           readable,
+          placeholders,
+          emptyDir: placeholders.length ? emptyDir() : '',
         });
+        const done = journal(kernel.config.keelHome, { root, roots, placeholders: [...placeholders, ...borrowed], before });
         let finished: Promise<string | undefined> | undefined;
         const finish = async (): Promise<string | undefined> => {
+          unchecked.delete(once);
           live.splice(live.indexOf(before), 1);
+          done();
+          const others = home ? heldByOthers(home) : new Set<string>();
+          for (const p of placeholders) {
+            const left = (holding.get(p) ?? 1) - 1;
+            if (left > 0) holding.set(p, left);
+            else holding.delete(p);
+          }
+          // The last holder anywhere removes a placeholder (only while it is still an empty folder).
+          for (const p of [...placeholders, ...borrowed]) if (!holding.has(p) && !others.has(p)) removePlaceholder(p);
           const after = survey(surface, root, roots, found);
-          const changes = compare(before, after.records);
+          // Placeholders (this Keel's or another's, held or just removed) are no change the command made.
+          const base = new Map(before);
+          for (const p of new Set([...placeholders, ...borrowed, ...holding.keys(), ...others])) {
+            const was = base.get(p);
+            if ((was === undefined || was.kind === 'dir') && (!after.records.has(p) || isEmptyDir(p))) {
+              base.delete(p);
+              after.records.delete(p);
+            }
+          }
+          const changes = compare(base, after.records);
           const notes: string[] = [];
           if (changes.length > 0) {
-            const { lines, failed } = revert(changes, before, roots);
+            const { lines, failed } = revert(changes, base, roots);
             kernel.log('warn', `sandbox: reverted ${lines.length} change(s) to protected paths${failed.length ? `; could not revert ${failed.join('; ')}` : ''}`, 'sandbox');
             notes.push(
               'The Keel sandbox undid what this command did to protected paths (they configure Keel, git or the shell; only the user changes them, outside the sandbox):',
@@ -159,7 +231,10 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           }
           return notes.length ? notes.join('\n') : undefined;
         };
-        return { file: bwrap, args: [...args, '--', ...run], finish: () => (finished ??= finish()) };
+        const once = () => (finished ??= finish());
+        unchecked.add(once);
+        checkAtExit();
+        return { file: bwrap, args: [...args, '--', ...run], finish: once };
       },
     };
     kernel.services.provide('sandbox', service);

@@ -97,6 +97,8 @@ export async function runSubagent(kernel: Kernel, ctx: ToolContext, args: AgentI
     KEEL_AGENT_DEPTH: String(spec.depth + 1),
     KEEL_PARENT_SESSION_ID: session.id,
     [HANDOFF_ENV]: String(HANDOFF_FD),
+    // tool-bash's process tag: the child and all it starts end with this Keel, also after a SIGKILL of it.
+    ...(kernel.services.get('processes') as { env(name?: string): Record<string, string> } | undefined)?.env(`agent/${session.id}`),
   };
   delete env.KEEL_SDK_MODE;
   // An in-process host may have given the key and endpoint as options rather than in the environment.

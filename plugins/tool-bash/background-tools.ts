@@ -1,6 +1,7 @@
 /** bash_output, kill_shell and /bashes: what the model and the user do with background shells. */
 import { z } from 'zod';
 import { defineTool, type CommandDefinition, type Session, type ToolDefinition } from '../../kernel/index.js';
+import { settleStale } from './processes.js';
 import { existingShells, killShell, readOutput, shellStatus, shellTable, type BackgroundShell } from './background.js';
 
 const outputInput = z.object({
@@ -55,7 +56,11 @@ export const killShellTool: ToolDefinition<z.infer<typeof killInput>> = defineTo
   async execute(args, ctx) {
     const shell = find(ctx.session, args.shell_id);
     if (typeof shell === 'string') return { content: shell, isError: true };
-    if (!shell.running) return { content: `${shell.id} is no longer running (${shellStatus(shell)}).` };
+    if (!shell.running) {
+      // Its first process ended, but what it put in the background (`cmd >/dev/null 2>&1 &`) may still run.
+      const left = shell.reap?.() ?? 0;
+      return { content: `${shell.id} is no longer running (${shellStatus(shell)})${left ? `; killed ${left} process(es) it had left running` : ''}.` };
+    }
     await killShell(shell);
     return { content: `Killed ${shell.id} (${shell.command}) and its child processes.`, display: { shellId: shell.id } };
   },
@@ -79,9 +84,12 @@ export const bashesCommand: CommandDefinition = {
       return `Killed ${shell.id}.`;
     }
     if (words.length > 0) throw new Error(`unknown argument "${words[0]}" (usage: /bashes, or /bashes kill <id>)`);
+    // Survivors of a Keel killed with SIGKILL end here too, as at start-up.
+    const stale = ctx.kernel.config.keelHome ? settleStale(ctx.kernel.config.keelHome) : 0;
+    const note = stale ? `Killed ${stale} process(es) left running by an earlier Keel that was killed.\n` : '';
     const shells = existingShells(ctx.session);
-    if (shells.length === 0) return 'No background shells in this session.';
+    if (shells.length === 0) return `${note}No background shells in this session.`;
     const now = Date.now();
-    return shells.map((s) => `${s.id}  ${shellStatus(s).padEnd(18)}  pid ${s.pid}  ${age(now - s.startedAt).padStart(6)}  ${s.command}`).join('\n');
+    return note + shells.map((s) => `${s.id}  ${shellStatus(s).padEnd(18)}  pid ${s.pid}  ${age(now - s.startedAt).padStart(6)}  ${s.command}`).join('\n');
   },
 };

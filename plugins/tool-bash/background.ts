@@ -31,6 +31,7 @@ export interface BackgroundShell {
   logBytes: number;
   logFd: number | null;
   child: ChildProcess;
+  reap?: () => number;
 }
 
 export interface ShellTable {
@@ -66,6 +67,8 @@ export interface StartSpec {
   env: NodeJS.ProcessEnv;
   logDir: string;
   bufferLimit: number;
+  /** Kills, synchronously, every process the shell started, also those that outlived its first process. */
+  reap?: () => number;
   /** Called once when the shell's process is gone (the sandbox checks and puts back protected paths here). */
   onExit?: () => void;
 }
@@ -94,6 +97,7 @@ export function startBackground(spec: StartSpec): BackgroundShell {
     logBytes: 0,
     logFd,
     child,
+    reap: spec.reap,
   };
   table.shells.set(id, shell);
   if (!table.detach) {
@@ -177,6 +181,8 @@ const KILL_SETTLE_MS = 5_000;
  * gone (or after a bound), so what is reported next (`[bash_1 killed]`) is already true.
  */
 export function killShell(shell: BackgroundShell): Promise<void> {
+  // What it left running after its first process ended (`cmd >/dev/null 2>&1 &`) goes too.
+  shell.reap?.();
   if (!shell.running || shell.pid <= 0) return Promise.resolve();
   shell.killed = true;
   const closed = new Promise<void>((resolve) => {

@@ -5,8 +5,26 @@ import { definePlugin, defineTool, type Session, type ToolContext, type ToolResu
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
 import { userShell } from './user-shell.js';
-import { existingShells, startBackground } from './background.js';
+import { existingShells, shellTable, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
+import { ProcessTag, settleStale } from './processes.js';
+
+/**
+ * The \`processes\` service: what a plugin adds to the environment of a process it spawns so that the process,
+ * and everything it starts (double-forked daemons included), ends with Keel; the MCP bridge uses it.
+ */
+export interface ProcessService {
+  /** Variables for a spawned process's environment; \`name\` also tags it apart, for \`reap(name)\`. */
+  env(name?: string): Record<string, string>;
+  /** Kills every process started under \`name\` (or under this Keel), wherever it went; returns how many. */
+  reap(name?: string): number;
+}
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    processes: ProcessService;
+  }
+}
 
 export interface ToolBashOptions {
   /** Characters of output the model sees at most (the middle is cut). Default 30 000. */
@@ -63,6 +81,12 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
   apply(kernel) {
     kernel.services.provide('userShell', userShell(kernel));
     const outputLimit = opts.outputLimit ?? 30_000;
+    const home = kernel.config.keelHome || undefined;
+    const tag = new ProcessTag(home);
+    // Survivors of an earlier Keel that was killed with SIGKILL end before this one starts anything.
+    if (home) settleStale(home);
+    const processes: ProcessService = { env: (name) => tag.env(name && tag.sub(name)), reap: (name) => tag.reap(name && tag.sub(name)) };
+    kernel.services.provide('processes', processes);
     kernel.tools.register(
       defineTool({
         name: 'bash',
@@ -70,7 +94,7 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
         permission: 'execute',
         input,
         paths: (i) => (i.workdir ? [i.workdir] : []),
-        execute: (args, ctx) => (args.run_in_background ? runInBackground(args, ctx, outputLimit) : runBash(args, ctx, outputLimit)),
+        execute: (args, ctx) => (args.run_in_background ? runInBackground(args, ctx, outputLimit, processes) : runBash(args, ctx, outputLimit, processes)),
       }),
     );
     kernel.tools.register(bashOutputTool);
@@ -82,6 +106,11 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
   },
 }));
 
+/** A background shell's own tag, so kill_shell ends what it started even after its first process ended. */
+function nextShellTag(session: Session): string {
+  return `${session.id}/bash_${shellTable(session).next}`;
+}
+
 /** The environment every bash command gets: the user's, with pagers and editors that never wait. */
 function shellEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -89,13 +118,14 @@ function shellEnv(): Record<string, string> {
   return Object.assign(env, { GIT_PAGER: 'cat', PAGER: 'cat', GIT_EDITOR: 'true', GIT_TERMINAL_PROMPT: '0' });
 }
 
-async function runInBackground(args: z.infer<typeof input>, ctx: ToolContext, bufferLimit: number): Promise<ToolResult> {
+async function runInBackground(args: z.infer<typeof input>, ctx: ToolContext, bufferLimit: number, processes: ProcessService): Promise<ToolResult> {
   const { session } = ctx;
   const state = shellState(session);
   const cwd = args.workdir ? path.resolve(state.cwd, args.workdir) : isDir(state.cwd) ? state.cwd : physical(session.cwd);
   if (!isDir(cwd)) return { content: `bash: workdir ${cwd} is not a folder.`, isError: true };
   const script = `exec 2>&1\n${args.command}`;
-  const env = shellEnv();
+  const tagName = nextShellTag(session);
+  const env = { ...shellEnv(), ...processes.env(tagName) };
   const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
   const home = ctx.kernel.config.keelHome || path.join(os.tmpdir(), `keel-${process.getuid?.() ?? 'user'}`);
   const shell = startBackground({
@@ -107,6 +137,7 @@ async function runInBackground(args: z.infer<typeof input>, ctx: ToolContext, bu
     env,
     logDir: path.join(home, 'tool-outputs', session.id.replace(/[^\w.-]/g, '_'), 'background'),
     bufferLimit,
+    reap: () => processes.reap(tagName),
     // The sandbox's snapshot of protected paths is compared and released when the shell ends, not at start.
     onExit: () => {
       void wrapped?.finish().then(
@@ -121,7 +152,7 @@ async function runInBackground(args: z.infer<typeof input>, ctx: ToolContext, bu
   };
 }
 
-async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimit: number): Promise<ToolResult> {
+async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimit: number, processes: ProcessService): Promise<ToolResult> {
   const { session } = ctx;
   const state = shellState(session);
   const notes: string[] = [];
@@ -133,7 +164,8 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   if (!isDir(cwd)) return { content: `bash: workdir ${cwd} is not a folder.`, isError: true };
 
   const script = shellScript(args.command);
-  const env = shellEnv();
+  const callTag = `${session.id}/${ctx.call.id}`;
+  const env = { ...shellEnv(), ...processes.env(callTag) };
   const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
   const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT;
   let sandboxNote: string | undefined;
@@ -148,6 +180,8 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
       signal: ctx.signal,
       outputLimit,
       onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
+      // On timeout or interrupt, what the command started goes too, wherever it went (setsid, double fork).
+      reap: () => processes.reap(callTag),
     });
   } finally {
     // The sandbox puts back protected paths the command touched; its note goes last, where the model reads it.

@@ -11,6 +11,8 @@ export interface RunSpec {
   signal: AbortSignal;
   outputLimit: number;
   onOutput(chunk: string, stream: 'stdout' | 'stderr'): void;
+  /** Kills, synchronously, every process the command started wherever it went (see processes.ts). */
+  reap?(): void;
 }
 
 export interface RunOutcome {
@@ -99,6 +101,7 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
           // already gone
         }
       }
+      spec.reap?.();
     };
     const timer = setTimeout(() => {
       timedOut = true;

@@ -106,11 +106,19 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: Keel config and settings',
     expectHarmless(a, ['b1']);
   });
 
-  it('a new agent.config.mjs in the root is removed and the model is told', async () => {
-    const a = await attack([bash(hidden('echo "export default { permissions: { allow: [\\"bash\\"] } }" > agent.config.mjs'))]);
+  it('a new agent.config.mjs in the root cannot be created: its name is held read-only, and nothing is left', async () => {
+    const a = await attack([bash(hidden('echo "export default { permissions: { allow: [\\"bash\\"] } }" > agent.config.mjs; rmdir agent.config.mjs; mv agent.config.mjs x'))]);
+    expectHarmless(a, ['b1']);
+    expect(a.text('b1')).toMatch(/agent\.config\.mjs: Is a directory/);
+    expect(existsSync(a.h.path('agent.config.mjs'))).toBe(false);
+    expect(existsSync(a.h.path('x'))).toBe(false);
+  });
+
+  it('a new agent.config.mjs in a subfolder off the working folder\'s path is removed and the model is told', async () => {
+    const a = await attack([bash(hidden('mkdir -p lib && echo "export default {}" > lib/agent.config.mjs'))]);
     expectHarmless(a, ['b1']);
     expect(a.v.results.b1?.is_error).toBe(true);
-    expect(a.text('b1')).toContain(`${a.h.path('agent.config.mjs')}: created by the command, removed (a Keel config file (it runs as code))`);
+    expect(a.text('b1')).toContain(`${a.h.path('lib/agent.config.mjs')}: created by the command, removed (a Keel config file (it runs as code))`);
   });
 
   it('a new agent.config.ts in a deep subfolder is removed', async () => {
@@ -265,13 +273,15 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: tools and tricks', { timeo
     expect(a.text('b1')).toMatch(/Read-only file system/);
   });
 
-  it('with allowWrite: ["~"], existing profiles are still read-only and new ones are removed', async () => {
+  it('with allowWrite: ["~"], existing profiles are still read-only and new ones cannot be made', async () => {
     const a = await attack([bash(hidden('echo "touch x" >> ~/.bashrc; echo "touch x" > ~/.zshrc; echo ok > ~/notes.txt'))], {
       sandbox: "{ enabled: true, allowWrite: ['~'] }",
     });
     expect(readFileSync(path.join(a.h.home, 'notes.txt'), 'utf8')).toBe('ok\n');
     expect(a.v.changed).toEqual([path.join(a.h.home, 'notes.txt')]);
-    expect(a.text('b1')).toContain(`${path.join(a.h.home, '.zshrc')}: created by the command, removed (a shell profile`);
+    // A profile that does not exist yet cannot be made: its name is held read-only while the command runs.
+    expect(a.text('b1')).toMatch(/\.zshrc: Is a directory/);
+    expect(existsSync(path.join(a.h.home, '.zshrc'))).toBe(false);
   });
 
   it('~/.ssh and KEEL_HOME are hidden: no key reaches the model', async () => {
@@ -340,10 +350,12 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: edits mode with allow rule
 });
 
 describe.skipIf(Boolean(skipReason))('sandbox escape: settings files other plugins read', { timeout: SLOW }, () => {
-  it.skipIf(!coreHas('.mcp.json'))('a new .mcp.json (its servers run as programs) is removed', async () => {
-    const a = await attack([bash(hidden('echo "{\\"mcpServers\\":{\\"x\\":{\\"command\\":\\"touch\\"}}}" > .mcp.json; mkdir -p tools && cp .mcp.json tools/.mcp.json'))]);
+  it.skipIf(!coreHas('.mcp.json'))('a new .mcp.json (its servers run as programs) cannot be made in the root, and is removed elsewhere', async () => {
+    const a = await attack([bash(hidden('echo "{\\"mcpServers\\":{\\"x\\":{\\"command\\":\\"touch\\"}}}" > .mcp.json; mkdir -p tools && echo "{}" > tools/.mcp.json'))]);
     expectHarmless(a, ['b1']);
+    expect(a.text('b1')).toMatch(/\.mcp\.json: Is a directory/);
     expect(a.text('b1')).toMatch(REVERTED);
+    expect(existsSync(a.h.path('.mcp.json'))).toBe(false);
   });
 
   it.skipIf(!coreHas('.claude'))('a new .claude/settings.json (hooks) is removed', async () => {

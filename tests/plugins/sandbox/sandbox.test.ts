@@ -210,14 +210,29 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     const session = await testSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
     const turn = { session, kernel, index: 1, signal: new AbortController().signal, data: new Map(), emit: () => undefined };
     const ctx = { signal: turn.signal, session, turn, call: { id: 'bg', name: 'bash', input: {} }, kernel, cwd: session.cwd, emit: () => undefined };
-    const started = await kernel.tools.get('bash')!.execute({ command: 'echo "export default {}" > agent.config.mjs', run_in_background: true }, ctx);
+    // A nested .claude/ (not where Keel looks for settings at start) can be made; it is removed when the shell ends.
+    const started = await kernel.tools.get('bash')!.execute({ command: 'mkdir -p sub/.claude && echo "{}" > sub/.claude/settings.json', run_in_background: true }, ctx);
     expect(String(started.content)).toMatch(/Started in the background/);
     // Only the shell's own end may trigger the check: nothing else runs in this session.
     const deadline = Date.now() + 20_000;
     while (!logs.some((l) => l.startsWith('background shell:')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(ws.path('agent.config.mjs'))).toBe(false);
-    expect(logs).toContainEqual(expect.stringMatching(/^background shell: .*agent\.config\.mjs: created by the command, removed/s));
+    expect(existsSync(ws.path('sub/.claude'))).toBe(false);
+    expect(logs).toContainEqual(expect.stringMatching(/^background shell: .*sub\/\.claude: created by the command, removed/s));
   }, 30_000);
+
+  it('protected names that do not exist yet cannot be created (root and working folder), and leave nothing behind', async () => {
+    const { kernel, session } = await setup({ enabled: true });
+    ws.write('pkg/src/a.ts', 'x');
+    const r = await sh(
+      kernel,
+      session,
+      'echo x > agent.config.mjs; mkdir -p .claude; echo "{}" > .claude/settings.json; echo "{}" > .mcp.json; mkdir pkg/.keel; cd pkg/src && echo x > agent.config.ts; rmdir ../../.claude; mv ../../.mcp.json ../../m; echo done',
+    );
+    expect(r.out).toContain('done');
+    for (const p of ['agent.config.mjs', '.claude', '.mcp.json', 'pkg/src/agent.config.ts', 'm']) expect(existsSync(ws.path(p)), p).toBe(false);
+    // pkg/.keel is off the path from the working folder: it was made, and the check after removed it.
+    expect(existsSync(ws.path('pkg/.keel'))).toBe(false);
+  });
 
   it('capabilities are dropped: the read-only mounts cannot be unmounted', async () => {
     const { kernel, session } = await setup({ enabled: true });
