@@ -23,7 +23,6 @@ export { toApiTool, describeInputError } from './tool-schema.js';
 export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage, userExitCode } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';
 export { ensureDir } from './ensure-dir.js';
-export { helpText, MAIN_FLAGS } from './flags.js';
 export { createStore, type Store } from './store.js';
 export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './resolved-config.js';
 export type * from './types.js';
