@@ -24,7 +24,7 @@ import type { Plugin, Preset } from '../kernel/plugin.js';
 import { flattenPreset } from '../kernel/preset.js';
 import { createSession, startSession } from '../kernel/session.js';
 import { readStdin, stdinIsTTY } from './stdin.js';
-import { describeProtected } from '../kernel/protected.js';
+import { describeProtected } from './describe-protected.js';
 import { splitToolList } from '../kernel/tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
