@@ -21,7 +21,7 @@ import { loadPreset, PRESET_NAMES } from '../presets/index.js';
 import { loadConfigModule } from './load-module.js';
 import { searchConfig } from './config-search.js';
 import type { Plugin, Preset } from '../kernel/plugin.js';
-import { flattenPreset } from '../kernel/preset.js';
+import { flattenPreset } from '../presets/flatten.js';
 import { createSession, startSession } from '../kernel/session.js';
 import { readStdin, stdinIsTTY } from './stdin.js';
 import { describeProtected } from './describe-protected.js';

@@ -29,7 +29,6 @@ export type * from './types.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, savedOutputDir, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
-export { flattenPreset, type PresetLoader } from './preset.js';
 export type { PackageSource } from './resolved-config.js';
 export { CLAUDE_TOOL_ALIASES, PATH_RULE_TOOLS, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';
 export * as protocol from './protocol.js';
