@@ -24,11 +24,10 @@ export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, error
 export { Registry, ServiceRegistry } from './registry.js';
 export { ensureDir } from './ensure-dir.js';
 export { createStore, type Store } from './store.js';
-export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './resolved-config.js';
+export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer, type PackageSource } from './resolved-config.js';
 export type * from './types.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
 export { ProtectedPaths, coreProtectedEntries, savedOutputDir, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
-export type { PackageSource } from './resolved-config.js';
 export { CLAUDE_TOOL_ALIASES, PATH_RULE_TOOLS, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';
 export * as protocol from './protocol.js';
