@@ -1,9 +1,7 @@
 /** Auxiliary model calls (summaries, page digests) through the `query` hook, by tier. */
 import { KeelError } from './errors.js';
 import type { Kernel } from './kernel.js';
-import type { ContentBlock, QueryRequest, QueryResponse, Session, Turn } from './types.js';
-
-export type ModelAsk = Omit<QueryRequest, 'model' | 'tools' | 'maxTokens'> & Partial<Pick<QueryRequest, 'model' | 'tools' | 'maxTokens'>>;
+import type { ContentBlock, ModelAsk, QueryRequest, QueryResponse, Session, Turn } from './types.js';
 
 /**
  * Calls the model of `request.tier`: `main` is the session's model, `small` its small model. Small calls

@@ -27,12 +27,20 @@ export function isAbortError(err: unknown): boolean {
   return inCauseChain(err, (e) => e.name === 'AbortError' || e.code === 'ABORT_ERR' || e.name === 'APIUserAbortError');
 }
 
-/** Hook errors arrive wrapped (PluginError), so the loop looks through `cause`. */
-function inCauseChain(err: unknown, test: (e: { name?: unknown; code?: unknown }) => boolean): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    if (test(e as { name?: unknown; code?: unknown })) return true;
-  }
+/** The error and its causes, outermost first: hook errors arrive wrapped (PluginError), so callers look through `cause`. */
+function* causes(err: unknown): Generator<{ name?: unknown; code?: unknown; exitCode?: unknown; message?: unknown }> {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) yield e;
+}
+
+export function inCauseChain(err: unknown, test: (e: { name?: unknown; code?: unknown }) => boolean): boolean {
+  for (const e of causes(err)) if (test(e)) return true;
   return false;
+}
+
+/** The error in the cause chain that was written for users: a KeelError (checked structurally), if any. */
+function forUsers(err: unknown): { message: string; exitCode: number } | undefined {
+  for (const e of causes(err)) if (typeof e.exitCode === 'number' && typeof e.message === 'string') return { message: e.message, exitCode: e.exitCode };
+  return undefined;
 }
 
 /**
@@ -40,20 +48,12 @@ function inCauseChain(err: unknown, test: (e: { name?: unknown; code?: unknown }
  * over the plugin/hook wrapping around it.
  */
 export function userMessage(err: unknown): string {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const candidate = e as { name?: unknown; exitCode?: unknown; message?: unknown };
-    if (typeof candidate.exitCode === 'number' && typeof candidate.message === 'string') return candidate.message;
-  }
-  return errorMessage(err);
+  return forUsers(err)?.message ?? errorMessage(err);
 }
 
 /** The exit code of the error written for users (see `userMessage`), else 1. */
 export function userExitCode(err: unknown): number {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const candidate = e as { exitCode?: unknown; message?: unknown };
-    if (typeof candidate.exitCode === 'number' && typeof candidate.message === 'string') return candidate.exitCode;
-  }
-  return 1;
+  return forUsers(err)?.exitCode ?? 1;
 }
 
 export function errorMessage(err: unknown): string {

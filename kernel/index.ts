@@ -18,19 +18,16 @@ export {
 export { runAgent, addUsage, emptyUsage, defaultTools, toolGiven, type RunOptions } from './loop.js';
 export { startSession } from './session.js';
 export { findSlashCommand, runSlashCommand, type SlashCall } from './command.js';
-export { askModel, auxiliaryTurn, responseText, type ModelAsk } from './ask-model.js';
+export { askModel, auxiliaryTurn, responseText } from './ask-model.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
 export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage, userExitCode } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';
 export { ensureDir } from './ensure-dir.js';
-export { helpText, MAIN_FLAGS } from './flags.js';
 export { createStore, type Store } from './store.js';
-export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer } from './resolved-config.js';
+export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer, type PackageSource } from './resolved-config.js';
 export type * from './types.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';
-export { ProtectedPaths, coreProtectedEntries, describeProtected, savedOutputDir, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
-export { flattenPreset, type PresetLoader } from './preset.js';
-export type { PackageSource } from './resolved-config.js';
+export { ProtectedPaths, coreProtectedEntries, savedOutputDir, frontMatterOf, CONFIG_FILE, FRONT_MATTER, SHELL_PROFILES, type ProtectedEntry, type ProtectedMatch, type ProtectedAccess } from './protected.js';
 export { CLAUDE_TOOL_ALIASES, PATH_RULE_TOOLS, canonicalToolName, claudeToolName, splitToolList } from './tool-names.js';
 export * as protocol from './protocol.js';

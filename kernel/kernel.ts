@@ -249,22 +249,17 @@ function guard(hookName: HookName, tap: TapInfo, kernel: Kernel): TapInfo['fn'] 
   return (...args: unknown[]) => {
     const callback = args[args.length - 1] as (err?: unknown, result?: unknown) => void;
     const rest = args.slice(0, -1);
-    try {
-      fn(...rest, (err: unknown, result: unknown) => {
-        if (err) {
-          try {
-            callback(null, onError(err, rest));
-          } catch (wrapped) {
-            callback(wrapped);
-          }
-        } else callback(null, result);
-      });
-    } catch (err) {
+    const fail = (err: unknown) => {
       try {
         callback(null, onError(err, rest));
       } catch (wrapped) {
         callback(wrapped);
       }
+    };
+    try {
+      fn(...rest, (err: unknown, result: unknown) => (err ? fail(err) : callback(null, result)));
+    } catch (err) {
+      fail(err);
     }
   };
 }

@@ -3,7 +3,7 @@
  * Every tool_use gets exactly one tool_result, whatever happens to the call.
  */
 import type { ZodError } from 'zod';
-import { errorMessage, isAbortError, isContextOverflow, userMessage } from './errors.js';
+import { errorMessage, inCauseChain, isAbortError, isContextOverflow, userMessage } from './errors.js';
 import type { Kernel } from './kernel.js';
 import { apiToolsBytes, describeInputError, toApiTool } from './tool-schema.js';
 import { responseText } from './ask-model.js';
@@ -142,7 +142,7 @@ export async function runAgent(
           continue;
         }
       }
-      if (turnIndex === 1 && refusedAsInvalid(err) && dropPrompt(kernel, session, promptMessage)) {
+      if (turnIndex === 1 && inCauseChain(err, (e) => e.code === 'invalid_request') && dropPrompt(kernel, session, promptMessage)) {
         return finish({ subtype: 'error_during_execution', error: `${userMessage(err)} (the prompt was not kept in the session)` }, turnIndex);
       }
       return finish({ subtype: 'error_during_execution', error: userMessage(err) }, turnIndex);
@@ -210,14 +210,6 @@ export async function runAgent(
 
 function createTurn(kernel: Kernel, session: Session, index: number, signal: AbortSignal, turns: TurnAllowance): Turn {
   return { session, kernel, index, signal, data: new Map(), emit: (event: AgentEvent) => kernel.emit(event), turns };
-}
-
-/** A provider's `invalid_request` error (a 400 invalid_request_error), seen through the hook's wrapping. */
-function refusedAsInvalid(err: unknown): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === 'invalid_request') return true;
-  }
-  return false;
 }
 
 /**

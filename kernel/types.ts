@@ -502,11 +502,11 @@ export interface UserShellService {
   run(session: Session, command: string, ask: (question: Question) => Promise<Answer>, signal: AbortSignal): Promise<ToolResult>;
 }
 
+/** A model call by tier: the model name, tools and `maxTokens` default to the session's and the config's. */
+export type ModelAsk = Omit<QueryRequest, 'model' | 'tools' | 'maxTokens'> & Partial<Pick<QueryRequest, 'model' | 'tools' | 'maxTokens'>>;
+
 export interface QueryService {
-  ask(
-    request: Omit<QueryRequest, 'model' | 'tools' | 'maxTokens'> & Partial<Pick<QueryRequest, 'model' | 'tools' | 'maxTokens'>>,
-    turn: Turn,
-  ): Promise<QueryResponse>;
+  ask(request: ModelAsk, turn: Turn): Promise<QueryResponse>;
 }
 
 export interface SandboxService {

@@ -1,4 +1,5 @@
-import { flattenPreset, type Preset } from '../kernel/index.js';
+import type { Preset } from '../kernel/index.js';
+import { flattenPreset } from './flatten.js';
 import defaultPreset from './default.js';
 import headless from './headless.js';
 import minimal from './minimal.js';
@@ -9,6 +10,8 @@ import policyStrict from './policy-strict.js';
  * share their plugins, and each module the binary loads apart costs a few milliseconds of a start-up.
  */
 const presets: Record<string, Preset> = { default: defaultPreset, headless, minimal, 'policy-strict': policyStrict };
+
+export { flattenPreset, type PresetLoader } from './flatten.js';
 
 export const PRESET_NAMES = Object.keys(presets);
 

@@ -14,7 +14,6 @@ import path from 'node:path';
 import {
   createKernel,
   defaultConfig,
-  flattenPreset,
   runAgent,
   startSession,
   Stage,
@@ -30,7 +29,7 @@ import {
   type RunResult,
   type Session,
 } from '../kernel/index.js';
-import { loadPreset, PRESET_NAMES } from '../presets/index.js';
+import { flattenPreset, loadPreset, PRESET_NAMES } from '../presets/index.js';
 import { scriptedModel, type ScriptedModel, type ScriptStep } from './scripted-model.js';
 
 export { scriptedModel, SCRIPTED_MODEL, type ScriptedModel, type ScriptedReply, type ScriptStep } from './scripted-model.js';

@@ -1,7 +1,6 @@
 import {
   definePlugin,
   findSlashCommand,
-  helpText,
   protocol,
   runAgent,
   runSlashCommand,
@@ -11,6 +10,7 @@ import {
   type RunResult,
   type Session,
 } from '../../kernel/index.js';
+import { helpText } from './help.js';
 import { READER_GONE_EXIT, watchReader } from './reader.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAIN_FLAGS } from '../../kernel/index.js';
+import { MAIN_FLAGS } from '../../plugins/print/help.js';
 import { plainMessages, say } from '../helpers/anthropic-server.js';
 import { ndjson, runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';

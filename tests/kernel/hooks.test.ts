@@ -25,6 +25,27 @@ describe('hook error policy', () => {
     });
   });
 
+  it('applies the same policy to callback-style taps, whether they throw or pass an error to their callback', async () => {
+    const kernel = createKernel()
+      .use(plugin('throws-sync', (k) => k.hooks.prePermission.tapAsync('throws-sync', () => { throw new Error('bad rule'); })))
+      .seal();
+    expect(await kernel.hooks.prePermission.promise({ id: 't', name: 'bash', input: {} }, {} as never)).toEqual({
+      behavior: 'deny',
+      reason: 'permission check failed (plugin "throws-sync" failed in hook "prePermission": bad rule)',
+    });
+    const provider = createKernel()
+      .use(plugin('calls-back', (k) => k.hooks.query.tapAsync('calls-back', (_request, _turn, done) => done(new Error('socket closed')))))
+      .seal();
+    await expect(provider.hooks.query.promise({} as never, {} as never)).rejects.toThrow('plugin "calls-back" failed in hook "query": socket closed');
+    const ran: string[] = [];
+    const forgiving = createKernel()
+      .use(plugin('fails-late', (k) => k.hooks.postTurn.tapAsync('fails-late', (_record, _turn, done) => done(new Error('disk full')))))
+      .use(plugin('after', (k) => k.hooks.postTurn.tapAsync('after', (_record, _turn, done) => { ran.push('after'); done(); })))
+      .seal();
+    await forgiving.hooks.postTurn.promise({} as never, {} as never);
+    expect(ran).toEqual(['after']);
+  });
+
   it('logs contextLoad errors and carries on with the context unchanged', async () => {
     const logs: AgentEvent[] = [];
     const kernel = createKernel()

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.js';
 import { CONFIG_FILES, findProjectConfig } from '../../cli/config.js';
-import { coreProtectedEntries, describeProtected, frontMatterOf, ProtectedPaths } from '../../kernel/protected.js';
+import { coreProtectedEntries, frontMatterOf, ProtectedPaths } from '../../kernel/protected.js';
+import { describeProtected } from '../../cli/describe-protected.js';
 import { createKernel } from '../../kernel/kernel.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 

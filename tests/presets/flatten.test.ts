@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { definePlugin, definePreset, flattenPreset, type Preset } from '../../kernel/index.js';
+import { definePlugin, definePreset, type Preset } from '../../kernel/index.js';
+import { flattenPreset } from '../../presets/index.js';
 import { assemble } from '../../cli/main.js';
 import { loadPreset, PRESET_NAMES } from '../../presets/index.js';
 import { makeWorkspace } from '../helpers/workspace.js';

@@ -3,8 +3,7 @@
  * others in their place, then add its own. `flattenPreset` turns that into the plain ordered list the kernel
  * applies, with errors that name the preset and the plugin at fault.
  */
-import { KeelError } from './errors.js';
-import type { Plugin, Preset } from './plugin.js';
+import { KeelError, type Plugin, type Preset } from '../kernel/index.js';
 
 export type PresetLoader = (name: string) => Promise<Preset | undefined>;
 
