@@ -4,6 +4,9 @@ import { z } from 'zod';
 import { definePlugin, defineTool, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
+import { splitMarker, terminalScript } from './terminal.js';
+
+export type { TerminalRunner, TerminalRunSpec } from './terminal.js';
 import { existingShells, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 
@@ -130,23 +133,33 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   const cwd = args.workdir ? path.resolve(state.cwd, args.workdir) : state.cwd;
   if (!isDir(cwd)) return { content: `bash: workdir ${cwd} is not a folder.`, isError: true };
 
-  const script = shellScript(args.command);
+  const terminal = ctx.kernel.services.get('terminal');
+  const inTerminal = terminal?.handles(session) ? terminalScript(args.command) : undefined;
+  const script = inTerminal ? inTerminal.script : shellScript(args.command);
   const env = shellEnv();
   const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
   const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT;
   let sandboxNote: string | undefined;
   let outcome: RunOutcome;
   try {
-    outcome = await runProcess({
-      file: wrapped ? wrapped.file : 'bash',
-      args: wrapped ? wrapped.args : ['-c', script],
-      cwd,
-      env,
-      timeoutMs,
-      signal: ctx.signal,
-      outputLimit,
-      onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
-    });
+    const file = wrapped ? wrapped.file : 'bash';
+    const argv = wrapped ? wrapped.args : ['-c', script];
+    if (inTerminal && terminal) {
+      const ran = await terminal.run({ session, toolUseId: ctx.call.id, file, args: argv, cwd, env, timeoutMs, signal: ctx.signal, outputLimit });
+      const split = splitMarker(ran.output, inTerminal.marker);
+      outcome = { ...ran, output: split.output, fd3: split.cwd };
+    } else {
+      outcome = await runProcess({
+        file,
+        args: argv,
+        cwd,
+        env,
+        timeoutMs,
+        signal: ctx.signal,
+        outputLimit,
+        onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
+      });
+    }
   } finally {
     // The sandbox puts back protected paths the command touched; its note goes last, where the model reads it.
     const reverted = await wrapped?.finish();
