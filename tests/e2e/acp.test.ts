@@ -1,0 +1,326 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { agentText, capabilities, startAcp, updatesOf, type AcpClientOptions, type AcpRun } from '../helpers/acp.js';
+import { cleanEnv, KEEL_BIN } from '../helpers/cli.js';
+import { EVERYTHING, processesGone } from '../helpers/mcp.js';
+import { useScriptedProjects } from '../helpers/project.js';
+
+const prepare = useScriptedProjects();
+const runs: AcpRun[] = [];
+afterEach(async () => {
+  for (const run of runs.splice(0)) await run.close();
+});
+
+async function open(cwd: string, env: Record<string, string>, opts: AcpClientOptions = {}) {
+  const run = startAcp(cwd, env, opts);
+  runs.push(run);
+  const init = await run.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: capabilities(opts) });
+  return { run, init };
+}
+
+/** The tool_result blocks the model received in request `index`. */
+function resultsIn(server: ScriptedServer, index: number): Array<{ content: unknown; is_error?: boolean }> {
+  const messages = server.messageRequests()[index]!.body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages[messages.length - 1]!.content as Array<{ type: string; content: unknown; is_error?: boolean }>;
+  return last.filter((b) => b.type === 'tool_result');
+}
+const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content));
+const lastUserText = (request: RecordedRequest) => {
+  const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+  return text(messages[messages.length - 1]!.content);
+};
+
+describe('keel acp (the SDK client)', () => {
+  it('initializes with the protocol version and honest capabilities, and refuses a session without a key', async () => {
+    const { ws, env } = await prepare();
+    const { run, init } = await open(ws.dir, { KEEL_HOME: env.KEEL_HOME!, ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL! });
+    expect(init.protocolVersion).toBe(PROTOCOL_VERSION);
+    expect(init.agentCapabilities).toEqual({
+      loadSession: true,
+      promptCapabilities: { image: true, audio: false, embeddedContext: true },
+      mcpCapabilities: { http: true, sse: true },
+    });
+    expect(init.authMethods?.map((m) => m.id)).toEqual(['anthropic-api-key', 'keel-login']);
+    await expect(run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] })).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('no API key: set ANTHROPIC_API_KEY') });
+    await expect(run.agent.request('authenticate', { methodId: 'keel-login' })).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('run keel login') });
+  });
+
+  it('streams an edit and a bash call: permission allowed once, then rejected; diffs, kinds and statuses in the updates', async () => {
+    const { ws, env, server } = await prepare([
+      callTool('edit_file', { path: 'a.txt', old_string: 'hello', new_string: 'bye' }, 'call-edit'),
+      callTool('bash', { command: 'echo ran > b.txt' }, 'call-bash'),
+      say('All done.'),
+    ]);
+    ws.write('a.txt', 'hello world\n');
+    const { run } = await open(ws.dir, env, { permission: (req) => (req.toolCall.toolCallId === 'call-edit' ? 'allow_once' : 'reject_once') });
+    const { sessionId, modes } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    expect(modes?.currentModeId).toBe('ask');
+    expect(modes?.availableModes.map((m) => m.id)).toEqual(['ask', 'edits', 'auto', 'manual', 'plan']);
+    const { stopReason } = await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'edit and run' }] });
+    expect(stopReason).toBe('end_turn');
+
+    expect(readFileSync(ws.path('a.txt'), 'utf8')).toBe('bye world\n');
+    expect(existsSync(ws.path('b.txt'))).toBe(false);
+    expect(run.permissions.map((p) => p.options.map((o) => o.kind))).toEqual([
+      ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+      ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+    ]);
+    const calls = updatesOf(run, sessionId, 'tool_call');
+    expect(calls.find((c) => c.toolCallId === 'call-edit')).toMatchObject({ kind: 'edit', title: 'Edit a.txt', locations: [{ path: ws.path('a.txt') }], status: 'pending' });
+    expect(calls.find((c) => c.toolCallId === 'call-bash')).toMatchObject({ kind: 'execute', title: '`echo ran > b.txt`', status: 'pending' });
+    const edits = updatesOf(run, sessionId, 'tool_call_update').filter((u) => u.toolCallId === 'call-edit');
+    expect(edits.map((u) => u.status)).toEqual(['in_progress', 'completed']);
+    expect(edits[1]!.content).toEqual([{ type: 'diff', path: ws.path('a.txt'), oldText: 'hello world\n', newText: 'bye world\n' }]);
+    const bash = updatesOf(run, sessionId, 'tool_call_update').filter((u) => u.toolCallId === 'call-bash');
+    expect(bash.at(-1)).toMatchObject({ status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'Permission denied by the user' } }] });
+    expect(agentText(run, sessionId)).toBe('All done.');
+    expect(text(resultsIn(server, 2)[0]!.content)).toContain('Permission denied by the user');
+    expect(updatesOf(run, sessionId, 'available_commands_update')[0]!.availableCommands.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['compact', 'cost', 'plan', 'mcp']));
+  });
+
+  it('cancels a prompt mid-command: the prompt returns cancelled and no process of it is left', async () => {
+    const marker = `acp-cancel-${process.pid}-${Date.now()}`;
+    const { ws, env } = await prepare([callTool('bash', { command: `echo started; sleep 300 # ${marker}` }, 'call-sleep'), say('never')]);
+    const { run } = await open(ws.dir, env, { permission: () => 'allow_once' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const prompt = run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'wait' }] });
+    await expect.poll(() => updatesOf(run, sessionId, 'tool_call_update').some((u) => JSON.stringify(u.content ?? '').includes('started')), { timeout: 20_000 }).toBe(true);
+    expect((await processesGone(marker, 1)).length).toBeGreaterThan(0);
+    await run.agent.notify('session/cancel', { sessionId });
+    expect((await prompt).stopReason).toBe('cancelled');
+    expect(await processesGone(marker)).toEqual([]);
+  });
+
+  it('session/load replays the history as updates, and the next prompt carries it', async () => {
+    const { ws, env, server } = await prepare([say('Noted: the code word is teal.'), say('It was teal.')]);
+    let { run } = await open(ws.dir, env);
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'remember the code word teal' }] });
+    expect(await run.close()).toBe(0);
+
+    ({ run } = await open(ws.dir, env));
+    const loaded = await run.agent.request('session/load', { sessionId, cwd: ws.dir, mcpServers: [] });
+    expect(loaded.modes?.currentModeId).toBe('ask');
+    expect(updatesOf(run, sessionId, 'user_message_chunk').map((u) => u.content.text)).toEqual(['remember the code word teal']);
+    expect(agentText(run, sessionId)).toBe('Noted: the code word is teal.');
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'what was it?' }] });
+    const messages = server.messageRequests()[1]!.body.messages as Array<{ role: string; content: unknown }>;
+    expect(text(messages[0]!.content)).toContain('remember the code word teal');
+    expect(messages).toHaveLength(3);
+
+    await expect(run.agent.request('session/load', { sessionId: 'no-such-session', cwd: ws.dir, mcpServers: [] })).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('no session "no-such-session"'),
+    });
+  });
+
+  it('reads and writes through the client when it offers fs: the unsaved buffer reaches the model, the edit lands in the buffer', async () => {
+    const { ws, env, server } = await prepare([
+      callTool('read_file', { path: 'notes.txt' }),
+      callTool('edit_file', { path: 'notes.txt', old_string: 'unsaved', new_string: 'edited' }, 'call-edit'),
+      say('ok'),
+    ]);
+    const file = ws.write('notes.txt', 'what the disk has\n');
+    const buffers = new Map([[file, 'the unsaved buffer text\n']]);
+    const { run } = await open(ws.dir, env, { buffers, permission: () => 'allow_always' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'look' }] });
+    expect(text(resultsIn(server, 1)[0]!.content)).toContain('the unsaved buffer text');
+    expect(run.writes).toEqual([{ path: file, content: 'the edited buffer text\n' }]);
+    expect(readFileSync(file, 'utf8')).toBe('what the disk has\n');
+    const done = updatesOf(run, sessionId, 'tool_call_update').filter((u) => u.toolCallId === 'call-edit').at(-1)!;
+    expect(done.content).toEqual([{ type: 'diff', path: file, oldText: 'the unsaved buffer text\n', newText: 'the edited buffer text\n' }]);
+  });
+
+  it('runs bash in a client terminal when the client offers terminals, and the tool call shows it', async () => {
+    const { ws, env, server } = await prepare([callTool('bash', { command: 'echo in-a-terminal; cd sub && pwd' }, 'call-term'), callTool('bash', { command: 'pwd' }), say('ok')]);
+    ws.write('sub/x', '');
+    const { run } = await open(ws.dir, env, { terminals: true, permission: () => 'allow_always' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run' }] });
+    expect(run.terminalCommands.length).toBe(2);
+    const first = text(resultsIn(server, 1)[0]!.content);
+    expect(first).toContain('in-a-terminal');
+    expect(first).not.toContain('__keel_cwd_');
+    // The shell's directory carries over to the next call, as outside an editor.
+    expect(text(resultsIn(server, 2)[0]!.content)).toContain(`${ws.dir}/sub`);
+    const shown = updatesOf(run, sessionId, 'tool_call_update').filter((u) => u.toolCallId === 'call-term');
+    expect(shown.some((u) => u.content?.[0]?.type === 'terminal' && u.content[0].terminalId === 'term-1')).toBe(true);
+    expect(shown.at(-1)!.status).toBe('completed');
+  });
+
+  it("calls a tool of an MCP server the client passed in session/new", async () => {
+    const { ws, env, server } = await prepare([
+      callTool('tool_search', { query: 'select:mcp__everything__echo' }),
+      callTool('mcp__everything__echo', { message: 'from the editor' }),
+      say('echoed'),
+    ]);
+    const { run } = await open(ws.dir, env, { permission: () => 'allow_once' });
+    const { sessionId } = await run.agent.request('session/new', {
+      cwd: ws.dir,
+      mcpServers: [{ name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio', ws.dir], env: [] }],
+    });
+    expect((await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'echo' }] })).stopReason).toBe('end_turn');
+    expect(text(resultsIn(server, 2)[0]!.content)).toContain('Echo: from the editor');
+  }, 60_000);
+
+  it('serves two sessions in one process, each with its own history; one failing leaves the other working', async () => {
+    const { ws, env, server } = await prepare([], {
+      route: (request) => {
+        const last = lastUserText(request);
+        if (last.includes('fail')) return { status: 400, errorType: 'invalid_request_error', errorMessage: 'this prompt is refused' };
+        return say(`answer to ${/session (\w+)/.exec(last)?.[1]} with ${(request.body.messages as unknown[]).length} messages`);
+      },
+    });
+    const { run } = await open(ws.dir, env);
+    const a = (await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] })).sessionId;
+    const b = (await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] })).sessionId;
+    expect(a).not.toBe(b);
+    const [ra, rb] = await Promise.all([
+      run.agent.request('session/prompt', { sessionId: a, prompt: [{ type: 'text', text: 'session alpha' }] }),
+      run.agent.request('session/prompt', { sessionId: b, prompt: [{ type: 'text', text: 'session beta' }] }),
+    ]);
+    expect([ra.stopReason, rb.stopReason]).toEqual(['end_turn', 'end_turn']);
+    expect(agentText(run, a)).toBe('answer to alpha with 1 messages');
+    expect(agentText(run, b)).toBe('answer to beta with 1 messages');
+    await expect(run.agent.request('session/prompt', { sessionId: b, prompt: [{ type: 'text', text: 'please fail' }] })).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('this prompt is refused'),
+    });
+    await run.agent.request('session/prompt', { sessionId: a, prompt: [{ type: 'text', text: 'session alpha again' }] });
+    expect(agentText(run, a)).toBe('answer to alpha with 1 messagesanswer to alpha with 3 messages');
+    expect(server.messageRequests().length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('changes the permission mode with session/set_mode, and says so in the updates', async () => {
+    const { ws, env } = await prepare([callTool('bash', { command: 'echo auto > c.txt' }), say('ok')]);
+    const { run } = await open(ws.dir, env);
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/set_mode', { sessionId, modeId: 'auto' });
+    await expect(run.agent.request('session/set_mode', { sessionId, modeId: 'yolo' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('unknown mode "yolo"') });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] });
+    expect(run.permissions).toEqual([]);
+    expect(readFileSync(ws.path('c.txt'), 'utf8')).toBe('auto\n');
+    expect(updatesOf(run, sessionId, 'current_mode_update').map((u) => u.currentModeId)).toContain('auto');
+  });
+});
+
+/** A minimal ACP client written from the spec: newline-delimited JSON-RPC 2.0 over the child's stdio, no SDK. */
+class RawClient {
+  private buffer = '';
+  private nextId = 0;
+  readonly lines: unknown[] = [];
+  readonly nonJson: string[] = [];
+  private waiters = new Map<number, (message: Record<string, any>) => void>();
+  readonly child;
+
+  constructor(cwd: string, env: Record<string, string>) {
+    this.child = spawn(KEEL_BIN, ['acp'], { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout.on('data', (chunk: Buffer) => {
+      this.buffer += chunk.toString();
+      let at: number;
+      while ((at = this.buffer.indexOf('\n')) !== -1) {
+        const line = this.buffer.slice(0, at);
+        this.buffer = this.buffer.slice(at + 1);
+        let message: Record<string, any>;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          this.nonJson.push(line);
+          continue;
+        }
+        this.lines.push(message);
+        if ('id' in message && ('result' in message || 'error' in message)) this.waiters.get(message.id)?.(message);
+        else if ('id' in message && message.method === 'session/request_permission') this.write({ jsonrpc: '2.0', id: message.id, result: { outcome: { outcome: 'cancelled' } } });
+      }
+    });
+  }
+
+  write(message: unknown): void {
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  writeRaw(text: string): void {
+    this.child.stdin.write(text);
+  }
+
+  request(method: string, params: unknown): Promise<Record<string, any>> {
+    const id = ++this.nextId;
+    return new Promise((resolve) => {
+      this.waiters.set(id, resolve);
+      this.write({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+
+  /** Waits for a response with this id (for requests written raw). */
+  response(id: number | null): Promise<Record<string, any>> {
+    const found = this.lines.find((m) => (m as { id?: unknown }).id === id && !('method' in (m as object)));
+    if (found) return Promise.resolve(found as Record<string, any>);
+    return new Promise((resolve) => this.waiters.set(id as number, resolve));
+  }
+
+  updates(sessionId: string): Array<Record<string, any>> {
+    return (this.lines as Array<Record<string, any>>).filter((m) => m.method === 'session/update' && m.params.sessionId === sessionId).map((m) => m.params.update);
+  }
+
+  async close(): Promise<number | null> {
+    this.child.stdin.end();
+    return new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
+  }
+}
+
+describe('keel acp (a minimal client from the spec)', () => {
+  const raws: RawClient[] = [];
+  afterEach(async () => {
+    for (const raw of raws.splice(0)) if (raw.child.exitCode === null) await raw.close();
+  });
+
+  it('initialize → session/new → session/prompt agrees with the SDK client', async () => {
+    const { ws, env } = await prepare([say('Hello from Keel.'), say('Hello from Keel.')]);
+    const raw = new RawClient(ws.dir, env);
+    raws.push(raw);
+    const init = await raw.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    expect(init.result.protocolVersion).toBe(1);
+    const created = await raw.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const sessionId = created.result.sessionId as string;
+    const prompted = await raw.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    const rawText = raw.updates(sessionId).filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => u.content.text).join('');
+    expect(await raw.close()).toBe(0);
+    expect(raw.nonJson).toEqual([]);
+
+    const { run, init: sdkInit } = await open(ws.dir, env);
+    const sdkSession = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const sdkPrompt = await run.agent.request('session/prompt', { sessionId: sdkSession.sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    expect(init.result).toEqual(sdkInit);
+    expect(created.result.modes).toEqual(sdkSession.modes);
+    expect(prompted.result).toEqual(sdkPrompt);
+    expect(rawText).toBe(agentText(run, sdkSession.sessionId));
+    expect(rawText).toBe('Hello from Keel.');
+  });
+
+  it('answers malformed input, unknown methods and unknown sessions with JSON-RPC errors, and writes nothing else to stdout', async () => {
+    const { ws, env } = await prepare();
+    const raw = new RawClient(ws.dir, env);
+    raws.push(raw);
+    raw.writeRaw('this is not json\n');
+    expect((await raw.response(null)).error).toMatchObject({ code: -32700, message: expect.stringContaining('Parse error') });
+    await raw.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    expect((await raw.request('session/frobnicate', {})).error).toMatchObject({ code: -32601, message: expect.stringContaining('session/frobnicate') });
+    expect((await raw.request('session/prompt', { sessionId: 'nope', prompt: [{ type: 'text', text: 'x' }] })).error).toMatchObject({
+      code: -32002,
+      message: 'unknown session "nope" (open it with session/new or session/load first)',
+    });
+    expect((await raw.request('session/new', { cwd: 'relative/dir', mcpServers: [] })).error).toMatchObject({ code: -32602, message: expect.stringContaining('cwd: "relative/dir" is not an absolute path') });
+    expect((await raw.request('session/new', { mcpServers: [] })).error).toMatchObject({ code: -32602 });
+    const created = await raw.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    expect((await raw.request('session/prompt', { sessionId: created.result.sessionId, prompt: [{ type: 'audio', data: '', mimeType: 'audio/wav' }] })).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('audio is not supported'),
+    });
+    expect(await raw.close()).toBe(0);
+    expect(raw.nonJson).toEqual([]);
+  });
+});
