@@ -195,6 +195,94 @@ describe('keel acp (the SDK client)', () => {
     expect(server.messageRequests().length).toBeGreaterThanOrEqual(4);
   });
 
+  it('takes text, resource links, embedded resources and images; streams thoughts, the plan and tool kinds', async () => {
+    const { ws, env, server } = await prepare([
+      {
+        content: [
+          { type: 'thinking', thinking: 'Let me plan this.', signature: 'sig' },
+          { type: 'tool_use', id: 'call-todo', name: 'todo_write', input: { todos: [{ content: 'Read the spec', status: 'completed' }, { content: 'Write the code', status: 'in_progress' }] } },
+        ],
+      },
+      say('Planned.'),
+    ]);
+    const { run } = await open(ws.dir, env);
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const png = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
+    await run.agent.request('session/prompt', {
+      sessionId,
+      prompt: [
+        { type: 'text', text: 'look at these' },
+        { type: 'resource_link', uri: `file://${ws.path('spec.md')}`, name: 'spec.md' },
+        { type: 'resource', resource: { uri: `file://${ws.path('open.ts')}`, mimeType: 'text/x-typescript', text: 'const unsaved = 1;' } },
+        { type: 'image', mimeType: 'image/png', data: png },
+      ],
+    });
+    const sent = server.messageRequests()[0]!.body.messages[0].content as Array<Record<string, any>>;
+    expect(sent[0]).toEqual({ type: 'text', text: 'look at these' });
+    expect(sent[1]!.text).toContain(ws.path('spec.md'));
+    expect(sent[2]!.text).toBe(`<context ref="${ws.path('open.ts')}">\nconst unsaved = 1;\n</context>`);
+    expect(sent[3]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } });
+    expect(updatesOf(run, sessionId, 'agent_thought_chunk').map((u) => u.content.text).join('')).toBe('Let me plan this.');
+    expect(updatesOf(run, sessionId, 'tool_call')[0]).toMatchObject({ toolCallId: 'call-todo', kind: 'think', title: 'Update the plan' });
+    expect(updatesOf(run, sessionId, 'plan').at(-1)!.entries).toEqual([
+      { content: 'Read the spec', priority: 'medium', status: 'completed' },
+      { content: 'Write the code', priority: 'medium', status: 'in_progress' },
+    ]);
+  });
+
+  it('answers each stop reason: max_tokens, max_turn_requests, refusal', async () => {
+    const cut = await prepare([], { route: () => say('cut off', { stopReason: 'max_tokens' }) });
+    let { run } = await open(cut.ws.dir, cut.env);
+    let { sessionId } = await run.agent.request('session/new', { cwd: cut.ws.dir, mcpServers: [] });
+    expect((await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] })).stopReason).toBe('max_tokens');
+
+    const turns = await prepare([callTool('todo_write', { todos: [] }), callTool('todo_write', { todos: [] }), say('never')]);
+    ({ run } = await open(turns.ws.dir, { ...turns.env, KEEL_MAX_TURNS: '1' }));
+    ({ sessionId } = await run.agent.request('session/new', { cwd: turns.ws.dir, mcpServers: [] }));
+    expect((await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'loop' }] })).stopReason).toBe('max_turn_requests');
+
+    const refused = await prepare([say('I cannot help with that.', { stopReason: 'refusal' })]);
+    ({ run } = await open(refused.ws.dir, refused.env));
+    ({ sessionId } = await run.agent.request('session/new', { cwd: refused.ws.dir, mcpServers: [] }));
+    expect((await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'bad' }] })).stopReason).toBe('refusal');
+  });
+
+  it('a cancel answers the outstanding permission request as cancelled, and the call never runs', async () => {
+    const { ws, env } = await prepare([callTool('bash', { command: 'echo ran > d.txt' }, 'call-wait'), say('never')]);
+    let asked!: () => void;
+    const askedNow = new Promise<void>((resolve) => (asked = resolve));
+    let cancelled = false;
+    const { run } = await open(ws.dir, env, {
+      permission: (_request, signal) =>
+        new Promise((resolve) => {
+          asked();
+          signal.addEventListener('abort', () => {
+            cancelled = true;
+            resolve('cancel');
+          });
+        }),
+    });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const prompt = run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] });
+    await askedNow;
+    await run.agent.notify('session/cancel', { sessionId });
+    expect((await prompt).stopReason).toBe('cancelled');
+    expect(cancelled).toBe(true);
+    expect(existsSync(ws.path('d.txt'))).toBe(false);
+  });
+
+  it('plan mode: the exit question goes to the client, and approving it switches to edits', async () => {
+    const { ws, env } = await prepare([callTool('exit_plan_mode', { plan: '1. Rename the function' }, 'call-plan'), say('Carrying it out.')]);
+    const { run } = await open(ws.dir, env, { permission: () => 'allow_once' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/set_mode', { sessionId, modeId: 'plan' });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'plan it' }] });
+    expect(run.permissions).toHaveLength(1);
+    expect(run.permissions[0]!.options.map((o) => o.name)).toEqual(['Yes, carry it out (edits mode)', 'No, keep planning']);
+    expect(JSON.stringify(run.permissions[0]!.toolCall.content)).toContain('1. Rename the function');
+    expect(updatesOf(run, sessionId, 'current_mode_update').map((u) => u.currentModeId)).toEqual(['ask', 'plan', 'edits']);
+  });
+
   it('changes the permission mode with session/set_mode, and says so in the updates', async () => {
     const { ws, env } = await prepare([callTool('bash', { command: 'echo auto > c.txt' }), say('ok')]);
     const { run } = await open(ws.dir, env);

@@ -13,7 +13,7 @@ import { cleanEnv, KEEL_BIN } from './cli.js';
 
 export interface AcpClientOptions {
   /** The option the client picks for each permission request (by kind), or `cancel`. */
-  permission?: (request: RequestPermissionRequest) => string | 'cancel' | Promise<string | 'cancel'>;
+  permission?: (request: RequestPermissionRequest, signal: AbortSignal) => string | 'cancel' | Promise<string | 'cancel'>;
   /** Offer fs reads and writes; the map is the editor's buffers (path → text), written back on writes. */
   buffers?: Map<string, string>;
   /** Offer terminals: the test's client runs each command as its own child process. */
@@ -49,9 +49,9 @@ export function startAcp(cwd: string, env: Record<string, string>, opts: AcpClie
     .onNotification('session/update', ({ params }) => {
       updates.push(params);
     })
-    .onRequest('session/request_permission', async ({ params }) => {
+    .onRequest('session/request_permission', async ({ params, signal }) => {
       permissions.push(params);
-      const choice = (await opts.permission?.(params)) ?? 'cancel';
+      const choice = (await opts.permission?.(params, signal)) ?? 'cancel';
       if (choice === 'cancel') return { outcome: { outcome: 'cancelled' } };
       const option = params.options.find((o) => o.kind === choice || o.optionId === choice);
       return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
