@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -387,6 +388,40 @@ describe('keel acp (a minimal client from the spec)', () => {
     expect(prompted.result).toEqual(sdkPrompt);
     expect(rawText).toBe(agentText(run, sdkSession.sessionId));
     expect(rawText).toBe('Hello from Keel.');
+  });
+
+  it('keeps stdout for protocol messages: what a plugin prints goes to stderr', async () => {
+    const { ws, env } = await prepare([say('quiet answer')]);
+    writeFileSync(
+      path.join(ws.home, 'agent.config.mjs'),
+      "export default { plugins: [{ name: 'noisy', kernel: '^1.0.0', apply(k) { k.hooks.sessionStart.tapPromise('noisy', async () => { console.log('noise from a plugin'); process.stdout.write('more noise\\n'); }); } }] };\n",
+    );
+    const raw = new RawClient(ws.dir, env);
+    raws.push(raw);
+    let stderr = '';
+    raw.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await raw.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const created = await raw.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const prompted = await raw.request('session/prompt', { sessionId: created.result.sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    expect(prompted.result).toEqual({ stopReason: 'end_turn' });
+    expect(await raw.close()).toBe(0);
+    expect(raw.nonJson).toEqual([]);
+    expect(stderr).toContain('noise from a plugin');
+    expect(stderr).toContain('more noise');
+  });
+
+  it('refuses a second prompt while one runs, and accepts a key from the environment', async () => {
+    const { ws, env } = await prepare([{ ...say('slow'), eventDelayMs: 200 }]);
+    const raw = new RawClient(ws.dir, env);
+    raws.push(raw);
+    await raw.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    expect((await raw.request('authenticate', { methodId: 'anthropic-api-key' })).result).toEqual({});
+    expect((await raw.request('authenticate', { methodId: 'oauth' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('unknown auth method "oauth"') });
+    const sessionId = (await raw.request('session/new', { cwd: ws.dir, mcpServers: [] })).result.sessionId;
+    const first = raw.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'one' }] });
+    const second = await raw.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'two' }] });
+    expect(second.error).toMatchObject({ code: -32600, message: expect.stringContaining('a prompt is already running in this session') });
+    expect((await first).result).toEqual({ stopReason: 'end_turn' });
   });
 
   it('answers malformed input, unknown methods and unknown sessions with JSON-RPC errors, and writes nothing else to stdout', async () => {
