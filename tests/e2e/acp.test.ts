@@ -143,6 +143,8 @@ describe('keel acp (the SDK client)', () => {
     const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
     await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run' }] });
     expect(run.terminalCommands.length).toBe(2);
+    // "Always allow" answered the first bash call for the rest of the session.
+    expect(run.permissions).toHaveLength(1);
     const first = text(resultsIn(server, 1)[0]!.content);
     expect(first).toContain('in-a-terminal');
     expect(first).not.toContain('__keel_cwd_');
