@@ -286,6 +286,60 @@ describe('keel acp (the SDK client)', () => {
     expect(updatesOf(run, sessionId, 'current_mode_update').map((u) => u.currentModeId)).toEqual(['ask', 'plan', 'edits']);
   });
 
+  it('runs a slash command given as the prompt, without calling the model', async () => {
+    const { ws, env, server } = await prepare();
+    const { run } = await open(ws.dir, env);
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    expect((await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/status' }] })).stopReason).toBe('end_turn');
+    expect(agentText(run, sessionId)).toContain(sessionId);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
+  it("asks ask_user_question's questions as permission requests whose options are the choices", async () => {
+    const { ws, env, server } = await prepare([
+      callTool('ask_user_question', {
+        questions: [
+          { question: 'Which database?', header: 'Database', options: [{ label: 'Postgres' }, { label: 'SQLite', description: 'a file' }] },
+          { question: 'Add tests?', header: 'Tests', options: [{ label: 'Yes' }, { label: 'No' }] },
+        ],
+      }),
+      say('ok'),
+    ]);
+    const { run } = await open(ws.dir, env, { permission: (req) => (req.toolCall.title === 'Which database?' ? '1' : 'skip') });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ask me' }] });
+    expect(run.permissions.map((p) => p.options.map((o) => o.name))).toEqual([
+      ['Postgres', 'SQLite', 'Skip this question'],
+      ['Yes', 'No', 'Skip this question'],
+    ]);
+    const answer = text(resultsIn(server, 1)[0]!.content);
+    expect(answer).toContain('Which database?\n→ SQLite');
+    expect(answer).toContain('Add tests?\n→ (no answer)');
+  });
+
+  it('"Always reject" refuses the tool for the rest of the session without asking again', async () => {
+    const { ws, env, server } = await prepare([callTool('bash', { command: 'echo one > e.txt' }), callTool('bash', { command: 'echo two > e.txt' }), say('gave up')]);
+    const { run } = await open(ws.dir, env, { permission: () => 'reject_always' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write' }] });
+    expect(run.permissions).toHaveLength(1);
+    expect(existsSync(ws.path('e.txt'))).toBe(false);
+    expect(resultsIn(server, 2)[0]!.is_error).toBe(true);
+  });
+
+  it('cancels a command running in a client terminal: the terminal is killed and the prompt returns cancelled', async () => {
+    const marker = `acp-term-cancel-${process.pid}-${Date.now()}`;
+    const { ws, env } = await prepare([callTool('bash', { command: `sleep 300 # ${marker}` }), say('never')]);
+    const { run } = await open(ws.dir, env, { terminals: true, permission: () => 'allow_once' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const prompt = run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'wait' }] });
+    await expect.poll(() => updatesOf(run, sessionId, 'tool_call_update').some((u) => u.content?.[0]?.type === 'terminal'), { timeout: 20_000 }).toBe(true);
+    expect((await processesGone(marker, 1)).length).toBeGreaterThan(0);
+    await run.agent.notify('session/cancel', { sessionId });
+    expect((await prompt).stopReason).toBe('cancelled');
+    expect(await processesGone(marker)).toEqual([]);
+  });
+
   it('changes the permission mode with session/set_mode, and says so in the updates', async () => {
     const { ws, env } = await prepare([callTool('bash', { command: 'echo auto > c.txt' }), say('ok')]);
     const { run } = await open(ws.dir, env);
