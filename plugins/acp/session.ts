@@ -144,6 +144,8 @@ export class AcpSession implements AcpHost {
     this.stopObserving();
     this.session.data.delete(HOST_KEY);
     await this.kernel.services.get('mcp')?.close();
+    // The session file is flushed and closed (its lock released); a later session/load reopens it.
+    (this.kernel.services.get('session-store') as { close?(session: Session): void } | undefined)?.close?.(this.session);
   }
 
   // ── the host the warm taps and services reach ──
@@ -160,7 +162,7 @@ export class AcpSession implements AcpHost {
     const content: ToolCallContent[] = [];
     if (question.preview) content.push({ type: 'content', content: { type: 'text', text: planning ? question.preview : fence(question.preview) } });
     if (question.reason && !planning) content.push({ type: 'content', content: { type: 'text', text: question.reason } });
-    this.announceCall(call, 'pending');
+    if (!this.announced.has(call.id)) this.announceCall(call, 'pending');
     const options = question.options.map((choice) =>
       planning ? { ...OPTION[choice], name: choice.startsWith('allow') ? 'Yes, carry it out (edits mode)' : 'No, keep planning' } : OPTION[choice],
     );
@@ -280,6 +282,12 @@ export class AcpSession implements AcpHost {
       case 'thinking_delta':
         if (event.text) this.send({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.text } });
         return;
+      case 'assistant_message':
+        // The editor lists a response's calls as soon as the model has made them; each then goes its own way.
+        for (const block of event.response.content) {
+          if (block.type === 'tool_use' && !this.announced.has(block.id)) this.announceCall({ id: block.id, name: block.name, input: block.input }, 'pending');
+        }
+        return;
       case 'tool_start':
         this.announceCall(event.call, 'in_progress');
         return;
@@ -302,8 +310,9 @@ export class AcpSession implements AcpHost {
         return;
       }
       case 'permission':
-        // A call refused before it ran (by the policy or the user) still ends in the editor's list.
-        if (event.decision.behavior === 'deny' && this.announced.has(event.call.id)) {
+        // A call refused before it ran (by the policy or the user) still ends in the editor's list, saying why.
+        if (event.decision.behavior === 'deny') {
+          if (!this.announced.has(event.call.id)) this.announceCall(event.call, 'pending');
           this.send({ sessionUpdate: 'tool_call_update', toolCallId: event.call.id, status: 'failed', content: [{ type: 'content', content: { type: 'text', text: event.decision.reason } }] });
         }
         return;

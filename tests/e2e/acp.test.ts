@@ -112,6 +112,11 @@ describe('keel acp (the SDK client)', () => {
     expect(text(messages[0]!.content)).toContain('remember the code word teal');
     expect(messages).toHaveLength(3);
 
+    // Loading it again in the same process replays it again, now with the last exchange.
+    const before = updatesOf(run, sessionId, 'user_message_chunk').length;
+    await run.agent.request('session/load', { sessionId, cwd: ws.dir, mcpServers: [] });
+    expect(updatesOf(run, sessionId, 'user_message_chunk').slice(before).map((u) => u.content.text)).toEqual(['remember the code word teal', 'what was it?']);
+
     await expect(run.agent.request('session/load', { sessionId: 'no-such-session', cwd: ws.dir, mcpServers: [] })).rejects.toMatchObject({
       code: -32002,
       message: expect.stringContaining('no session "no-such-session"'),
@@ -338,6 +343,20 @@ describe('keel acp (the SDK client)', () => {
     await run.agent.notify('session/cancel', { sessionId });
     expect((await prompt).stopReason).toBe('cancelled');
     expect(await processesGone(marker)).toEqual([]);
+  });
+
+  it('lists a call the policy refuses unasked, failed with the reason', async () => {
+    const { ws, env } = await prepare([callTool('bash', { command: 'echo x > f.txt' }, 'call-refused'), say('ok')]);
+    const { run } = await open(ws.dir, env, { permission: () => 'allow_once' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/set_mode', { sessionId, modeId: 'plan' });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] });
+    expect(run.permissions).toEqual([]);
+    expect(updatesOf(run, sessionId, 'tool_call')).toEqual([expect.objectContaining({ toolCallId: 'call-refused', kind: 'execute', status: 'pending' })]);
+    const last = updatesOf(run, sessionId, 'tool_call_update').filter((u) => u.toolCallId === 'call-refused').at(-1)!;
+    expect(last.status).toBe('failed');
+    expect(last.content[0].content.text).toMatch(/plan/i);
+    expect(existsSync(ws.path('f.txt'))).toBe(false);
   });
 
   it('changes the permission mode with session/set_mode, and says so in the updates', async () => {
