@@ -60,6 +60,7 @@ export class AcpSession implements AcpHost {
   private output = new Map<string, string>();
   private terminals = new Map<string, string>();
   private stopObserving: () => void;
+  private commandsSent = '';
 
   constructor(
     readonly id: string,
@@ -79,13 +80,19 @@ export class AcpSession implements AcpHost {
 
   /** What an editor shows once a session is open: its slash commands, its mode, its plan. */
   announce(): void {
-    this.send({
-      sessionUpdate: 'available_commands_update',
-      availableCommands: this.kernel.commands.list().map((c) => ({ name: c.name, description: c.description, input: { hint: 'arguments' } })),
-    });
+    this.sendCommands();
     this.send({ sessionUpdate: 'current_mode_update', currentModeId: this.session.permissionMode });
     const todos = this.kernel.state.get().todos;
     if (todos.length) this.send({ sessionUpdate: 'plan', ...toPlan(todos) });
+  }
+
+  /** The slash commands, when they differ from what the editor last got (MCP prompts arrive as servers connect). */
+  private sendCommands(): void {
+    const availableCommands = this.kernel.commands.list().map((c) => ({ name: c.name, description: c.description, input: { hint: 'arguments' } }));
+    const key = JSON.stringify(availableCommands);
+    if (key === this.commandsSent) return;
+    this.commandsSent = key;
+    this.send({ sessionUpdate: 'available_commands_update', availableCommands });
   }
 
   send(update: SessionUpdate): void {
@@ -320,7 +327,8 @@ export class AcpSession implements AcpHost {
         if (event.level === 'warn' || event.level === 'error') process.stderr.write(`keel: ${event.level}: ${event.message}\n`);
         return;
       default:
-        if ((event as { type: string }).type === 'permission_mode') this.send({ sessionUpdate: 'current_mode_update', currentModeId: (event as unknown as { to: string }).to });
+        if ((event as { type: string }).type === 'mcp_status') this.sendCommands();
+        else if ((event as { type: string }).type === 'permission_mode') this.send({ sessionUpdate: 'current_mode_update', currentModeId: (event as unknown as { to: string }).to });
     }
   }
 

@@ -95,6 +95,41 @@ describe('keel acp (the SDK client)', () => {
     expect(await processesGone(marker)).toEqual([]);
   });
 
+  it('cancels a prompt mid-stream: the model request is dropped at once and the prompt returns cancelled', async () => {
+    let streaming!: () => void;
+    const started = new Promise<void>((resolve) => (streaming = resolve));
+    const { ws, env, server } = await prepare([
+      {
+        ...say('a long answer that never ends'),
+        beforeEvent: (ctx) => {
+          if (ctx.event === 'content_block_delta') {
+            streaming();
+            return ctx.closed;
+          }
+        },
+      },
+    ]);
+    const { run } = await open(ws.dir, env);
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    const prompt = run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'talk' }] });
+    await started;
+    await run.agent.notify('session/cancel', { sessionId });
+    expect((await prompt).stopReason).toBe('cancelled');
+    expect(await server.messageRequests()[0]!.finished).toBe('closed-early');
+  });
+
+  it('authenticates with a key keel login stored, and then opens sessions without ANTHROPIC_API_KEY', async () => {
+    const { ws, env } = await prepare([say('stored key works')]);
+    writeFileSync(path.join(ws.home, 'auth.json'), JSON.stringify({ apiKey: 'stored-key' }), { mode: 0o600 });
+    const { run, init } = await open(ws.dir, { KEEL_HOME: env.KEEL_HOME!, ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL! });
+    expect(init.protocolVersion).toBe(1);
+    await expect(run.agent.request('authenticate', { methodId: 'anthropic-api-key' })).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('ANTHROPIC_API_KEY is not set') });
+    expect(await run.agent.request('authenticate', { methodId: 'keel-login' })).toEqual({});
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    expect(agentText(run, sessionId)).toBe('stored key works');
+  });
+
   it('session/load replays the history as updates, and the next prompt carries it', async () => {
     const { ws, env, server } = await prepare([say('Noted: the code word is teal.'), say('It was teal.')]);
     let { run } = await open(ws.dir, env);
@@ -173,6 +208,9 @@ describe('keel acp (the SDK client)', () => {
     });
     expect((await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'echo' }] })).stopReason).toBe('end_turn');
     expect(text(resultsIn(server, 2)[0]!.content)).toContain('Echo: from the editor');
+    // The server's prompts join the slash commands the editor offers as the server connects.
+    const names = () => updatesOf(run, sessionId, 'available_commands_update').flatMap((u) => u.availableCommands.map((c: { name: string }) => c.name));
+    await expect.poll(names, { timeout: 20_000 }).toContain('mcp__everything__simple-prompt');
   }, 60_000);
 
   it('serves two sessions in one process, each with its own history; one failing leaves the other working', async () => {
@@ -503,9 +541,10 @@ describe('keel acp (a minimal client from the spec)', () => {
     const { ws, env } = await prepare();
     const raw = new RawClient(ws.dir, env);
     raws.push(raw);
+    // A version Keel does not speak: it answers with the one it does, and the client decides.
+    expect((await raw.request('initialize', { protocolVersion: 99, clientCapabilities: {} })).result.protocolVersion).toBe(1);
     raw.writeRaw('this is not json\n');
     expect((await raw.response(null)).error).toMatchObject({ code: -32700, message: expect.stringContaining('Parse error') });
-    await raw.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
     expect((await raw.request('session/frobnicate', {})).error).toMatchObject({ code: -32601, message: expect.stringContaining('session/frobnicate') });
     expect((await raw.request('session/prompt', { sessionId: 'nope', prompt: [{ type: 'text', text: 'x' }] })).error).toMatchObject({
       code: -32002,
