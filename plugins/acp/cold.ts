@@ -47,6 +47,7 @@ export async function runAcpCommand(args: string[], ctx: { kernel: Kernel; io: I
 }
 
 export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (io.stdin.isTTY) io.stderr.write('keel acp: serving the Agent Client Protocol on stdin/stdout; an editor starts it (README, "Editors"). Ctrl+D ends it.\n');
   const stdout = io.stdout;
   const protocolWrite = stdout.write.bind(stdout) as (chunk: Uint8Array, cb: (err?: Error | null) => void) => boolean;
   // From here on, only the protocol stream writes to the real stdout.

@@ -39,3 +39,10 @@ export const HOST_KEY = 'acp';
 export function hostOf(session: Session): AcpHost | undefined {
   return session.data.get(HOST_KEY) as AcpHost | undefined;
 }
+
+/** The host of a session a service was told it handles; an editor that went away in between is an error, not a crash. */
+export function requireHost(session: Session): AcpHost {
+  const host = hostOf(session);
+  if (!host) throw new Error(`session ${session.id} is no longer served by an editor`);
+  return host;
+}

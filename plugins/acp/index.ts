@@ -9,7 +9,7 @@
  * ACP session, so in any other run they stand aside.
  */
 import { definePlugin, type Answer, type Question, type Session, type Turn } from '../../kernel/index.js';
-import { hostOf } from './host.js';
+import { hostOf, requireHost } from './host.js';
 
 export type { AcpHost } from './host.js';
 
@@ -23,12 +23,12 @@ export default definePlugin(() => ({
 
     kernel.services.provide('file-access', {
       handles: (session: Session, what: 'read' | 'write') => hostOf(session)?.handlesFiles(what) ?? false,
-      readText: (session: Session, abs: string, signal: AbortSignal) => hostOf(session)!.readText(abs, signal),
-      writeText: (session: Session, abs: string, text: string, signal: AbortSignal) => hostOf(session)!.writeText(abs, text, signal),
+      readText: async (session: Session, abs: string, signal: AbortSignal) => requireHost(session).readText(abs, signal),
+      writeText: async (session: Session, abs: string, text: string, signal: AbortSignal) => requireHost(session).writeText(abs, text, signal),
     });
     kernel.services.provide('terminal', {
       handles: (session) => hostOf(session)?.handlesTerminal() ?? false,
-      run: (spec) => hostOf(spec.session)!.runInTerminal(spec),
+      run: async (spec) => requireHost(spec.session).runInTerminal(spec),
     });
 
     kernel.modes.register({

@@ -5,6 +5,7 @@ import { definePlugin, defineTool, type Session, type ToolContext, type ToolResu
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
 import { splitMarker, terminalScript } from './terminal.js';
+import { CappedOutput, stripAnsi } from './output.js';
 
 export type { TerminalRunner, TerminalRunSpec } from './terminal.js';
 import { existingShells, startBackground } from './background.js';
@@ -147,7 +148,11 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
     if (inTerminal && terminal) {
       const ran = await terminal.run({ session, toolUseId: ctx.call.id, file, args: argv, cwd, env, timeoutMs, signal: ctx.signal, outputLimit });
       const split = splitMarker(ran.output, inTerminal.marker);
-      outcome = { ...ran, output: split.output, fd3: split.cwd };
+      // The terminal keeps the tail it was given room for; the model gets head and tail within the limit, as here.
+      const capped = new CappedOutput(outputLimit);
+      capped.count(Buffer.byteLength(split.output));
+      capped.push(stripAnsi(split.output));
+      outcome = { ...ran, output: capped.text(), truncated: ran.truncated || capped.truncated, fd3: split.cwd };
     } else {
       outcome = await runProcess({
         file,

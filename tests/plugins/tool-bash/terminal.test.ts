@@ -49,6 +49,15 @@ describe('the terminal service', () => {
     expect(terminal.runs).toHaveLength(1);
   });
 
+  it('cuts long terminal output in the middle to the output limit, and strips colours', async () => {
+    const result = await h.run('bash', { command: `printf '\\033[31mred\\033[0m\\n'; head -c 100000 /dev/zero | tr '\\0' 'x'; echo; echo the-end` });
+    const out = textOf(result);
+    expect(out.length).toBeLessThan(31_000);
+    expect(out).toContain('output cut');
+    expect(out.startsWith('red\n')).toBe(true);
+    expect(out).toContain('the-end');
+  });
+
   it('splitMarker takes the last marker line out of the output', () => {
     const { script, marker } = terminalScript('echo x');
     expect(script).toContain(marker);
