@@ -14,8 +14,9 @@ import { KeelAgent } from './agent.js';
 const USAGE = `Usage: keel acp
 
 Serves the Agent Client Protocol on stdin/stdout, for an editor that starts Keel as its agent (Zed, JetBrains
-IDEs, Neovim and Emacs plugins). Configure Keel as usual (agent.config.ts, --model is set in the config or the
-KEEL_MODEL variable); the editor passes each session's folder and MCP servers. See the README, "Editors".
+IDEs, Neovim and Emacs plugins). Configure Keel as usual: agent.config.ts, or ANTHROPIC_API_KEY, KEEL_MODEL and
+KEEL_PERMISSION_MODE in the environment the editor gives it; the editor passes each session's folder and MCP
+servers. See the README, "Editors".
 `;
 
 /** Keel's version from its package.json (dist/bin/keel.cjs and plugins/acp/ are both two folders below it). */

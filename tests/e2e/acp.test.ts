@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { agentText, capabilities, startAcp, updatesOf, type AcpClientOptions, type AcpRun } from '../helpers/acp.js';
-import { cleanEnv, KEEL_BIN } from '../helpers/cli.js';
+import { cleanEnv, KEEL_BIN, runKeel } from '../helpers/cli.js';
 import { EVERYTHING, processesGone } from '../helpers/mcp.js';
 import { useScriptedProjects } from '../helpers/project.js';
 
@@ -35,6 +35,15 @@ const lastUserText = (request: RecordedRequest) => {
 };
 
 describe('keel acp (the SDK client)', () => {
+  it('takes no arguments but --help, and says so', async () => {
+    const { ws, env } = await prepare();
+    const bad = await runKeel(['acp', '--model', 'x'], { cwd: ws.dir, env });
+    expect(bad).toMatchObject({ code: 2, stdout: '', stderr: 'keel: acp: unexpected argument "--model" (keel acp takes none; configure Keel in agent.config.ts)\n' });
+    const help = await runKeel(['acp', '--help'], { cwd: ws.dir, env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: keel acp');
+  });
+
   it('initializes with the protocol version and honest capabilities, and refuses a session without a key', async () => {
     const { ws, env } = await prepare();
     const { run, init } = await open(ws.dir, { KEEL_HOME: env.KEEL_HOME!, ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL! });
