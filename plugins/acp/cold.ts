@@ -59,6 +59,11 @@ export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: N
       protocolWrite(chunk, (err) => callback(err ?? null));
     },
   });
+  // One process serves every session: an error thrown outside any request (a plugin's stray timer or promise) is
+  // logged, not allowed to end the others' work.
+  const stray = (err: unknown) => io.stderr.write(`keel: acp: an error outside any request (the sessions go on): ${errorMessage(err)}\n`);
+  process.on('uncaughtException', stray);
+  process.on('unhandledRejection', stray);
   const agent = new KeelAgent(kernel, env, keelVersion());
   const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(io.stdin as Readable) as ReadableStream<Uint8Array>);
   const connection = agent.app().connect(stream);
@@ -73,6 +78,8 @@ export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: N
   } finally {
     signal.removeEventListener('abort', onAbort);
     await agent.closeAll();
+    process.off('uncaughtException', stray);
+    process.off('unhandledRejection', stray);
     process.stdout.write = originalWrite;
     // The editor closed the connection: whatever a plugin left running (a timer, a socket) must not keep Keel alive.
     setTimeout(() => process.exit(), 2000).unref();

@@ -532,6 +532,24 @@ describe('keel acp (a minimal client from the spec)', () => {
     expect(stderr).toContain('more noise');
   });
 
+  it("survives a plugin's stray errors thrown outside any request, and says so on stderr", async () => {
+    const { ws, env } = await prepare([say('still here')]);
+    writeFileSync(
+      path.join(ws.home, 'agent.config.mjs'),
+      "export default { plugins: [{ name: 'stray', kernel: '^1.0.0', apply(k) { k.hooks.sessionStart.tapPromise('stray', async () => { setTimeout(() => { throw new Error('stray timer'); }, 0); void Promise.reject(new Error('stray promise')); }); } }] };\n",
+    );
+    const raw = new RawClient(ws.dir, env);
+    raws.push(raw);
+    let stderr = '';
+    raw.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await raw.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const sessionId = (await raw.request('session/new', { cwd: ws.dir, mcpServers: [] })).result.sessionId;
+    await expect.poll(() => stderr).toContain('stray timer');
+    expect((await raw.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).result).toEqual({ stopReason: 'end_turn' });
+    expect(stderr).toContain('keel: acp: an error outside any request (the sessions go on): stray promise');
+    expect(await raw.close()).toBe(0);
+  });
+
   it('refuses a second prompt while one runs, and accepts a key from the environment', async () => {
     const { ws, env } = await prepare([{ ...say('slow'), eventDelayMs: 200 }]);
     const raw = new RawClient(ws.dir, env);
