@@ -13,6 +13,7 @@ import claudeSettings from '../plugins/claude-settings/index.js';
 import print from '../plugins/print/index.js';
 import inspect from '../plugins/inspect/index.js';
 import sdk from '../plugins/sdk/index.js';
+import acp from '../plugins/acp/index.js';
 import toolAgent from '../plugins/tool-agent/index.js';
 import uiInk from '../plugins/ui-ink/index.js';
 import uiPlain from '../plugins/ui-plain/index.js';
@@ -91,6 +92,7 @@ export default definePreset({
     // (`--ui ink`, the default, or `--ui plain`)
     print(),
     sdk(),
+    acp(),
     uiInk(),
     uiPlain(),
     // keel config | plugins | doctor | init

@@ -5,6 +5,10 @@ import { definePlugin, defineTool, type Session, type ToolContext, type ToolResu
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
 import { userShell } from './user-shell.js';
+import { splitMarker, terminalScript } from './terminal.js';
+import { CappedOutput, stripAnsi } from './output.js';
+
+export type { TerminalRunner, TerminalRunSpec } from './terminal.js';
 import { existingShells, shellTable, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 import { ProcessTag, settleStale } from './processes.js';
@@ -163,7 +167,9 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   const cwd = args.workdir ? path.resolve(state.cwd, args.workdir) : state.cwd;
   if (!isDir(cwd)) return { content: `bash: workdir ${cwd} is not a folder.`, isError: true };
 
-  const script = shellScript(args.command);
+  const terminal = ctx.kernel.services.get('terminal');
+  const inTerminal = terminal?.handles(session) ? terminalScript(args.command) : undefined;
+  const script = inTerminal ? inTerminal.script : shellScript(args.command);
   const callTag = `${session.id}/${ctx.call.id}`;
   const env = { ...shellEnv(), ...processes.env(callTag) };
   const wrapped = await ctx.kernel.services.get('sandbox')?.wrap({ command: script, cwd, session, env });
@@ -171,18 +177,30 @@ async function runBash(args: z.infer<typeof input>, ctx: ToolContext, outputLimi
   let sandboxNote: string | undefined;
   let outcome: RunOutcome;
   try {
-    outcome = await runProcess({
-      file: wrapped ? wrapped.file : 'bash',
-      args: wrapped ? wrapped.args : ['-c', script],
-      cwd,
-      env,
-      timeoutMs,
-      signal: ctx.signal,
-      outputLimit,
-      onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
-      // On timeout or interrupt, what the command started goes too, wherever it went (setsid, double fork).
-      reap: () => processes.reap(callTag),
-    });
+    const file = wrapped ? wrapped.file : 'bash';
+    const argv = wrapped ? wrapped.args : ['-c', script];
+    if (inTerminal && terminal) {
+      const ran = await terminal.run({ session, toolUseId: ctx.call.id, file, args: argv, cwd, env, timeoutMs, signal: ctx.signal, outputLimit });
+      const split = splitMarker(ran.output, inTerminal.marker);
+      // The terminal keeps the tail it was given room for; the model gets head and tail within the limit, as here.
+      const capped = new CappedOutput(outputLimit);
+      capped.count(Buffer.byteLength(split.output));
+      capped.push(stripAnsi(split.output));
+      outcome = { ...ran, output: capped.text(), truncated: ran.truncated || capped.truncated, fd3: split.cwd };
+    } else {
+      outcome = await runProcess({
+        file,
+        args: argv,
+        cwd,
+        env,
+        timeoutMs,
+        signal: ctx.signal,
+        outputLimit,
+        onOutput: (chunk, stream) => ctx.emit({ type: 'tool_output', id: ctx.call.id, chunk, stream }),
+        // On timeout or interrupt, what the command started goes too, wherever it went (setsid, double fork).
+        reap: () => processes.reap(callTag),
+      });
+    }
   } finally {
     // The sandbox puts back protected paths the command touched; its note goes last, where the model reads it.
     const reverted = await wrapped?.finish();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, type ToolResult } from '../../kernel/index.js';
+import { defineTool, errorMessage, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import { currentText, editorInfo, fileAccessFor, textsForDisplay, type FileAccess } from './file-access.js';
 import { displayPath, resolvePath } from './paths.js';
 import { unifiedDiff } from './patch.js';
 import { remember } from './read-state.js';
@@ -44,6 +45,8 @@ export const editFileTool = defineTool({
     const shown = displayPath(abs, ctx.cwd);
     const edits: Edit[] = args.edits ?? [{ old_string: args.old_string ?? '', new_string: args.new_string ?? '', replace_all: args.replace_all }];
     const creates = edits.length === 1 && edits[0].old_string === '';
+    const access = fileAccessFor(ctx, 'write');
+    if (access) return editThroughEditor(access, edits, ctx, abs, shown);
     const real = await realTarget(abs);
     let file: Opened & { created?: boolean };
     try {
@@ -61,7 +64,7 @@ export const editFileTool = defineTool({
         await writeAll(handle, bytes);
         remember(ctx.session, abs, bytes, await handle.stat());
         const diff = await unifiedDiff(shown, '', edits[0].new_string);
-        return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, created: true } };
+        return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, created: true, ...textsForDisplay(undefined, edits[0].new_string) } };
       }
       const raw = await readAll(handle, info.size);
       if (isBinary(raw)) return { content: `${shown} is a binary file; edit_file changes text files only.`, isError: true };
@@ -84,12 +87,46 @@ export const editFileTool = defineTool({
       remember(ctx.session, abs, bytes, await handle.stat());
       const diff = await unifiedDiff(shown, before, text);
       const what = replacements === 1 ? '1 replacement' : `${replacements} replacements`;
-      return { content: `Edited ${shown} (${what}).\n${diff}`, display: { path: abs, diff } };
+      return { content: `Edited ${shown} (${what}).\n${diff}`, display: { path: abs, diff, ...textsForDisplay(before, text) } };
     } finally {
       await handle.close();
     }
   },
 });
+
+/** edit_file through the editor (the `file-access` service): its text is edited, and written back through it. */
+async function editThroughEditor(access: FileAccess, edits: Edit[], ctx: ToolContext, abs: string, shown: string): Promise<ToolResult> {
+  let before: string | undefined;
+  try {
+    before = await currentText(ctx, access, abs);
+  } catch (err) {
+    return { content: `edit_file: ${shown}: the editor could not read it: ${errorMessage(err)}`, isError: true };
+  }
+  if (before === undefined && !(edits.length === 1 && edits[0].old_string === '')) {
+    const hint = await missingPathHint(abs, (p) => displayPath(p, ctx.cwd));
+    return { content: `File not found: ${shown}.${hint} To create a file, use write_file.`, isError: true };
+  }
+  const eol = dominantEol(before ?? '');
+  let text = before ?? '';
+  let replacements = 0;
+  for (const [i, e] of edits.entries()) {
+    const applied = applyEdit(text, e, eol, edits.length > 1 ? `edits[${i}]` : 'edit_file', shown);
+    if ('error' in applied) return { content: `${applied.error}${edits.length > 1 ? ' No edit was applied.' : ''}`, isError: true };
+    text = applied.text;
+    replacements += applied.count;
+  }
+  try {
+    await access.writeText(ctx.session, abs, text, ctx.signal);
+  } catch (err) {
+    return { content: `edit_file: ${shown}: the editor could not write it: ${errorMessage(err)}`, isError: true };
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  remember(ctx.session, abs, bytes, editorInfo(bytes));
+  const diff = await unifiedDiff(shown, before ?? '', text);
+  const display = { path: abs, diff, ...textsForDisplay(before, text), ...(before === undefined ? { created: true } : {}) };
+  if (before === undefined) return { content: `Created ${shown}.\n${diff}`, display };
+  return { content: `Edited ${shown} (${replacements === 1 ? '1 replacement' : `${replacements} replacements`}).\n${diff}`, display };
+}
 
 const toCrlf = (s: string) => s.replace(/\r?\n/g, '\r\n');
 

@@ -9,6 +9,8 @@ import { readFileTool } from './read-file.js';
 import { safeFiles, type SafeFiles } from './safe-files.js';
 import { writeFileTool } from './write-file.js';
 
+export type { FileAccess } from './file-access.js';
+
 export interface ToolsFsOptions {
   /** grep's engine: `auto` (ripgrep when on PATH, default), `rg`, or `js` (the JavaScript fallback). */
   grep?: 'auto' | 'rg' | 'js';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { defineTool, type ToolResult } from '../../kernel/index.js';
+import { defineTool, errorMessage, type ToolResult } from '../../kernel/index.js';
+import { editorInfo, fileAccessFor, isMissing } from './file-access.js';
 import { displayPath, formatSize, resolvePath } from './paths.js';
 import { remember } from './read-state.js';
 import { OpenError, openReal, readAll, realTarget, type Opened } from './safe-open.js';
@@ -43,6 +44,19 @@ export const readFileTool = defineTool({
   async execute(args, ctx): Promise<ToolResult> {
     const abs = resolvePath(args.path, ctx.cwd);
     const shown = (p: string) => displayPath(p, ctx.cwd);
+    const access = fileAccessFor(ctx, 'read');
+    if (access && !IMAGE_TYPES[path.extname(abs).toLowerCase()]) {
+      let text: string;
+      try {
+        text = await access.readText(ctx.session, abs, ctx.signal);
+      } catch (err) {
+        if (isMissing(err)) return { content: `File not found: ${shown(abs)}.${await missingPathHint(abs, shown)}`, isError: true };
+        return { content: `read_file: ${shown(abs)}: the editor could not read it: ${errorMessage(err)}`, isError: true };
+      }
+      const bytes = Buffer.from(text, 'utf8');
+      remember(ctx.session, abs, bytes, editorInfo(bytes));
+      return numbered(text, args, shown(abs), abs);
+    }
     let file: Opened;
     try {
       file = await openReal(await realTarget(abs), 'read', shown(abs));
@@ -83,28 +97,33 @@ export const readFileTool = defineTool({
       await handle.close();
     }
     remember(ctx.session, abs, buf, info);
-    const lines = splitLines(decode(buf).text);
-    if (lines.length === 0) return { content: `${shown(abs)} is empty.` };
-    const start = args.offset ?? 1;
-    if (start > lines.length) {
-      return { content: `${shown(abs)} has only ${lines.length} lines; offset ${start} is past the end.`, isError: true };
-    }
-    const wanted = Math.min(lines.length, start - 1 + (args.limit ?? DEFAULT_LIMIT));
-    const out: string[] = [];
-    let chars = 0;
-    let end = start - 1;
-    for (let n = start; n <= wanted; n++) {
-      const line = `${String(n).padStart(6)}\t${cutLine(lines[n - 1], MAX_LINE)}`;
-      if (chars + line.length > MAX_CHARS && out.length > 0) break;
-      out.push(line);
-      chars += line.length + 1;
-      end = n;
-    }
-    if (end < lines.length || start > 1) {
-      const more = lines.length - end;
-      const tail = more > 0 ? ` ${more} more lines not shown: call read_file with offset=${end + 1} to read on.` : '';
-      out.push(`\n[Lines ${start}-${end} of ${lines.length}.${tail}]`);
-    }
-    return { content: out.join('\n'), display: { path: abs, lines: end - start + 1, totalLines: lines.length } };
+    return numbered(decode(buf).text, args, shown(abs), abs);
   },
 });
+
+/** The text as numbered lines (cat -n style), paged by offset and limit. */
+function numbered(text: string, args: z.infer<typeof input>, shown: string, abs: string): ToolResult {
+  const lines = splitLines(text);
+  if (lines.length === 0) return { content: `${shown} is empty.` };
+  const start = args.offset ?? 1;
+  if (start > lines.length) {
+    return { content: `${shown} has only ${lines.length} lines; offset ${start} is past the end.`, isError: true };
+  }
+  const wanted = Math.min(lines.length, start - 1 + (args.limit ?? DEFAULT_LIMIT));
+  const out: string[] = [];
+  let chars = 0;
+  let end = start - 1;
+  for (let n = start; n <= wanted; n++) {
+    const line = `${String(n).padStart(6)}\t${cutLine(lines[n - 1], MAX_LINE)}`;
+    if (chars + line.length > MAX_CHARS && out.length > 0) break;
+    out.push(line);
+    chars += line.length + 1;
+    end = n;
+  }
+  if (end < lines.length || start > 1) {
+    const more = lines.length - end;
+    const tail = more > 0 ? ` ${more} more lines not shown: call read_file with offset=${end + 1} to read on.` : '';
+    out.push(`\n[Lines ${start}-${end} of ${lines.length}.${tail}]`);
+  }
+  return { content: out.join('\n'), display: { path: abs, lines: end - start + 1, totalLines: lines.length } };
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, type ToolResult } from '../../kernel/index.js';
+import { defineTool, errorMessage, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import { currentText, editorInfo, fileAccessFor, textsForDisplay, type FileAccess } from './file-access.js';
 import { displayPath, resolvePath } from './paths.js';
 import { unifiedDiff } from './patch.js';
 import { remember, staleReason } from './read-state.js';
@@ -21,6 +22,8 @@ export const writeFileTool = defineTool({
   async execute(args, ctx): Promise<ToolResult> {
     const abs = resolvePath(args.path, ctx.cwd);
     const shown = displayPath(abs, ctx.cwd);
+    const access = fileAccessFor(ctx, 'write');
+    if (access) return writeThroughEditor(access, args, ctx, abs, shown);
     let file: Opened & { created: boolean };
     try {
       file = await openForWrite(await realTarget(abs), shown);
@@ -44,11 +47,33 @@ export const writeFileTool = defineTool({
       await writeAll(handle, bytes);
       remember(ctx.session, abs, bytes, await handle.stat());
       const lines = splitLines(args.content).length;
-      if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true } };
+      if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true, ...textsForDisplay(undefined, args.content) } };
       const diff = await unifiedDiff(shown, before, args.content);
-      return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff } };
+      return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff, ...textsForDisplay(before, args.content) } };
     } finally {
       await handle.close();
     }
   },
 });
+
+/** write_file through the editor (the `file-access` service): the same read-before-overwrite rule, on its text. */
+async function writeThroughEditor(access: FileAccess, args: { path: string; content: string }, ctx: ToolContext, abs: string, shown: string): Promise<ToolResult> {
+  let before: string | undefined;
+  try {
+    before = await currentText(ctx, access, abs);
+    if (before !== undefined) {
+      const current = Buffer.from(before, 'utf8');
+      const stale = staleReason(ctx.session, abs, shown, editorInfo(current), current);
+      if (stale) return { content: `write_file refused: ${stale}`, isError: true };
+    }
+    await access.writeText(ctx.session, abs, args.content, ctx.signal);
+  } catch (err) {
+    return { content: `write_file: ${shown}: the editor could not write it: ${errorMessage(err)}`, isError: true };
+  }
+  const bytes = Buffer.from(args.content, 'utf8');
+  remember(ctx.session, abs, bytes, editorInfo(bytes));
+  const lines = splitLines(args.content).length;
+  if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true, ...textsForDisplay(undefined, args.content) } };
+  const diff = await unifiedDiff(shown, before, args.content);
+  return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff, ...textsForDisplay(before, args.content) } };
+}

@@ -24,6 +24,7 @@ const prepare = useScriptedProjects();
 /** Text each cold part's code holds (a message or a description) and its plugin's warm part does not. */
 const MARKERS: Record<string, string> = {
   'custom-commands': 'commands do not run (keel trust makes it trusted)',
+  acp: 'open it with session/new or session/load first',
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
   'query-openai': 'the OpenAI-compatible server refused the request',
@@ -141,6 +142,15 @@ describe('the plugins’ cold parts', () => {
         expect(run.code, run.stderr).toBe(0);
         expect(ndjson(run.stdout).at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'over the protocol' });
         expect(run.cold).toEqual(['sdk']);
+      }, 60_000);
+
+      it('keel acp loads acp’s', async () => {
+        const { env, ws } = await prepare([]);
+        const input = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
+        const run = await traced(start, ['acp'], { cwd: ws.dir, env, input });
+        expect(run.code, run.stderr).toBe(0);
+        expect(ndjson(run.stdout)).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ protocolVersion: 1 }) })]);
+        expect(run.cold).toEqual(['acp']);
       }, 60_000);
 
       it('the agent tool loads tool-agent’s, and its sub-agent sdk’s', async () => {

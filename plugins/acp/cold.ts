@@ -1,0 +1,87 @@
+/**
+ * `keel acp`: the Agent Client Protocol over stdin/stdout, as newline-delimited JSON-RPC. Loaded only when it
+ * runs. While it serves, stdout carries protocol messages only: anything else that writes to process.stdout goes
+ * to stderr, where logs and warnings go too.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { ndJsonStream } from '@agentclientprotocol/sdk';
+import { errorMessage, type Io, type Kernel } from '../../kernel/index.js';
+import { KeelAgent } from './agent.js';
+
+const USAGE = `Usage: keel acp
+
+Serves the Agent Client Protocol on stdin/stdout, for an editor that starts Keel as its agent (Zed, JetBrains
+IDEs, Neovim and Emacs plugins). Configure Keel as usual: agent.config.ts, or ANTHROPIC_API_KEY, KEEL_MODEL and
+KEEL_PERMISSION_MODE in the environment the editor gives it; the editor passes each session's folder and MCP
+servers. See the README, "Editors".
+`;
+
+/** Keel's version from its package.json (dist/bin/keel.cjs and plugins/acp/ are both two folders below it). */
+function keelVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++, dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    try {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'keel' && pkg.version) return pkg.version;
+    } catch {
+      // not ours
+    }
+  }
+  return '0.0.0';
+}
+
+export async function runAcpCommand(args: string[], ctx: { kernel: Kernel; io: Io; env: NodeJS.ProcessEnv }): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    ctx.io.stdout.write(USAGE);
+    return 0;
+  }
+  if (args.length > 0) {
+    ctx.io.stderr.write(`keel: acp: unexpected argument "${args[0]}" (keel acp takes none; configure Keel in agent.config.ts)\n`);
+    return 2;
+  }
+  return runAcp(ctx.kernel, ctx.io, new AbortController().signal, ctx.env);
+}
+
+export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (io.stdin.isTTY) io.stderr.write('keel acp: serving the Agent Client Protocol on stdin/stdout; an editor starts it (README, "Editors"). Ctrl+D ends it.\n');
+  const stdout = io.stdout;
+  const protocolWrite = stdout.write.bind(stdout) as (chunk: Uint8Array, cb: (err?: Error | null) => void) => boolean;
+  // From here on, only the protocol stream writes to the real stdout.
+  const originalWrite = process.stdout.write;
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      protocolWrite(chunk, (err) => callback(err ?? null));
+    },
+  });
+  // One process serves every session: an error thrown outside any request (a plugin's stray timer or promise) is
+  // logged, not allowed to end the others' work.
+  const stray = (err: unknown) => io.stderr.write(`keel: acp: an error outside any request (the sessions go on): ${errorMessage(err)}\n`);
+  process.on('uncaughtException', stray);
+  process.on('unhandledRejection', stray);
+  const agent = new KeelAgent(kernel, env, keelVersion());
+  const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(io.stdin as Readable) as ReadableStream<Uint8Array>);
+  const connection = agent.app().connect(stream);
+  const onAbort = () => connection.close(new Error('interrupted'));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await connection.closed;
+    return 0;
+  } catch (err) {
+    io.stderr.write(`keel: acp: the connection failed: ${errorMessage(err)}\n`);
+    return 1;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await agent.closeAll();
+    process.off('uncaughtException', stray);
+    process.off('unhandledRejection', stray);
+    process.stdout.write = originalWrite;
+    // The editor closed the connection: whatever a plugin left running (a timer, a socket) must not keep Keel alive.
+    setTimeout(() => process.exit(), 2000).unref();
+  }
+}
