@@ -37,7 +37,7 @@ beforeAll(() => {
   git('init', '-q', '-b', 'main');
   git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'init');
 }, 180_000);
-afterAll(() => ws?.cleanup());
+afterAll(() => ws?.cleanup(), 120_000);
 
 describe('a packed third-party plugin', () => {
   it('runs its own tests, the in-kernel one through keel/testing of the packed keel', () => {
