@@ -3,6 +3,7 @@
  * frontend. The only file that loads presets, by name. The built-in presets are imported statically (one
  * bundle chunk instead of six on every run: see bench/RESULTS.md); their plugins' heavy parts still load lazily.
  */
+import { READER_GONE_EXIT, watchReader } from './reader.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { CommanderError, type Command } from 'commander';
 import {
@@ -450,19 +451,27 @@ async function runMode(assembled: Kernel, options: CliOptions, positional: strin
     options.resume !== undefined || options.continue
       ? { id: typeof options.resume === 'string' ? options.resume : undefined, latest: Boolean(options.continue), fork: Boolean(options.forkSession) }
       : undefined;
+  // The reader of stdout going away ends a run like closed input (interactive UIs own their terminal themselves).
+  const reader = mode === 'interactive' ? undefined : watchReader(io.stdout, io.stderr, controller.signal);
   const ctx: ModeContext = {
     kernel,
     mode,
     options,
     prompt,
-    io,
-    signal: controller.signal,
+    io: reader ? { ...io, stdout: reader.stdout } : io,
+    signal: reader ? reader.signal : controller.signal,
     startSession: (overrides) => startSession(kernel, { resume, ...(options.sessionId && !resume ? { id: options.sessionId } : {}), ...overrides }),
   };
   try {
     const code = await frontend.run(ctx);
+    await reader?.flushed();
+    if (reader?.gone) {
+      io.stderr.write(reader.line());
+      return READER_GONE_EXIT;
+    }
     return controller.signal.aborted ? signalExit : code;
   } finally {
+    reader?.dispose();
     for (const signal of HANDLED_SIGNALS) process.off(signal, onSignal);
   }
 }

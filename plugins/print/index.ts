@@ -11,7 +11,6 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { helpText } from './help.js';
-import { READER_GONE_EXIT, watchReader } from './reader.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
 export default definePlugin(() => ({
@@ -29,10 +28,10 @@ export default definePlugin(() => ({
     kernel.modes.register({
       name: 'print',
       async run(ctx) {
-        const reader = watchReader(ctx.io.stdout, ctx.io.stderr, ctx.signal);
-        const signal = reader.signal;
+        // A reader of stdout that went away aborts ctx.signal and silences ctx.io.stdout (the CLI watches it).
+        const signal = ctx.signal;
         const write = (value: unknown) => {
-          if (!reader.gone) ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
+          ctx.io.stdout.write(`${JSON.stringify(value)}\n`);
         };
         // Listen before the session starts, so warnings from sessionStart (resume repairs) reach stderr.
         let session: Session | undefined;
@@ -48,13 +47,8 @@ export default definePlugin(() => ({
           const result = slash
             ? await runSlashCommand(kernel, session, slash, signal)
             : await runAgent(kernel, session, ctx.prompt ?? '', { signal, maxTurns: ctx.options.maxTurns });
-          const code = slash ? reportSlash(kernel, ctx, session, result, write) : report(kernel, ctx, session, result, write);
-          await reader.flushed();
-          if (!reader.gone) return code;
-          ctx.io.stderr.write(reader.line());
-          return READER_GONE_EXIT;
+          return slash ? reportSlash(kernel, ctx, session, result, write) : report(kernel, ctx, session, result, write);
         } finally {
-          reader.dispose();
           stop();
           // The run is over: its session file is synced as needed and closed, and its lock released, now rather
           // than when the process exits (an embedder may run main() again in the same process).

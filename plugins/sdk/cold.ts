@@ -2,20 +2,13 @@
 import type { Kernel, ModeContext } from '../../kernel/index.js';
 import { ProtocolDriver, type DriverOptions } from './driver.js';
 import { readLines } from './lines.js';
-import { READER_GONE_EXIT, watchReader, type ReaderWatch } from './reader.js';
 
-function writer(ctx: ModeContext, reader: ReaderWatch): DriverOptions['write'] {
+/** Protocol lines to stdout. A host whose reader died is treated as gone: the CLI aborts ctx.signal (the turn aborts,
+ * tools end) and drops what is written after, then exits 141. */
+function writer(ctx: ModeContext): DriverOptions['write'] {
   return (message) => {
-    if (!reader.gone) ctx.io.stdout.write(`${JSON.stringify(message)}\n`);
+    ctx.io.stdout.write(`${JSON.stringify(message)}\n`);
   };
-}
-
-/** The driver's exit code, or READER_GONE_EXIT with its line on stderr when the reader of stdout went away. */
-async function exitCode(ctx: ModeContext, reader: ReaderWatch, code: number): Promise<number> {
-  await reader.flushed();
-  if (!reader.gone) return code;
-  ctx.io.stderr.write(reader.line());
-  return READER_GONE_EXIT;
 }
 
 /** Stops reading stdin once the session is over, so an open pipe does not keep the process alive. */
@@ -32,24 +25,21 @@ function logToStderr(kernel: Kernel, ctx: ModeContext): () => void {
 /** SDK mode: a host process, many turns, control requests both ways. */
 export async function runSdkMode(kernel: Kernel, ctx: ModeContext): Promise<number> {
   const stop = logToStderr(kernel, ctx);
-  // A host whose reader died is treated as gone: the turn aborts, tools end, reading stops.
-  const reader = watchReader(ctx.io.stdout, ctx.io.stderr, ctx.signal);
   try {
     const code = await new ProtocolDriver({
       kernel,
       input: readLines(ctx.io.stdin),
-      write: writer(ctx, reader),
+      write: writer(ctx),
       startSession: (overrides) => ctx.startSession(overrides),
-      signal: reader.signal,
+      signal: ctx.signal,
       maxTurns: ctx.options.maxTurns,
       askHost: ctx.options.flags?.['permission-prompt-tool'] === 'stdio',
       partial: Boolean(ctx.options.includePartialMessages),
       once: false,
       slashCommands: true,
     }).run();
-    return await exitCode(ctx, reader, code);
+    return code;
   } finally {
-    reader.dispose();
     stop();
     release(ctx);
   }
@@ -69,23 +59,21 @@ export async function runSubagentMode(kernel: Kernel, ctx: ModeContext): Promise
   }
   const stop = logToStderr(kernel, ctx);
   const parent = process.env.KEEL_PARENT_SESSION_ID;
-  const reader = watchReader(ctx.io.stdout, ctx.io.stderr, ctx.signal);
   try {
     const code = await new ProtocolDriver({
       kernel,
       input: readLines(ctx.io.stdin),
-      write: writer(ctx, reader),
+      write: writer(ctx),
       startSession: (overrides) => ctx.startSession({ ...overrides, ...(parent ? { parentSessionId: parent } : {}) }),
-      signal: reader.signal,
+      signal: ctx.signal,
       maxTurns: ctx.options.maxTurns,
       askHost: true,
       partial: Boolean(ctx.options.includePartialMessages),
       once: true,
       slashCommands: false,
     }).run();
-    return await exitCode(ctx, reader, code);
+    return code;
   } finally {
-    reader.dispose();
     stop();
     release(ctx);
   }

@@ -2,7 +2,9 @@
  * The reader of stdout going away (`keel -p … | head`, an SDK host whose reader died): the next write fails with
  * EPIPE. Handled like a closed input rather than crashing on an unhandled stream error: the run's signal aborts
  * (the model stream stops, tools are killed with their process group), nothing more is written, and the mode
- * exits with READER_GONE_EXIT after one line on stderr. (The `sdk` plugin has the same file: plugins share no code.)
+ * exits with READER_GONE_EXIT after one line on stderr. The CLI owns the process's stdout, so it watches it for the
+ * headless, pipe, SDK and sub-agent frontends: they get the watch's signal as theirs and a stdout that drops writes
+ * once the reader is gone.
  */
 
 /** 128 + SIGPIPE, what a shell reports for a program a closed pipe stopped. */
@@ -19,6 +21,8 @@ export interface ReaderWatch {
   flushed(): Promise<void>;
   /** The one line for stderr. */
   line(): string;
+  /** `stdout` for a frontend: the same stream, except that writes after the reader went away are dropped. */
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
 export function watchReader(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, run: AbortSignal): ReaderWatch {
@@ -37,7 +41,15 @@ export function watchReader(stdout: NodeJS.WritableStream, stderr: NodeJS.Writab
   // stderr may have gone with it (`2>&1 | head`): its errors must not crash the process either.
   const ignore = () => undefined;
   stderr.on('error', ignore);
+  const guarded = new Proxy(stdout, {
+    get(target, key) {
+      if (key === 'write') return (...args: Parameters<NodeJS.WritableStream['write']>) => (gone ? true : target.write(...args));
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
   return {
+    stdout: guarded,
     signal: controller.signal,
     dispose: () => {
       run.removeEventListener('abort', follow);
