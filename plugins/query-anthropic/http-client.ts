@@ -13,6 +13,16 @@ import tls from 'node:tls';
 export interface RequestOptions {
   method: string;
   headers: Record<string, string>;
+  /** How to connect when not directly (a proxy, a client certificate): given by the `network` service. */
+  route?: Route;
+}
+
+/** A connection made by the `network` service; for plain http through a proxy, the absolute-URI target and its headers. */
+export interface Route {
+  key: string;
+  open(): net.Socket;
+  target?: string;
+  headers?: Record<string, string>;
 }
 
 /** What the transport reads of a response: status, headers, and the body's bytes as `data` events. */
@@ -59,8 +69,9 @@ export function request(url: URL, options: RequestOptions): Request {
   const secure = url.protocol === 'https:';
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || (secure ? 443 : 80));
-  const origin = `${url.protocol}//${host}:${port}`;
-  const socket = takeIdle(origin) ?? connect(secure, host, port);
+  const route = options.route;
+  const origin = `${url.protocol}//${host}:${port}${route ? ` via ${route.key}` : ''}`;
+  const socket = takeIdle(origin) ?? (route ? route.open() : connect(secure, host, port));
   const chunks: Uint8Array[] = [];
   let destroyed = false;
   const req = Object.assign(new EventEmitter(), {
@@ -69,8 +80,8 @@ export function request(url: URL, options: RequestOptions): Request {
       return true;
     },
     end() {
-      let head = `${options.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-      for (const [name, value] of Object.entries(options.headers)) head += `${name}: ${value}\r\n`;
+      let head = `${options.method} ${route?.target ?? `${url.pathname}${url.search}`} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+      for (const [name, value] of Object.entries({ ...options.headers, ...route?.headers })) head += `${name}: ${value}\r\n`;
       socket.cork();
       socket.write(`${head}\r\n`, 'latin1');
       for (const chunk of chunks) socket.write(chunk);

@@ -25,6 +25,7 @@ const prepare = useScriptedProjects();
 const MARKERS: Record<string, string> = {
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
+  network: 'refused the tunnel to',
   'query-openai': 'the OpenAI-compatible server refused the request',
   sdk: 'unknown control request subtype',
   'tool-agent': 'ended without a result',
