@@ -57,7 +57,10 @@ function tlsOver(tunnel: ProxyTunnel | undefined, host: string, port: number, id
     ...(identity ? { cert: identity.cert, key: identity.key, ...(identity.passphrase !== undefined ? { passphrase: identity.passphrase } : {}) } : {}),
   });
   if (tunnel) {
+    // The tunnel's refusal is the socket's error (the TLS layer would only say the stream closed); the owner of the
+    // socket listens for it, and the no-op listener keeps a second report of the same failure from being unhandled.
     tunnel.on('error', (err) => socket.destroy(err));
+    socket.on('error', () => undefined);
     socket.ref = () => (tunnel.ref(), socket);
     socket.unref = () => (tunnel.unref(), socket);
   }

@@ -13,11 +13,12 @@ const MAX_HEAD = 64 * 1024;
 
 /** The proxy's answer, as the one line users see; `code` lets the retry policy tell a refusal from a lost connection. */
 export function proxyRefusal(proxy: Proxy, status: number, reason: string, target: string): KeelError {
-  if (status === 407) {
+  // 407 is the standard answer; some proxies (tinyproxy) answer 401 to credentials they refuse.
+  if (status === 407 || status === 401) {
     const fix = proxy.authorization
       ? `it refused the user and password in ${proxy.source}`
       : `put the user and password in ${proxy.source} (http://user:password@host:port)`;
-    return new KeelError(`proxy ${proxy.shown} requires authentication (407): ${fix}`, { code: 'ERR_PROXY_AUTH' });
+    return new KeelError(`proxy ${proxy.shown} requires authentication (${status}): ${fix}`, { code: 'ERR_PROXY_AUTH' });
   }
   return new KeelError(`proxy ${proxy.shown} (from ${proxy.source}) refused the tunnel to ${target} (${status}${reason ? ` ${reason}` : ''})`, { code: 'ERR_PROXY_REFUSED' });
 }
