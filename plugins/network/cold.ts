@@ -96,7 +96,8 @@ export function createNetwork(settings: ResolvedNetwork): Network {
         key: proxy.shown,
         open: () => proxySocket(proxy),
         target: url.href,
-        headers: proxy.authorization ? { 'proxy-authorization': proxy.authorization } : ({} as Record<string, string>),
+        // One request per connection: some proxies (tinyproxy) relay whatever follows a forwarded request raw.
+        headers: { connection: 'close', ...(proxy.authorization ? { 'proxy-authorization': proxy.authorization } : {}) },
       };
     },
     requestOptions(url, headers, opts) {
@@ -110,7 +111,7 @@ export function createNetwork(settings: ResolvedNetwork): Network {
           override createConnection(): net.Socket {
             return route.open();
           }
-        })({ keepAlive: true });
+        })({ keepAlive: !route.target });
         agents.set(agentKey, agent);
       }
       if (!route.target) return { agent, headers };

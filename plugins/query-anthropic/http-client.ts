@@ -95,7 +95,8 @@ export function request(url: URL, options: RequestOptions): Request {
   const parser = new ResponseParser(options.method === 'HEAD', socket, (res) => req.emit('response', res));
   parser.onDone = (reusable) => {
     detach();
-    if (reusable && !destroyed) keepIdle(origin, socket);
+    // A request forwarded by a proxy is not reused: some proxies (tinyproxy) relay whatever follows it raw.
+    if (reusable && !destroyed && !route?.target) keepIdle(origin, socket);
     else socket.destroy();
   };
   const onData = (data: Buffer) => {

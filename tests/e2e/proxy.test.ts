@@ -3,6 +3,7 @@
  * (trusted through NODE_EXTRA_CA_CERTS), and what the proxy's log says went through it.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -11,6 +12,8 @@ import { freePort, startEverythingHttp } from '../helpers/mcp.js';
 import { makePki, type Pki } from '../helpers/pki.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { startTinyproxy, type TinyProxy } from '../helpers/proxy.js';
+import { startOpenAIServer } from '../helpers/openai-server.js';
+import { makeWorkspace } from '../helpers/workspace.js';
 
 const prepare = useScriptedProjects();
 let pki: Pki;
@@ -146,4 +149,100 @@ describe('a proxy that refuses', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('HTTPS_PROXY: proxy socks5://127.0.0.1:1080 uses socks5, which Keel does not support');
   });
+});
+
+/** An http (or, with the test CA's server certificate, https) server with pages that echo their path. */
+async function pageServer(body: string, secure = false): Promise<string> {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`${body} (${req.url})`);
+  };
+  const server = secure ? https.createServer(pki.server, handler) : http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `${secure ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const load = (...names: string[]) => callTool('tool_search', { query: `select:${names.join(',')}` }, 'search');
+
+describe('every outbound connection goes through the proxy', () => {
+  it('the API over plain http: each request forwarded to the proxy (with its credentials) with the absolute URI', async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
+    const { ws, env, server } = await prepare([callTool('ls', { path: '.' }, 'ls'), say('forwarded')]);
+    const run = await runKeel(['-p', 'hi', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url('u:p') } });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('forwarded\n');
+    expect(server.messageRequests()).toHaveLength(2);
+    expect(tiny.requests()).toHaveLength(2);
+    for (const line of tiny.requests()) expect(line).toMatch(new RegExp(`^POST ${server.url.replace(/\./g, '\\.')}/v1/messages\\S* HTTP/1\\.1$`));
+  });
+
+  it('web_fetch: a plain http page forwarded, an https page through a tunnel that trusts the private CA', async () => {
+    const tiny = await proxy();
+    const plain = await pageServer('plain page');
+    const secure = await pageServer('secure page', true);
+    const { ws, env, server, port } = await secureProject([
+      load('web_fetch'),
+      callTool('web_fetch', { url: `${plain}/a`, prompt: 'read' }, 'plain'),
+      callTool('web_fetch', { url: `${secure}/b`, prompt: 'read' }, 'secure'),
+      say('fetched'),
+    ]);
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: tiny.url(), HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('fetched\n');
+    expect(toolResult(server, 'plain')).toMatchObject({ text: expect.stringContaining('plain page (/a)') });
+    expect(toolResult(server, 'secure')).toMatchObject({ text: expect.stringContaining('secure page (/b)') });
+    const requests = tiny.requests();
+    expect(requests).toContain(`GET ${plain}/a HTTP/1.1`);
+    expect(requests).toContain(`CONNECT ${secure.slice('https://'.length)} HTTP/1.1`);
+    expect(requests).toContain(`CONNECT 127.0.0.1:${port} HTTP/1.1`);
+  }, 60_000);
+
+  it('web_fetch through a proxy that wants credentials: the tool result names the proxy', async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
+    const plain = await pageServer('never');
+    const { ws, env, server } = await prepare([load('web_fetch'), callTool('web_fetch', { url: `${plain}/x`, prompt: 'read' }, 'denied'), say('done')]);
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url(), NO_PROXY: server.url.slice('http://'.length) }, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(toolResult(server, 'denied')).toEqual({ text: `web_fetch: could not fetch ${plain}/x: proxy ${tiny.url()} requires authentication (407): put the user and password in HTTP_PROXY (http://user:password@host:port)`, isError: true });
+  }, 60_000);
+
+  it('MCP over HTTP: the server is reached through the proxy', async () => {
+    const tiny = await proxy();
+    const everything = await startEverythingHttp();
+    stops.push(everything.stop);
+    const { ws, env, server } = await secureProject([load('mcp__remote__get-sum'), callTool('mcp__remote__get-sum', { a: 2, b: 40 }, 'sum'), say('done')]);
+    const config = JSON.stringify({ mcpServers: { remote: { type: 'http', url: everything.url } } });
+    const run = await runKeel(['-p', 'go', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: tiny.url(), HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(toolResult(server, 'sum').text).toContain('42');
+    expect(tiny.requests().filter((line) => line.startsWith(`POST ${everything.url} `)).length).toBeGreaterThanOrEqual(2);
+  }, 90_000);
+
+  it('the OpenAI-compatible provider: its requests go through the proxy', async () => {
+    const tiny = await proxy();
+    const openai = await startOpenAIServer([{ text: 'from chat completions' }]);
+    stops.push(() => openai.close());
+    const ws = makeWorkspace({ git: true });
+    stops.push(async () => ws.cleanup());
+    ws.write('agent.config.json', JSON.stringify({ provider: 'openai', baseURL: openai.url, apiKey: 'sk-local', model: 'gpt-4o-mini', smallModel: 'gpt-4o-mini' }));
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('from chat completions\n');
+    expect(tiny.requests()).toEqual([`POST ${openai.url}/chat/completions HTTP/1.1`]);
+  }, 60_000);
+});
+
+describe('keel doctor', () => {
+  it('shows the proxy in force for the API host, without its password; "bypassed by NO_PROXY"; and "none"', async () => {
+    const { ws, env, server } = await prepare([]);
+    const host = new URL(server.url);
+    const via = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ANTHROPIC_BASE_URL: `https://${host.host}`, HTTPS_PROXY: 'http://carol:hunter2@proxy.corp.example:3128' }, timeoutMs: 60_000 });
+    expect(via.stdout).toContain(`https://${host.host}: through proxy http://carol@proxy.corp.example:3128 (HTTPS_PROXY), a CONNECT tunnel`);
+    expect(via.stdout + via.stderr).not.toContain('hunter2');
+    const bypassed = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: 'http://proxy.corp.example:3128', HTTP_PROXY: 'http://proxy.corp.example:3128', NO_PROXY: '127.0.0.0/8' }, timeoutMs: 60_000 });
+    expect(bypassed.stdout).toContain(`${server.url}: bypassed by NO_PROXY (127.0.0.0/8), connects directly`);
+    const none = await runKeel(['doctor'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(none.stdout).toContain(`${server.url}: none (no proxy variable set)`);
+  }, 90_000);
 });
