@@ -21,6 +21,8 @@ function bodyOf(body: unknown): string | Buffer | undefined {
 /** What the bridge needs of the `network` service: node:http request options for a URL (agent, proxy target, headers). */
 export interface NetworkOptions {
   requestOptions(url: URL, headers: Record<string, string>, opts?: { identity?: boolean }): http.RequestOptions;
+  /** The proxy's own refusal of a forwarded request (407), as one line naming it. */
+  refusal(url: URL, status: number, reason: string): Error | undefined;
 }
 
 export function unrefFetch(input: string | URL, init: RequestInit = {}, network?: NetworkOptions): Promise<Response> {
@@ -45,6 +47,11 @@ export function unrefFetch(input: string | URL, init: RequestInit = {}, network?
     // Plain http through a proxy goes to the proxy with the URL as the target (node:http, not https, speaks to it).
     const via = options.path === url.href ? http : client;
     const request = via.request(url, { ...options, method: init.method ?? 'GET', signal: init.signal ?? undefined }, (response) => {
+      const refused = options.path === url.href ? network?.refusal(url, response.statusCode ?? 0, response.statusMessage ?? '') : undefined;
+      if (refused) {
+        response.resume();
+        return reject(refused);
+      }
       const responseHeaders = new Headers();
       for (const [name, value] of Object.entries(response.headers)) {
         if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item);

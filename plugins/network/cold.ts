@@ -12,7 +12,7 @@ import { loadIdentity, type ClientIdentity } from './client-cert.js';
 import { ProxyTable, type ProxyChoice } from './proxy.js';
 import { nodeFetch } from './fetch.js';
 import type { ResolvedNetwork } from './settings.js';
-import { ProxyTunnel, proxySocket } from './tunnel.js';
+import { ProxyTunnel, proxyRefusal, proxySocket } from './tunnel.js';
 
 export interface ConnectOptions {
   /** Present the client certificate (the model API, MCP servers); never for pages fetched for the model. */
@@ -39,6 +39,11 @@ export interface Network {
   requestOptions(url: URL, headers: Record<string, string>, opts?: ConnectOptions): http.RequestOptions;
   /** A fetch over node:http that goes through the proxy (and presents the client certificate when `identity`). */
   fetch(input: string | URL | Request, init?: RequestInit, opts?: ConnectOptions): Promise<Response>;
+  /**
+   * For a plain-http request the proxy forwarded, its answer as the network's one-line refusal when the proxy itself
+   * refused (407: it wants credentials); undefined otherwise.
+   */
+  refusal(url: URL, status: number, reason: string): Error | undefined;
   /** One line for `keel doctor`: the proxy in force for `url`, "none", or "bypassed by NO_PROXY". */
   describe(url: URL): string;
 }
@@ -126,6 +131,10 @@ export function createNetwork(settings: ResolvedNetwork): Network {
       };
     },
     fetch: (input, init, opts) => nodeFetch(network, input, init, opts),
+    refusal(url, status, reason) {
+      const choice = table.choose(url);
+      return url.protocol === 'http:' && choice.proxy && status === 407 ? proxyRefusal(choice.proxy, status, reason, url.host) : undefined;
+    },
     describe(url) {
       const choice = table.choose(url);
       if (choice.proxy) return `${url.origin}: through proxy ${choice.proxy.shown} (${choice.proxy.source})${url.protocol === 'https:' ? ', a CONNECT tunnel' : ''}`;

@@ -8,7 +8,6 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import type { ConnectOptions, Network } from './cold.js';
-import { proxyRefusal } from './tunnel.js';
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 const MAX_REDIRECTS = 20;
@@ -67,10 +66,10 @@ function once(network: Network, url: URL, method: string, headers: Record<string
     const forwarded = options.path === url.href;
     const client = url.protocol === 'https:' && !forwarded ? https : http;
     const req = client.request(url, { ...options, method, ...(signal ? { signal } : {}) }, (res) => {
-      const choice = network.choose(url);
-      if (forwarded && res.statusCode === 407 && choice.proxy) {
+      const refused = forwarded ? network.refusal(url, res.statusCode ?? 0, res.statusMessage ?? '') : undefined;
+      if (refused) {
         res.resume();
-        return reject(proxyRefusal(choice.proxy, 407, res.statusMessage ?? '', url.host));
+        return reject(refused);
       }
       const responseHeaders = new Headers();
       for (const [name, value] of Object.entries(res.headers)) {

@@ -4,6 +4,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -207,17 +209,48 @@ describe('every outbound connection goes through the proxy', () => {
     expect(toolResult(server, 'denied')).toEqual({ text: `web_fetch: could not fetch ${plain}/x: proxy ${tiny.url()} requires authentication (407): put the user and password in HTTP_PROXY (http://user:password@host:port)`, isError: true });
   }, 60_000);
 
-  it('MCP over HTTP: the server is reached through the proxy', async () => {
+  it.each(['streamableHttp', 'sse'] as const)('MCP over HTTP (%s): the server is reached through the proxy', async (mode) => {
     const tiny = await proxy();
-    const everything = await startEverythingHttp();
+    const everything = await startEverythingHttp(mode);
     stops.push(everything.stop);
     const { ws, env, server } = await secureProject([load('mcp__remote__get-sum'), callTool('mcp__remote__get-sum', { a: 2, b: 40 }, 'sum'), say('done')]);
-    const config = JSON.stringify({ mcpServers: { remote: { type: 'http', url: everything.url } } });
+    const config = JSON.stringify({ mcpServers: { remote: { type: mode === 'sse' ? 'sse' : 'http', url: everything.url } } });
     const run = await runKeel(['-p', 'go', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: tiny.url(), HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
     expect(run.stderr).toBe('');
     expect(toolResult(server, 'sum').text).toContain('42');
-    expect(tiny.requests().filter((line) => line.startsWith(`POST ${everything.url} `)).length).toBeGreaterThanOrEqual(2);
+    const origin = new URL(everything.url).origin;
+    const forwarded = tiny.requests().filter((line) => line.includes(` ${origin}/`));
+    // Streamable HTTP POSTs every message; SSE GETs its event stream and POSTs to the endpoint it names.
+    expect(forwarded.filter((line) => line.startsWith('POST ')).length).toBeGreaterThanOrEqual(2);
+    if (mode === 'sse') expect(forwarded).toContain(`GET ${everything.url} HTTP/1.1`);
   }, 90_000);
+
+  it('MCP over HTTP through a proxy that wants credentials: the failure names the proxy', async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
+    const everything = await startEverythingHttp();
+    stops.push(everything.stop);
+    const { ws, env } = await secureProject([]);
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ mcpServers: { remote: { type: 'http', url: everything.url } } }));
+    const run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.stdout).toContain(`proxy ${tiny.url()} requires authentication (407): put the user and password in HTTP_PROXY`);
+  }, 90_000);
+
+  it('web_search through SearXNG: the query goes through the proxy', async () => {
+    const tiny = await proxy();
+    const searx = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ results: [{ title: 'Found', url: 'https://nodejs.org/', content: 'via the proxy' }] }));
+    });
+    await new Promise<void>((resolve) => searx.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => searx.close(() => resolve())));
+    const base = `http://127.0.0.1:${(searx.address() as AddressInfo).port}`;
+    const { ws, env, server } = await secureProject([callTool('web_search', { query: 'corp proxy' }, 'search'), say('searched')]);
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ webSearch: { searxng: base } }));
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: tiny.url(), HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(toolResult(server, 'search').text).toContain('via the proxy');
+    expect(tiny.requests()).toContain(`GET ${base}/search?q=corp+proxy&format=json HTTP/1.1`);
+  }, 60_000);
 
   it('the OpenAI-compatible provider: its requests go through the proxy', async () => {
     const tiny = await proxy();
