@@ -66,6 +66,7 @@ function tlsOver(tunnel: ProxyTunnel | undefined, host: string, port: number, id
     // socket listens for it, and the no-op listener keeps a second report of the same failure from being unhandled.
     tunnel.on('error', (err) => socket.destroy(err));
     socket.on('error', () => undefined);
+    socket.on('close', () => tunnel.destroy());
     socket.ref = () => (tunnel.ref(), socket);
     socket.unref = () => (tunnel.unref(), socket);
   }

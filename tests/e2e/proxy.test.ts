@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
-import { freePort, startEverythingHttp } from '../helpers/mcp.js';
+import { FAKE_BROWSER, freePort, startEverythingHttp, startOAuthServer } from '../helpers/mcp.js';
 import { makePki, type Pki } from '../helpers/pki.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { startTinyproxy, type TinyProxy } from '../helpers/proxy.js';
@@ -233,6 +233,24 @@ describe('every outbound connection goes through the proxy', () => {
     writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ mcpServers: { remote: { type: 'http', url: everything.url } } }));
     const run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
     expect(run.stdout).toContain(`proxy ${tiny.url()} requires authentication (407): put the user and password in HTTP_PROXY`);
+  }, 90_000);
+
+  it('MCP OAuth: discovery, registration and the token request go through the proxy', async () => {
+    const tiny = await proxy();
+    const oauth = await startOAuthServer();
+    stops.push(oauth.stop);
+    const { ws, env, server } = await secureProject([load('mcp__secure__whoami'), callTool('mcp__secure__whoami', {}, 'who'), say('done')]);
+    const config = JSON.stringify({ mcpServers: { secure: { type: 'http', url: oauth.url } } });
+    const run = await runKeel(['-p', 'who am I?', '--mcp-config', config, '--permission-mode', 'auto'], {
+      cwd: ws.dir,
+      env: { ...env, HTTPS_PROXY: tiny.url(), HTTP_PROXY: tiny.url(), BROWSER: FAKE_BROWSER, FAKE_BROWSER_LOG: path.join(ws.home, 'browser.log') },
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(toolResult(server, 'who').text).toBe('authorized as a registered client');
+    const base = oauth.url.replace('/mcp', '');
+    const forwarded = tiny.requests().filter((line) => line.includes(` ${base}/`));
+    expect(forwarded).toEqual(expect.arrayContaining([expect.stringMatching(/^GET .*\/\.well-known\/oauth-/), `POST ${base}/register HTTP/1.1`, `POST ${base}/token HTTP/1.1`]));
   }, 90_000);
 
   it('web_search through SearXNG: the query goes through the proxy', async () => {
