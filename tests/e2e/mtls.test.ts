@@ -5,11 +5,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
+import { startEverythingHttp } from '../helpers/mcp.js';
 import { makePki, type Pki } from '../helpers/pki.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { startTinyproxy } from '../helpers/proxy.js';
@@ -92,6 +95,37 @@ describe('a server that requires a client certificate', () => {
     expect(run.stdout).toBe('tunnelled and mutual\n');
     expect(tiny.requests()).toEqual([`CONNECT 127.0.0.1:${new URL(server.url).port} HTTP/1.1`]);
   });
+
+  it('is presented to an MCP server over https (private CA), directly and through the proxy', async () => {
+    const everything = await startEverythingHttp();
+    stops.push(everything.stop);
+    // TLS in front of the server, refusing clients without a certificate the test CA signed.
+    const target = new URL(everything.url);
+    const front = tls.createServer({ ...pki.server, ca: pki.ca, requestCert: true, rejectUnauthorized: true }, (socket) => {
+      const back = net.connect(Number(target.port), '127.0.0.1');
+      socket.pipe(back).pipe(socket);
+      socket.on('error', () => back.destroy());
+      back.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => front.close(() => resolve())));
+    const url = `https://127.0.0.1:${(front.address() as AddressInfo).port}${target.pathname}`;
+    const tiny = await startTinyproxy();
+    stops.push(tiny.stop);
+    for (const via of [{}, { HTTPS_PROXY: tiny.url() }]) {
+      const { ws, env, server } = await mtlsProject([callTool('tool_search', { query: 'select:mcp__remote__get-sum' }, 'search'), callTool('mcp__remote__get-sum', { a: 2, b: 40 }, 'sum'), say('done')]);
+      const config = JSON.stringify({ mcpServers: { remote: { type: 'http', url } } });
+      const run = await runKeel(['-p', 'go', '--mcp-config', config, '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, ...withCert(), ...via }, timeoutMs: 60_000 });
+      expect(run.stderr).toBe('');
+      expect(toolResult(server, 'sum').text).toContain('42');
+    }
+    expect(tiny.requests()).toContain(`CONNECT ${new URL(url).host} HTTP/1.1`);
+    // Without the certificate the server is refused, and the failure says so.
+    const { ws, env } = await mtlsProject([]);
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ mcpServers: { remote: { type: 'http', url } } }));
+    const list = await runKeel(['mcp', 'list'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(list.stdout).toMatch(/remote\s+failed/);
+  }, 120_000);
 
   it('is never presented to pages web_fetch reads', async () => {
     const page = https.createServer({ ...pki.server, ca: pki.ca, requestCert: true, rejectUnauthorized: true }, (_req, res) => res.end('secret page'));

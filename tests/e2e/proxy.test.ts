@@ -93,6 +93,28 @@ describe('keel -p through a proxy', () => {
   });
 });
 
+describe('TLS inside the tunnel', () => {
+  it('checks the certificate of the server, not of the proxy: a server nothing trusts is refused', async () => {
+    const tiny = await proxy();
+    const { ws, env, server } = await secureProject([say('never')]);
+    const { NODE_EXTRA_CA_CERTS: _trusted, ...untrusting } = env;
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...untrusting, HTTPS_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/^keel: cannot reach the Anthropic API: its TLS certificate is not trusted \(.*\); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS/);
+    expect(tiny.requests()).toHaveLength(1);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
+  it('reaches a server by its name through the tunnel, verified against that name', async () => {
+    const tiny = await proxy();
+    const { ws, env, port } = await secureProject([say('by name')]);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, ANTHROPIC_BASE_URL: `https://localhost:${port}`, HTTPS_PROXY: tiny.url() } });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('by name\n');
+    expect(tiny.requests()).toEqual([`CONNECT localhost:${port} HTTP/1.1`]);
+  });
+});
+
 describe('a proxy that demands credentials', () => {
   const auth = { user: 'alice', password: 's3cret-pw' };
 
