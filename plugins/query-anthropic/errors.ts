@@ -40,7 +40,7 @@ function networkRefusal(err: unknown): KeelError | undefined {
   for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
     const { code, message } = cur as { code?: unknown; message?: unknown };
     if (cur instanceof KeelError && typeof code === 'string' && /^ERR_(PROXY|CLIENT_CERT)/.test(code)) return cur;
-    if (typeof code === 'string' && code.startsWith('ERR_PROXY_') || code === 'ERR_CLIENT_CERT') return new KeelError(String(message), { code: String(code), cause: err });
+    if (typeof code === 'string' && (code.startsWith('ERR_PROXY_') || code === 'ERR_CLIENT_CERT')) return new KeelError(String(message), { code: String(code), cause: err });
   }
   return undefined;
 }

@@ -149,6 +149,16 @@ describe('a proxy that demands credentials', () => {
 });
 
 describe('a proxy that refuses', () => {
+  it('the API over plain http, forwarded by a proxy that wants credentials: one line, no retries', async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
+    const { ws, env, server } = await prepare([say('never')]);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url() }, timeoutMs: 60_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toBe('keel: the proxy in HTTP_PROXY requires authentication (407): put the user and password in its URL (http://user:password@host:port)\n');
+    expect(tiny.requests()).toHaveLength(1);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
   it('a tunnel to a port it does not allow (403): one line naming the proxy and the target', async () => {
     const tiny = await proxy({ connectPorts: [443] });
     const { ws, env, port } = await secureProject([say('never')]);
