@@ -145,6 +145,22 @@ describe('a server that requires a client certificate', () => {
   }, 60_000);
 });
 
+describe('keel doctor', () => {
+  it('shows the client certificate in use and the extra CA certificates, and fails on a bad passphrase', async () => {
+    const { ws, env } = await mtlsProject([]);
+    const good = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ...withCert() }, timeoutMs: 60_000 });
+    expect(good.stdout).toContain(`presented to the model API and MCP servers: CLAUDE_CODE_CLIENT_CERT (${pki.client.certFile})`);
+    expect(good.stdout).toContain(`NODE_EXTRA_CA_CERTS: 1 certificate from ${pki.caFile}`);
+    const bad = await runKeel(['doctor'], {
+      cwd: ws.dir,
+      env: { ...env, CLAUDE_CODE_CLIENT_CERT: pki.client.certFile, CLAUDE_CODE_CLIENT_KEY: pki.client.encryptedKeyFile, CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'nope' },
+      timeoutMs: 60_000,
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout).toContain(`CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: wrong passphrase for the client key CLAUDE_CODE_CLIENT_KEY (${pki.client.encryptedKeyFile})`);
+  }, 60_000);
+});
+
 describe('a client certificate that cannot be used: one line naming the file or variable', () => {
   it.each([
     ['a missing certificate file', () => ({ CLAUDE_CODE_CLIENT_CERT: '/nonexistent/client.pem', CLAUDE_CODE_CLIENT_KEY: pki.client.keyFile }), () => 'keel: CLAUDE_CODE_CLIENT_CERT: cannot read the client certificate /nonexistent/client.pem: no such file\n'],

@@ -6,7 +6,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
@@ -64,6 +65,24 @@ describe('keel -p through a proxy', () => {
     expect(run.stdout).toBe('through the proxy\n');
     expect(server.messageRequests()).toHaveLength(2);
     // Two requests, one tunnel: the connection is kept between them.
+    expect(tiny.requests()).toEqual([`CONNECT 127.0.0.1:${port} HTTP/1.1`]);
+  });
+
+  it('reaches an https:// proxy over TLS, with the TLS of the server inside that (the private CA trusted for both)', async () => {
+    const tiny = await proxy();
+    // TLS in front of tinyproxy: the proxy's own certificate is the test CA's 127.0.0.1 one.
+    const front = tls.createServer(pki.server, (socket) => {
+      const back = net.connect(tiny.port, '127.0.0.1');
+      socket.pipe(back).pipe(socket);
+      socket.on('error', () => back.destroy());
+      back.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => front.close(() => resolve())));
+    const { ws, env, port } = await secureProject([say('tls in tls')]);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: `https://127.0.0.1:${(front.address() as AddressInfo).port}` } });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('tls in tls\n');
     expect(tiny.requests()).toEqual([`CONNECT 127.0.0.1:${port} HTTP/1.1`]);
   });
 
