@@ -1,6 +1,7 @@
 import { definePreset } from '../kernel/index.js';
 import queryAnthropic from '../plugins/query-anthropic/index.js';
 import queryRetry from '../plugins/query-retry/index.js';
+import network from '../plugins/network/index.js';
 import queryOpenAI from '../plugins/query-openai/index.js';
 import queryService from '../plugins/query-service/index.js';
 import usage from '../plugins/usage/index.js';
@@ -51,7 +52,9 @@ export default definePreset({
     memoryIndex(),
     // skills: their names and descriptions in the prompt, the `skill` tool, `/skills` and `/<skill>`
     skills(),
-    // the model: retries, providers (the one matching config `provider` answers), tiers, accounting
+    // the network every connection goes through (proxies, client certificates), then the model: retries, providers
+    // (the one matching config `provider` answers), tiers, accounting
+    network(),
     queryRetry(),
     queryAnthropic(),
     queryOpenAI(),

@@ -23,6 +23,19 @@ export function builtinImports(metafile) {
 }
 
 /**
+ * The build's environment without proxy and client-certificate variables: the warm-up's run (which only talks to a
+ * stand-in socket) must take the direct path, as a run without them does, and never load the network plugin's cold
+ * part into the snapshot on a machine behind a proxy.
+ */
+function withoutNetworkSettings(env) {
+  const out = { ...env };
+  for (const name of Object.keys(out)) {
+    if (/^(https?_proxy|no_proxy|all_proxy)$/i.test(name) || name.startsWith('CLAUDE_CODE_CLIENT_')) delete out[name];
+  }
+  return out;
+}
+
+/**
  * Builds dist/bin/keel.blob in `live` (dist/bin); `version` is what `keel --version` prints, to check the blob, and
  * `runtimeBuiltins` the built-ins Keel's bundles import (their code cache is kept where the snapshot lacks them).
  */
@@ -32,7 +45,7 @@ export function buildSnapshot({ root, live, version, runtimeBuiltins }) {
   const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...process.env, KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '', KEEL_SNAPSHOT_BUILTINS: builtins },
+    env: { ...withoutNetworkSettings(process.env), KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '', KEEL_SNAPSHOT_BUILTINS: builtins },
   });
   if (snapshot.status !== 0 || !existsSync(`${blob}.tmp`)) {
     rmSync(`${blob}.tmp`, { force: true });

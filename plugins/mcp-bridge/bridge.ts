@@ -56,6 +56,7 @@ export class Bridge {
         maxLogBytes: limits.maxLogBytes,
         log: (level, message) => kernel.log(level, message, OWNER),
         onChange: () => this.sync(conn),
+        network: async () => kernel.services.get('network')?.load(),
       });
       this.connections.set(name, conn);
     }

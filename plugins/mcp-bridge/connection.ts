@@ -20,7 +20,7 @@ import { errorMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel
 import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser, storedCallbackPort } from './oauth.js';
 import { expandServer, transportOf, type TransportKind } from './settings.js';
 import { GroupStdioTransport } from './stdio.js';
-import { unrefFetch } from './fetch.js';
+import { unrefFetch, type NetworkOptions } from './fetch.js';
 import { holdOpen } from './keep-alive.js';
 import type { McpCallResult } from './content.js';
 
@@ -42,6 +42,8 @@ export interface ConnectionOptions {
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
   /** Tools or prompts changed (connected, refreshed, or gone). */
   onChange(): void;
+  /** The `network` service's connection options (proxies, the client certificate), when one is set. */
+  network?(): Promise<NetworkOptions | undefined>;
 }
 
 const AUTHORIZE_TIMEOUT_MS = 5 * 60_000;
@@ -164,9 +166,12 @@ export class Connection {
     }
     const requestInit = { headers: server.headers ?? {} };
     const authProvider = this.useAuth ? await this.authProvider() : undefined;
+    // The server, its OAuth endpoints and discovery all go through the proxy (and present the client certificate).
+    const network = await this.opts.network?.();
+    const fetch = network ? (input: string | URL, init?: RequestInit) => unrefFetch(input, init, network) : unrefFetch;
     return this.transport === 'sse'
-      ? new SSEClientTransport(url, { requestInit, authProvider, fetch: unrefFetch })
-      : new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch: unrefFetch });
+      ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
+      : new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch });
   }
 
   private callback?: CallbackServer;

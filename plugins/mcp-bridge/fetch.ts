@@ -18,7 +18,14 @@ function bodyOf(body: unknown): string | Buffer | undefined {
   throw new Error(`unsupported request body (${Object.prototype.toString.call(body)})`);
 }
 
-export function unrefFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+/** What the bridge needs of the `network` service: node:http request options for a URL (agent, proxy target, headers). */
+export interface NetworkOptions {
+  requestOptions(url: URL, headers: Record<string, string>, opts?: { identity?: boolean }): http.RequestOptions;
+  /** The proxy's own refusal of a forwarded request (407), as one line naming it. */
+  refusal(url: URL, status: number, reason: string): Error | undefined;
+}
+
+export function unrefFetch(input: string | URL, init: RequestInit = {}, network?: NetworkOptions): Promise<Response> {
   return new Promise((resolve, reject) => {
     const url = new URL(input);
     const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
@@ -31,7 +38,20 @@ export function unrefFetch(input: string | URL, init: RequestInit = {}): Promise
     }
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     if (body !== undefined && init.body instanceof URLSearchParams && !headers['content-type']) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const request = client.request(url, { method: init.method ?? 'GET', headers, signal: init.signal ?? undefined }, (response) => {
+    let options: http.RequestOptions = { headers };
+    try {
+      if (network) options = network.requestOptions(url, headers, { identity: true });
+    } catch (err) {
+      return reject(err);
+    }
+    // Plain http through a proxy goes to the proxy with the URL as the target (node:http, not https, speaks to it).
+    const via = options.path === url.href ? http : client;
+    const request = via.request(url, { ...options, method: init.method ?? 'GET', signal: init.signal ?? undefined }, (response) => {
+      const refused = options.path === url.href ? network?.refusal(url, response.statusCode ?? 0, response.statusMessage ?? '') : undefined;
+      if (refused) {
+        response.resume();
+        return reject(refused);
+      }
       const responseHeaders = new Headers();
       for (const [name, value] of Object.entries(response.headers)) {
         if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item);

@@ -17,9 +17,12 @@ function apiDetail(err: ApiErrorShape): { type?: string; message: string } {
 export function mapError(err: unknown, model: string): unknown {
   if (isAbortError(err) || err instanceof KeelError || typeof err !== 'object' || err === null) return err;
   const e = err as ApiErrorShape;
-  if (typeof e.status !== 'number') return tlsRefusal(err) ?? err;
+  if (typeof e.status !== 'number') return networkRefusal(err) ?? tlsRefusal(err) ?? err;
   const { type, message } = apiDetail(e);
   if (e.status === 400 && /prompt is too long|context window|too many (input )?tokens/i.test(message)) return new ContextOverflowError(message);
+  if (e.status === 407) {
+    return new KeelError(`the proxy in HTTP_PROXY requires authentication (407): put the user and password in its URL (http://user:password@host:port)`, { code: 'ERR_PROXY_AUTH', cause: err });
+  }
   if (e.status === 401) {
     return new KeelError('invalid API key: the Anthropic API answered 401; set ANTHROPIC_API_KEY, `apiKey` in agent.config.ts, or run keel login', { code: 'auth', cause: err });
   }
@@ -34,10 +37,23 @@ export function mapError(err: unknown, model: string): unknown {
   return new KeelError(`the Anthropic API refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { code, cause: err });
 }
 
+/** The `network` plugin's one-line refusals (a proxy, a client certificate), found among the causes, as they are. */
+function networkRefusal(err: unknown): KeelError | undefined {
+  for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const { code, message } = cur as { code?: unknown; message?: unknown };
+    if (cur instanceof KeelError && typeof code === 'string' && /^ERR_(PROXY|CLIENT_CERT)/.test(code)) return cur;
+    if (typeof code === 'string' && (code.startsWith('ERR_PROXY_') || code === 'ERR_CLIENT_CERT')) return new KeelError(String(message), { code: String(code), cause: err });
+  }
+  return undefined;
+}
+
 /** A TLS peer Node refused (untrusted, expired or misnamed certificate), or a header that cannot be sent, said as what to do about it. */
 function tlsRefusal(err: unknown): KeelError | undefined {
   for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
     const { code, message } = cur as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && /ALERT_(CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA|HANDSHAKE_FAILURE)/.test(code)) {
+      return new KeelError(`cannot reach the Anthropic API: the server refused the TLS handshake (${code}); it likely requires a client certificate: set CLAUDE_CODE_CLIENT_CERT and CLAUDE_CODE_CLIENT_KEY, or config network.clientCert and network.clientKey`, { cause: err });
+    }
     if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/.test(code)) {
       // Node 22+ appends its own advice after a ';' ("try running Node.js with --use-system-ca"): Keel says what to do.
       const reason = String(message).split(';')[0];

@@ -13,6 +13,16 @@ import tls from 'node:tls';
 export interface RequestOptions {
   method: string;
   headers: Record<string, string>;
+  /** How to connect when not directly (a proxy, a client certificate): given by the `network` service. */
+  route?: Route;
+}
+
+/** A connection made by the `network` service; for plain http through a proxy, the absolute-URI target and its headers. */
+export interface Route {
+  key: string;
+  open(): net.Socket;
+  target?: string;
+  headers?: Record<string, string>;
 }
 
 /** What the transport reads of a response: status, headers, and the body's bytes as `data` events. */
@@ -64,9 +74,11 @@ export function request(url: URL, options: RequestOptions): Request {
   const secure = url.protocol === 'https:';
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || (secure ? 443 : 80));
-  const origin = `${url.protocol}//${host}:${port}`;
+  const route = options.route;
+  const origin = `${url.protocol}//${host}:${port}${route ? ` via ${route.key}` : ''}`;
+  const open = () => (route ? route.open() : connect(secure, host, port));
   const pooled = takeIdle(origin);
-  let socket = pooled ?? connect(secure, host, port);
+  let socket = pooled ?? open();
   // A kept-alive connection the server closed while it sat idle dies before any response byte: the request is
   // sent again at once on a new connection, once, outside any retry budget (the server had closed it unread).
   let mayResend = pooled !== undefined;
@@ -74,8 +86,8 @@ export function request(url: URL, options: RequestOptions): Request {
   let destroyed = false;
   let sent = false;
   const send = () => {
-    let head = `${options.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-    for (const [name, value] of Object.entries(options.headers)) head += `${name}: ${value}\r\n`;
+    let head = `${options.method} ${route?.target ?? `${url.pathname}${url.search}`} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+    for (const [name, value] of Object.entries({ ...options.headers, ...route?.headers })) head += `${name}: ${value}\r\n`;
     socket.cork();
     socket.write(`${head}\r\n`, 'latin1');
     for (const chunk of chunks) socket.write(chunk);
@@ -100,7 +112,8 @@ export function request(url: URL, options: RequestOptions): Request {
     parser = new ResponseParser(options.method === 'HEAD', socket, (res) => req.emit('response', res));
     parser.onDone = (reusable) => {
       detach();
-      if (reusable && !destroyed) keepIdle(origin, socket);
+      // A request forwarded by a proxy is not reused: some proxies (tinyproxy) relay whatever follows it raw.
+      if (reusable && !destroyed && !route?.target) keepIdle(origin, socket);
       else socket.destroy();
     };
     socket.on('data', onData);
@@ -131,7 +144,7 @@ export function request(url: URL, options: RequestOptions): Request {
     if (mayResend && parser.received === 0) {
       mayResend = false;
       socket.destroy();
-      socket = connect(secure, host, port);
+      socket = open();
       attach();
       if (sent) send();
       return;

@@ -5,7 +5,7 @@ import { prebuild, prebuildTools } from './body.js';
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt, type AttemptOptions } from './stream.js';
-import { nodeFetch } from './transport.js';
+import { nodeFetch, ROUTE } from './transport.js';
 
 export interface QueryAnthropicOptions {
   /** Override the API key (otherwise config `apiKey`, `ANTHROPIC_API_KEY`, `$KEEL_HOME/auth.json`). */
@@ -31,12 +31,13 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     const getClient = async (): Promise<MessagesClient> => {
       if (client) return client;
       const { MessagesClient } = await import('./client.js');
+      const fetch = await networkFetch(kernel);
       client = new MessagesClient({
         apiKey: opts.apiKey ?? kernel.config.apiKey ?? process.env.ANTHROPIC_API_KEY ?? 'missing',
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.ANTHROPIC_BASE_URL,
         maxRetries: 0,
         logger: sdkLogger(kernel),
-        fetch: nodeFetch,
+        fetch,
         // Tracing costs start-up time and a pass over every message per request; opt in with ANTHROPIC_OPEN_TELEMETRY.
         ...(tracing() ? {} : { openTelemetry: false }),
       });
@@ -51,7 +52,7 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     const auth = {
       async verify(apiKey: string) {
         const { MessagesClient } = await import('./client.js');
-        const probe = new MessagesClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel) });
+        const probe = new MessagesClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel), fetch: await networkFetch(kernel) });
         await probe.models.list({ limit: 1 });
       },
     };
@@ -67,6 +68,17 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     });
   },
 }));
+
+/**
+ * The transport, through the `network` service's routes when a proxy or a client certificate is set (the service
+ * loads nothing otherwise, and the transport connects directly).
+ */
+async function networkFetch(kernel: Kernel): Promise<typeof fetch> {
+  const network = await kernel.services.get('network')?.load();
+  if (!network) return nodeFetch;
+  const route = (url: URL) => network.route(url, { identity: true, alpn: ['http/1.1'] });
+  return (input, init) => nodeFetch(input, { ...init, [ROUTE]: route } as RequestInit);
+}
 
 /**
  * The SDK's own logging (e.g. "Could not parse message into JSON" on a malformed stream) goes to the kernel log

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import zlib from 'node:zlib';
 import { PREBUILT, splicePrebuilt, type PrebuiltPart } from './body.js';
 import { FetchHeaders } from './headers.js';
-import { request, type Request, type RequestOptions, type Response as HttpResponse } from './http-client.js';
+import { request, type Request, type RequestOptions, type Response as HttpResponse, type Route } from './http-client.js';
 import { ResponseBody } from './response-body.js';
 
 /** `fetchOptions` key for the attempt's watchdog callback. */
@@ -23,8 +23,11 @@ export const ALIVE = Symbol.for('keel.query-anthropic.alive');
  */
 export const ATTEMPT_SIGNAL = Symbol.for('keel.query-anthropic.signal');
 
+/** `fetchOptions` key for how to connect to a URL when not directly (the `network` service: proxies, client certificates). */
+export const ROUTE = Symbol.for('keel.query-anthropic.route');
+
 /** `ALIVE` is called on the response headers (no argument) and on every chunk of the body (with it). */
-type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[]; [ATTEMPT_SIGNAL]?: AbortSignal };
+type Init = RequestInit & { [ALIVE]?: (chunk?: Uint8Array) => void; [PREBUILT]?: PrebuiltPart[]; [ATTEMPT_SIGNAL]?: AbortSignal; [ROUTE]?: (url: URL) => Route | undefined };
 
 /**
  * Sends a request over the HTTP client. Replaced only by the start-up snapshot's warm-up (scripts/binary/warm-up.ts),
@@ -97,7 +100,13 @@ export const nodeFetch: typeof fetch = (input, init: Init = {}) =>
     }
     const headers = headersOf(init);
     if (body) headers['content-length'] = String(body.reduce((sum, chunk) => sum + chunk.length, 0));
-    const outgoing = requestSender.send(url, { method: init.method ?? 'GET', headers });
+    let route: Route | undefined;
+    try {
+      route = init[ROUTE]?.(url);
+    } catch (err) {
+      return reject(err);
+    }
+    const outgoing = requestSender.send(url, { method: init.method ?? 'GET', headers, ...(route ? { route } : {}) });
     let settled = false;
     let fail: (err: unknown) => void = (err) => {
       if (settled) return;

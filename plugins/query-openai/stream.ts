@@ -11,11 +11,15 @@ export interface AttemptContext {
   progress?(): void;
   /** The retry policy's watched fetch: every byte received (keep-alive comments included) feeds its idle watchdog. */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** The same watching around another fetch. */
+  watch?(inner: (input: string | URL | Request, init?: RequestInit) => Promise<Response>): (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 export interface AttemptOptions {
   visible: boolean;
   emit(event: AgentEvent): void;
+  /** The `network` service's fetch (a proxy, a client certificate), when one is set. */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 export interface ChatResult {
@@ -40,7 +44,8 @@ export async function chatAttempt(client: OpenAI, params: ChatCompletionCreatePa
   let connected = false;
   let shown = false;
   try {
-    const api = ctx.fetch ? client.withOptions({ fetch: ctx.fetch }) : client;
+    const watched = opts.fetch ? ctx.watch?.(opts.fetch) : ctx.fetch;
+    const api = watched ? client.withOptions({ fetch: watched }) : client;
     const stream = await api.chat.completions.create(params, { signal: ctx.signal });
     connected = true;
     ctx.alive();

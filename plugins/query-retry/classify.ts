@@ -42,9 +42,14 @@ export function classify(err: unknown, now: number): Verdict {
   if (e.retryable === true) return { retry: true, cause: String(e.message ?? 'the stream broke') };
   // A certificate the client does not trust, or a header that cannot be sent, fails the same way every time.
   if (codeInChain(e, (code) => TLS_REFUSAL.test(code) || code === 'ERR_INVALID_CHAR')) return { retry: false };
+  // A proxy that refuses the tunnel or the credentials, or a client certificate that cannot be used, refuses again.
+  if (codeInChain(e, (code) => NETWORK_REFUSAL.has(code))) return { retry: false };
   if (isConnectionError(e)) return { retry: true, cause: `connection error: ${connectionDetail(e)}` };
   return { retry: false };
 }
+
+/** The codes of the `network` plugin's refusals (plugins/network). */
+const NETWORK_REFUSAL = new Set(['ERR_PROXY_AUTH', 'ERR_PROXY_REFUSED', 'ERR_PROXY_SETTING', 'ERR_CLIENT_CERT']);
 
 /** Node's codes for a TLS peer it refuses: an untrusted, expired or misnamed certificate. */
 const TLS_REFUSAL = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/;
@@ -71,7 +76,8 @@ function connectionDetail(e: ErrorShape): string {
   let innermost = typeof e.message === 'string' && e.message ? e.message : 'the connection failed';
   for (let cur: unknown = e.cause, depth = 0; cur && typeof cur === 'object' && depth < 4; cur = (cur as ErrorShape).cause, depth++) {
     const { code, message } = cur as ErrorShape;
-    if (typeof code === 'string') return code;
+    // The network plugin's errors name the proxy that could not be reached: their message says more than the code.
+    if (typeof code === 'string') return (cur as { network?: unknown }).network === true ? String(message) : code;
     if (typeof message === 'string' && message) innermost = message;
   }
   return innermost;

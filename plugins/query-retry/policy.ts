@@ -47,6 +47,8 @@ export interface RetryAttempt {
    * the body, so keep-alive pings an SDK drops still count as life.
    */
   fetch: Fetch;
+  /** The same watching around another fetch (a provider's own, such as the `network` service's proxy fetch). */
+  watch?(inner: Fetch): Fetch;
 }
 
 export interface RetryRunOptions {
@@ -82,7 +84,7 @@ export function createRetryService(settings: RetrySettings, clock: Clock): Retry
         let failure: unknown;
         let timeout: Timeout | undefined;
         try {
-          return await fn({ number, signal: watch.signal, alive: watch.alive, progress: watch.progress, fetch: watchedFetch(watch.alive) });
+          return await fn({ number, signal: watch.signal, alive: watch.alive, progress: watch.progress, fetch: watchedFetch(watch.alive), watch: (inner) => watchedFetch(watch.alive, inner) });
         } catch (err) {
           if (opts.signal?.aborted) throw err;
           timeout = watch.timedOut();

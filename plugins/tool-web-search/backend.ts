@@ -42,14 +42,14 @@ export function filterHits(hits: WebSearchHit[], opts: { allowedDomains?: string
 }
 
 /** SearXNG's JSON API (`/search?q=…&format=json`; the instance must enable the json format). */
-export function searxngBackend(baseUrl: string): WebSearchBackend {
+export function searxngBackend(baseUrl: string, fetchImpl: typeof fetch = (input, init) => fetch(input, init)): WebSearchBackend {
   return {
     name: 'searxng',
     async search(query, opts) {
       const url = new URL('search', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
       url.searchParams.set('q', query);
       url.searchParams.set('format', 'json');
-      const response = await fetch(url, { signal: opts.signal, headers: { accept: 'application/json' } });
+      const response = await fetchImpl(url, { signal: opts.signal, headers: { accept: 'application/json' } });
       if (!response.ok) throw new Error(`SearXNG at ${baseUrl} answered HTTP ${response.status} (is the json format enabled in its settings.yml?)`);
       const body = (await response.json()) as { results?: Array<{ title?: unknown; url?: unknown; content?: unknown }> };
       if (!Array.isArray(body.results)) throw new Error(`SearXNG at ${baseUrl} answered without a results list`);

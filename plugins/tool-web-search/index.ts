@@ -70,7 +70,12 @@ export default definePlugin((opts: WebSearchPluginOptions = {}) => ({
       const offered = kernel.services.get('web-search-backend') as WebSearchBackend | undefined;
       if (offered && typeof offered.search === 'function') return offered;
       const searx = settings().searxng;
-      return searx ? searxngBackend(searx) : undefined;
+      // Through the `network` service's proxy when one is set (it loads nothing otherwise).
+      const fetchVia: typeof fetch = async (input, init) => {
+        const network = await kernel.services.get('network')?.load();
+        return network ? network.fetch(input, init) : fetch(input, init);
+      };
+      return searx ? searxngBackend(searx, fetchVia) : undefined;
     };
 
     const clientTool = defineTool({

@@ -22,13 +22,14 @@ export function isHttpUrl(value: string): boolean {
 
 const bareHost = (url: URL) => url.hostname.replace(/^www\./, '');
 
-export async function fetchPage(start: string, limits: FetchLimits, signal: AbortSignal): Promise<FetchOutcome> {
+/** `fetchImpl` is the `network` service's fetch when a proxy is set (index.ts). */
+export async function fetchPage(start: string, limits: FetchLimits, signal: AbortSignal, fetchImpl: typeof fetch = (input, init) => fetch(input, init)): Promise<FetchOutcome> {
   const combined = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
   let current = new URL(start);
   for (let hop = 0; ; hop++) {
     let res: Response;
     try {
-      res = await fetch(current, {
+      res = await fetchImpl(current, {
         redirect: 'manual',
         signal: combined,
         headers: { 'user-agent': 'Keel web_fetch', accept: 'text/html, text/markdown, text/plain;q=0.9, application/json;q=0.9, */*;q=0.5' },
@@ -37,7 +38,9 @@ export async function fetchPage(start: string, limits: FetchLimits, signal: Abor
       if (signal.aborted) throw err;
       if (combined.aborted) throw new FetchError(`${current.href} did not answer within ${limits.timeoutMs} ms`);
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new FetchError(`could not fetch ${current.href}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      // The network plugin's refusals (a proxy's 407 or 403) are one line already: keep it whole.
+      const said = (err as Error).name === 'KeelError' ? (err as Error).message : undefined;
+      throw new FetchError(`could not fetch ${current.href}: ${said ?? cause?.code ?? cause?.message ?? (err as Error).message}`);
     }
     const location = res.headers.get('location');
     if (res.status >= 300 && res.status < 400 && location) {

@@ -43,7 +43,9 @@ export default definePlugin((opts: ToolWebOptions = {}) => ({
         async execute(args, ctx): Promise<ToolResult> {
           let outcome;
           try {
-            outcome = await fetchPage(args.url, limits, ctx.signal);
+            // Through the `network` service's proxy when one is set; the client certificate is never presented to pages.
+            const network = await kernel.services.get('network')?.load();
+            outcome = await fetchPage(args.url, limits, ctx.signal, network ? (input, init) => network.fetch(input, init) : undefined);
           } catch (err) {
             if (err instanceof FetchError) return { content: `web_fetch: ${err.message}`, isError: true };
             throw err;

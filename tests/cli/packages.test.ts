@@ -148,7 +148,7 @@ describe('presets by package name', () => {
     ws = makeWorkspace({ git: true });
     const lean = writePackage(project(), 'keel-preset-lean', presetLean, '2.0.0');
     const file = ws.write('agent.config.ts', "export default { preset: 'keel-preset-lean' };\n");
-    const leanPlugins = ['system-prompt', 'query-anthropic', 'permissions', 'tools-fs', 'print', 'lean-extra'];
+    const leanPlugins = ['system-prompt', 'network', 'query-anthropic', 'permissions', 'tools-fs', 'print', 'lean-extra'];
     const kernel = await assemble(flags(), env(), undefined, ws.dir);
     expect(kernel.plugins.map((p) => p.name)).toEqual(leanPlugins);
     expect(kernel.config.packages).toEqual([{ kind: 'preset', provides: 'lean', package: 'keel-preset-lean', version: '2.0.0', path: lean, source: file, key: 'preset' }]);
@@ -169,7 +169,7 @@ describe('presets by package name', () => {
     writePackage(project(), 'keel-preset-lean', presetLean);
     writePackage(user(), 'keel-preset-outer', `export default { name: 'outer', extends: 'keel-preset-lean', disable: ['print'], plugins: [] };\n`);
     const outer = await assemble(flags({ preset: 'keel-preset-outer' }), env(), undefined, ws.dir);
-    expect(outer.plugins.map((p) => p.name)).toEqual(['system-prompt', 'query-anthropic', 'permissions', 'tools-fs', 'lean-extra']);
+    expect(outer.plugins.map((p) => p.name)).toEqual(['system-prompt', 'network', 'query-anthropic', 'permissions', 'tools-fs', 'lean-extra']);
     expect(outer.config.packages?.map((p) => `${p.key}:${p.package}`)).toEqual(['preset:keel-preset-outer', 'preset.extends:keel-preset-lean']);
     writePackage(project(), 'minimal', `throw new Error('a package must not shadow a built-in preset');\n`);
     const made = await assemble(flags({ preset: 'keel-preset-made' }), env(), undefined, ws.dir);

@@ -12,6 +12,7 @@ import { KEEL_NODE_FLAGS } from '../../scripts/node-flags.mjs';
 import { callTool, say, type RecordedRequest } from '../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, type KeelRun } from '../helpers/cli.js';
 import { startOpenAIServer } from '../helpers/openai-server.js';
+import { startTinyproxy } from '../helpers/proxy.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
 import { makeWorkspace } from '../helpers/workspace.js';
@@ -27,6 +28,7 @@ const MARKERS: Record<string, string> = {
   acp: 'open it with session/new or session/load first',
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
+  network: 'refused the tunnel to',
   'query-openai': 'the OpenAI-compatible server refused the request',
   sdk: 'unknown control request subtype',
   'tool-agent': 'ended without a result',
@@ -104,11 +106,30 @@ describe('the plugins’ cold parts', () => {
         expect(JSON.stringify(lastResult(server.messageRequests()[4]).content)).toContain('goodbye world');
       }, 60_000);
 
+      it('a proxy variable or a client certificate loads network’s, and keel -p through the proxy works', async () => {
+        const tiny = await startTinyproxy();
+        try {
+          const { env, ws } = await prepare([say('proxied'), say('with a certificate')]);
+          const proxied = await traced(start, ['-p', 'hi'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url() } });
+          expect(proxied.stdout).toBe('proxied\n');
+          expect(proxied.cold).toEqual(['network']);
+          expect(tiny.requests()).toHaveLength(1);
+          // A client certificate that is set loads the part too (plain http presents none, so it is not read here).
+          ws.write('c.pem', 'not a certificate');
+          const cert = await traced(start, ['-p', 'hi'], { cwd: ws.dir, env: { ...env, CLAUDE_CODE_CLIENT_CERT: ws.path('c.pem') } });
+          expect(cert.stdout).toBe('with a certificate\n');
+          expect(cert.cold).toEqual(['network']);
+        } finally {
+          await tiny.stop();
+        }
+      }, 60_000);
+
       it('keel doctor, config, plugins and init load inspect’s', async () => {
         const { env, ws } = await prepare([]);
         const doctor = await traced(start, ['doctor'], { cwd: ws.dir, env });
         expect(doctor.stdout).toMatch(start === 'from the snapshot' ? /ok\s+start-up\s+from the start-up snapshot/ : /warn\s+start-up\s+without the start-up snapshot/);
-        expect(doctor.cold).toEqual(['inspect']);
+        // The network plugin's doctor lines (the proxy for the API's host) are in its cold part.
+        expect(doctor.cold).toEqual(['inspect', 'network']);
         const plugins = await traced(start, ['plugins'], { cwd: ws.dir, env });
         expect(plugins.stdout).toMatch(/^ui-plain\s+-\s+preset default$/m);
         expect(plugins.cold).toEqual(['inspect']);

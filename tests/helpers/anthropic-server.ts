@@ -88,8 +88,8 @@ export interface ServerOptions {
   route?: (request: RecordedRequest) => ScriptedTurn | undefined;
   /** API keys the server refuses with 401 on every route. */
   rejectKeys?: string[];
-  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
-  tls?: { key: string; cert: string };
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP; with `requestCert`, clients must present a certificate `ca` signed. */
+  tls?: { key: string; cert: string; ca?: string; requestCert?: boolean; rejectUnauthorized?: boolean };
 }
 
 let toolCounter = 0;

@@ -43,7 +43,7 @@ describe('preset composition', () => {
     try {
       ws.write('agent.config.ts', "import { definePreset } from 'keel';\nexport default { preset: definePreset({ name: 'lean', extends: 'minimal', disable: ['tool-bash'] }) };\n");
       const kernel = await assemble({ outputFormat: 'text', inputFormat: 'text', trust: true }, { KEEL_HOME: ws.home }, undefined, ws.dir);
-      expect(kernel.plugins.map((p) => p.name)).toEqual(['system-prompt', 'query-anthropic', 'permissions', 'tools-fs', 'print']);
+      expect(kernel.plugins.map((p) => p.name)).toEqual(['system-prompt', 'network', 'query-anthropic', 'permissions', 'tools-fs', 'print']);
     } finally {
       ws.cleanup();
     }
