@@ -36,6 +36,8 @@ import compactMicro from '../plugins/compact-micro/index.js';
 import compactSnip from '../plugins/compact-snip/index.js';
 import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
+import outputStyles from '../plugins/output-styles/index.js';
+import statusLine from '../plugins/status-line/index.js';
 
 /** The full agent: every built-in plugin and frontend. */
 export default definePreset({
@@ -46,6 +48,8 @@ export default definePreset({
     systemPrompt(),
     instructions(),
     memoryIndex(),
+    // Claude Code's output styles: the tone section of the base prompt, per session
+    outputStyles(),
     // the model: retries, providers (the one matching config `provider` answers), tiers, accounting
     queryRetry(),
     queryAnthropic(),
@@ -85,6 +89,8 @@ export default definePreset({
     // (`--ui ink`, the default, or `--ui plain`)
     print(),
     sdk(),
+    // the user's statusLine command, run while an interactive UI is up
+    statusLine(),
     uiInk(),
     uiPlain(),
     // keel config | plugins | doctor | init

@@ -193,6 +193,18 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     throw err;
   }
   bridge.ask = answerQuestion;
+  // The user's statusLine command (plugin status-line): a new line is printed under the waiting prompt, or
+  // before the next prompt when it came during a turn.
+  let statusLine = '';
+  let statusShown = true;
+  const stopStatus = kernel.state.subscribe((state) => {
+    const line = state.statusLine ?? '';
+    if (line === statusLine) return;
+    statusLine = line;
+    if (line && promptShown) notice(line);
+    else statusShown = false;
+  });
+  const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
   const resumed = Boolean(session!.resumedFrom) || session!.messages.length > 0;
   for (const line of resumed ? historyLines(session!.messages) : []) say(line);
   say(`keel - ${session!.cwd}`);
@@ -202,6 +214,8 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   let initial = ctx.options.resume === true ? undefined : ctx.prompt?.trim() || undefined;
   try {
     for (;;) {
+      if (!statusShown && statusLine) say(statusLine);
+      statusShown = true;
       let text = initial ?? (await ask('> '));
       if (initial) say(`> ${initial}`);
       initial = undefined;
@@ -283,6 +297,8 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
       });
     }
   } finally {
+    unwatchStatus?.();
+    stopStatus();
     cleanup();
     store?.close(session!);
   }
