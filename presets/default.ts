@@ -38,6 +38,7 @@ import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
 import outputStyles from '../plugins/output-styles/index.js';
 import statusLine from '../plugins/status-line/index.js';
+import claudeCommands from '../plugins/claude-commands/index.js';
 
 /** The full agent: every built-in plugin and frontend. */
 export default definePreset({
@@ -93,7 +94,9 @@ export default definePreset({
     statusLine(),
     uiInk(),
     uiPlain(),
-    // keel config | plugins | doctor | init
+    // keel config | plugins | doctor | init (and /config, /doctor, /init)
     inspect(),
+    // Claude Code's commands no other plugin owns: /export, /context, /review, /login
+    claudeCommands(),
   ],
 });

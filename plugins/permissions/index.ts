@@ -10,6 +10,7 @@ import { editPreview, PREVIEWED_TOOLS } from './preview.js';
 import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 import { toolRules } from './tool-rules.js';
+import { addDirCommand, addedDirs } from './add-dir.js';
 
 export { MATRIX } from './policy.js';
 
@@ -59,12 +60,13 @@ export default definePlugin(() => ({
       keelHome,
       protected: kernel.protected,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
-      extraRoots,
+      extraRoots: [...extraRoots, ...addedDirs(session)],
     });
 
     kernel.services.provide('path-policy', pathPolicy(rules, { home, keelHome, protected: kernel.protected }));
     kernel.services.provide('tool-rules', toolRules(rules));
     kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
+    kernel.commands.register(addDirCommand(() => extraRoots));
 
     // A bare deny removes the tool from the request: the model never sees it.
     kernel.hooks.selectTools.tapPromise('permissions', async (tools) =>

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { definePlugin, defineTool, type Session } from '../../kernel/index.js';
 import { agentDirs, loadAgents, toolList, type AgentDefinition, type BrokenAgent } from './agents.js';
 import type { ProcessTracker } from './run.js';
+import { agentsCommand } from './command.js';
 
 const NAME = 'tool-agent';
 
@@ -69,14 +70,21 @@ export default definePlugin(() => ({
       return [...state.host, ...state.files.filter((a) => !hostNames.has(a.name))];
     };
 
-    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+    const load = async (session: Session) => {
       const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome));
       const state = stateOf(session);
       state.files = found.agents;
       state.broken = found.broken;
-      for (const broken of found.broken) kernel.log('warn', `agent file skipped: ${broken.error}`, NAME);
       listed = agentsOf(session);
+      return found;
+    };
+    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+      const found = await load(session);
+      for (const broken of found.broken) kernel.log('warn', `agent file skipped: ${broken.error}`, NAME);
     });
+    kernel.commands.register(
+      agentsCommand(kernel, { agents: agentsOf, broken: (session) => stateOf(session).broken, reload: async (session) => void (await load(session)) }),
+    );
 
     kernel.services.provide('agents', {
       define(session: Session, defs: Record<string, { description: string; prompt: string; tools?: string[]; model?: string }>) {

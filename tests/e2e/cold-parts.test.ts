@@ -23,6 +23,7 @@ const prepare = useScriptedProjects();
 
 /** Text each cold part's code holds (a message or a description) and its plugin's warm part does not. */
 const MARKERS: Record<string, string> = {
+  'claude-commands': 'Act as a careful senior reviewer',
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
   'query-openai': 'the OpenAI-compatible server refused the request',
