@@ -67,7 +67,7 @@ const COLOURS = [36, 33, 35, 32, 34, 31, 96, 93];
 const GLYPHS = ['█', '▓', '▒', '▚', '▞', '▙', '▛', '▜'];
 
 function short(n: number): string {
-  return n >= 1000 ? `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k` : String(n);
+  return n >= 1000 ? `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1).replace(/\.0$/, '')}k` : String(n);
 }
 
 /** The report as text: a bar of `width` cells, one glyph (and, with `colour`, one colour) per part, then the numbers. */

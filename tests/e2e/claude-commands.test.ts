@@ -133,8 +133,8 @@ describe("Claude Code's everyday commands", () => {
   });
 
   it('/init has the model survey the project and write AGENTS.md through the permission-checked tools', async () => {
-    const write = callTool('write_file', { path: 'AGENTS.md', content: '# Project\nRun `npm test`.\n' }, 'w1');
-    const { env, ws, server } = await prepare([write, say('Wrote AGENTS.md.'), { ...write, content: [{ ...write.content[0]!, id: 'w2' }] }, say('Wrote it.')]);
+    const write = (id: string) => callTool('write_file', { path: 'AGENTS.md', content: '# Project\nRun `npm test`.\n' }, id);
+    const { env, ws, server } = await prepare([write('w1'), say('Wrote AGENTS.md.'), write('w2'), say('Wrote it.')]);
     ws.write('package.json', JSON.stringify({ name: 'demo', scripts: { test: 'vitest' } }));
     // Headless in ask mode nobody can approve the write: it is refused, and nothing is written.
     const refused = await runKeel(['-p', '/init'], { cwd: ws.dir, env });
