@@ -194,11 +194,11 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   }
   bridge.ask = answerQuestion;
   // The user's statusLine command (plugin status-line): a new line is printed under the waiting prompt, or
-  // before the next prompt when it came during a turn.
+  // before the next prompt when it came during a turn; uncoloured, as everything this UI writes.
   let statusLine = '';
   let statusShown = true;
   const stopStatus = kernel.state.subscribe((state) => {
-    const line = state.statusLine ?? '';
+    const line = clean(state.statusLine ?? '');
     if (line === statusLine) return;
     statusLine = line;
     if (line && promptShown) notice(line);

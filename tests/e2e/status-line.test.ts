@@ -92,12 +92,14 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     await t.waitFor(/STATUS Sonnet 5\.5 in project mode=edits/);
   });
 
-  it('the plain UI prints the line, and a project statusLine from .claude/settings.json runs in a trusted project', async () => {
+  it('the plain UI prints the line (uncoloured), and a project statusLine from .claude/settings.json runs in a trusted project', async () => {
     const { term: t, ws: w } = await start([say('plain answer')], {
       args: ['--ui', 'plain', '--trust'],
       prepare: (w) => w.write('.claude/settings.json', JSON.stringify({ statusLine: { type: 'command', command: statusScript(w), padding: 2 } })),
     });
     await t.waitFor(/^ {2}STATUS Sonnet 5\.5 in project mode=ask$/m);
+    // The plain UI colours nothing: the command's colours are taken out.
+    expect(t.styledScreen()).not.toMatch(/\x1b\[32m/);
     t.type('hi');
     t.keys('Enter');
     await t.waitFor(/plain answer/);
