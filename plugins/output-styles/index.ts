@@ -62,7 +62,8 @@ export default definePlugin(() => ({
         toldUntrusted = true;
         kernel.log('warn', `the project's output styles in ${loaded.untrusted} are not loaded: the folder is not trusted (keel trust)`, NAME);
       }
-      const wanted = (kernel.config.outputStyle as string | undefined) ?? 'default';
+      // A sub-agent answers another agent, not a person: it keeps Keel's own tone whatever the style.
+      const wanted = process.env.KEEL_SUBAGENT_MODE === '1' ? 'default' : ((kernel.config.outputStyle as string | undefined) ?? 'default');
       let current = loaded.styles.get(wanted.toLowerCase());
       if (!current) {
         const where = kernel.config.sources.outputStyle ? ` (from ${kernel.config.sources.outputStyle})` : '';

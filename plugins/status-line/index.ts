@@ -103,7 +103,9 @@ export default definePlugin(() => ({
           command: setting.command,
           input: () => {
             if (!session) throw new Error('no session yet');
-            return { cwd: session.cwd, json: JSON.stringify(statusInput(session, kernel.state.get(), tallyOf(session), style(session))) };
+            const store = kernel.services.get('session-store') as { fileOf?: (s: Session) => string | undefined } | undefined;
+            const transcript = store?.fileOf?.(session) ?? null;
+            return { cwd: session.cwd, json: JSON.stringify(statusInput(session, kernel.state.get(), tallyOf(session), style(session), Date.now(), transcript)) };
           },
           show: (line) => {
             const text = line ? `${pad}${line}` : '';

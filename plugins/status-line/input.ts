@@ -12,6 +12,8 @@ export interface Tally {
 export interface StatusInput {
   hook_event_name: 'Status';
   session_id: string;
+  /** The session's file (plugin session-store), or null. */
+  transcript_path: string | null;
   cwd: string;
   model: { id: string; display_name: string };
   workspace: { current_dir: string; project_dir: string };
@@ -52,11 +54,12 @@ export function keelVersion(): string {
   return version;
 }
 
-export function statusInput(session: Session, state: AppState, tally: Tally, style: string, now = Date.now()): StatusInput {
+export function statusInput(session: Session, state: AppState, tally: Tally, style: string, now = Date.now(), transcript: string | null = null): StatusInput {
   const window = state.contextWindow;
   return {
     hook_event_name: 'Status',
     session_id: session.id,
+    transcript_path: transcript,
     cwd: session.cwd,
     model: { id: session.model, display_name: displayName(session.model) },
     workspace: { current_dir: session.cwd, project_dir: session.projectRoot },

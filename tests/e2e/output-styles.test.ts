@@ -73,6 +73,19 @@ describe('output styles', () => {
     expect(systemOf(server, 0)).toContain('Answer in one line.');
   });
 
+  it('a broken style file is a warning naming the file and the field, and keel doctor lists it', async () => {
+    const { env, ws, server } = await prepare([say('ok')]);
+    const bad = path.join(ws.home, 'output-styles', 'bad.md');
+    mkdirSync(path.dirname(bad), { recursive: true });
+    writeFileSync(bad, '---\nkeep-coding-instructions: sometimes\n---\nBe odd.\n');
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(`keel: warn: output style not loaded: ${bad}: field "keep-coding-instructions" must be true or false\n`);
+    expect(server.messageRequests()).toHaveLength(1);
+    const doctor = await runKeel(['doctor'], { cwd: ws.dir, env });
+    expect(doctor.stdout).toMatch(/^warn {2}output styles\s+.*bad\.md: field "keep-coding-instructions" must be true or false$/m);
+  });
+
   it("an untrusted project's style files are not loaded, and Keel says so once", async () => {
     const { env, ws, server } = await prepare([say('plain')]);
     ws.write('.claude/output-styles/pirate.md', PIRATE);

@@ -80,6 +80,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
       permission_mode: 'ask',
     });
     expect(typeof seen.session_id).toBe('string');
+    expect(seen.transcript_path).toMatch(new RegExp(`${seen.session_id}\\.jsonl$`));
     expect(typeof seen.version).toBe('string');
     expect(typeof seen.cost.total_duration_ms).toBe('number');
     // Shift+Tab changes the mode: the command runs again and says so.

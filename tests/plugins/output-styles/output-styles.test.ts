@@ -111,6 +111,18 @@ describe('the base prompt under a style', () => {
     );
   });
 
+  it('a sub-agent keeps Keel\'s own tone whatever the configured style', async () => {
+    process.env.KEEL_SUBAGENT_MODE = '1';
+    try {
+      const agent = await testAgent({ plugins: [outputStyles()], script: ['ok'], config: { outputStyle: 'learning' } });
+      agents.push(agent);
+      await agent.run('hi');
+      expect(agent.model.requests[0]!.system[0]!.text).toContain('Be brief');
+    } finally {
+      delete process.env.KEEL_SUBAGENT_MODE;
+    }
+  });
+
   it('an unknown configured style warns, naming where it was set, and the session uses default', async () => {
     const agent = await testAgent({ plugins: [outputStyles()], script: ['ok'], config: { outputStyle: 'Piratey', sources: { outputStyle: '/p/.claude/settings.json' } } });
     agents.push(agent);
