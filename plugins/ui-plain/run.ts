@@ -65,14 +65,28 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     out(`\n${text}\n`);
     rl.prompt(true);
   };
-  const ask = async (prompt: string, signal?: AbortSignal, fresh = false): Promise<string | null> => {
+  // A secret answer (an API key for /login) is neither echoed nor kept in readline's history.
+  let muted = false;
+  const echo = rl as unknown as { _writeToOutput(s: string): void; history?: string[] };
+  const writeToOutput = echo._writeToOutput.bind(rl);
+  echo._writeToOutput = (s: string) => {
+    if (!muted) writeToOutput(s);
+    else if (s.includes('\n')) writeToOutput('\n');
+  };
+  const ask = async (prompt: string, signal?: AbortSignal, fresh = false, secret = false): Promise<string | null> => {
     rl.setPrompt(prompt);
     rl.prompt();
     promptShown = true;
     atLineStart = false;
-    const line = await lines.next(signal, fresh);
-    promptShown = false;
-    return line;
+    muted = secret;
+    try {
+      const line = await lines.next(signal, fresh);
+      if (secret && line !== null && echo.history?.[0] === line) echo.history.shift();
+      return line;
+    } finally {
+      muted = false;
+      promptShown = false;
+    }
   };
 
   let turnController: AbortController | null = null;
@@ -99,7 +113,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   });
   rl.on('close', () => lines.close());
 
-  const answerQuestion = questionAsker({ say, ask: (prompt, signal) => ask(prompt, signal, true), signal: () => turnController?.signal });
+  const answerQuestion = questionAsker({ say, ask: (prompt, signal, secret) => ask(prompt, signal, true, secret), signal: () => turnController?.signal });
 
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();

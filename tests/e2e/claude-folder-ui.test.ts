@@ -50,3 +50,31 @@ describe.skipIf(!hasTmux)('Claude Code commands in the Ink UI', () => {
     for (const name of ['add-dir', 'agents', 'context', 'export', 'hooks', 'init', 'login', 'output-style', 'review']) expect(help).toContain(`/${name}`);
   });
 });
+
+describe.skipIf(!hasTmux)('/login in the UIs', () => {
+  for (const ui of ['ink', 'plain'] as const) {
+    it(`${ui}: asks for the key without echoing it, checks it, stores it, and the session's next request uses it`, async () => {
+      const { readFileSync } = await import('node:fs');
+      const path = await import('node:path');
+      const { apiKeyOf } = await import('../helpers/anthropic-server.js');
+      ws = makeWorkspace({ git: true });
+      server = await startAnthropicServer([say('with the new key')]);
+      term = startKeelTerminal({ cwd: ws.dir, args: ui === 'plain' ? ['--ui', 'plain'] : [], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'old-key', ANTHROPIC_BASE_URL: server.url } });
+      const t = term;
+      await t.waitFor(ui === 'plain' ? /^> ?$/m : /ask mode/);
+      t.type('/login');
+      t.keys('Enter');
+      await t.waitFor(/Anthropic API key \(stored in/);
+      t.type('sk-secret-123');
+      t.keys('Enter');
+      await t.waitFor(/Key stored in .*auth\.json \(checked with the API\); this session uses it now/);
+      // Never echoed: not on the screen nor in the scrollback.
+      expect(t.history()).not.toContain('sk-secret-123');
+      expect(JSON.parse(readFileSync(path.join(ws.home, 'auth.json'), 'utf8'))).toEqual({ apiKey: 'sk-secret-123' });
+      t.type('hi');
+      t.keys('Enter');
+      await t.waitFor(/with the new key/);
+      expect(apiKeyOf(server.messageRequests()[0]!)).toBe('sk-secret-123');
+    });
+  }
+});
