@@ -91,6 +91,14 @@ describe('the status line runner', () => {
     expect(slow.failures).toEqual(['it took longer than 200 ms and was stopped']);
   });
 
+  it('a command that floods stdout shows its first line', async () => {
+    const { r, shown, next } = runner('echo first; head -c 20000000 /dev/zero | tr "\\0" x');
+    const done = next();
+    r.request();
+    await done;
+    expect(shown).toEqual(['first']);
+  });
+
   it('a command that does not read its stdin still works', async () => {
     const { r, shown, next } = runner('echo fine', { json: 'x'.repeat(1 << 20) });
     const done = next();
