@@ -7,8 +7,8 @@
  */
 import path from 'node:path';
 import { definePlugin, z, type AgentEvent, type Kernel, type Session } from '../../kernel/index.js';
-import { diffLines, statusInput, type Tally } from './input.js';
-import { StatusRunner } from './runner.js';
+import { diffLines, type Tally } from './input.js';
+import type { StatusRunner } from './runner.js';
 
 const NAME = 'status-line';
 
@@ -55,6 +55,7 @@ export default definePlugin(() => ({
     const setting = kernel.config.statusLine as StatusLineConfig | undefined;
     let session: Session | undefined;
     let runner: StatusRunner | null = null;
+    let watching = false;
     let toldFailure = false;
     let toldRefusal = false;
     const tallies = new WeakMap<Session, Tally>();
@@ -89,56 +90,74 @@ export default definePlugin(() => ({
 
     const style = (s: Session) => (kernel.services.get('output-style') as { active?(s: Session): { name: string } | undefined } | undefined)?.active?.(s)?.name ?? 'default';
 
+    /** Starts the command's runner (its code is a cold part); returns what stops it. */
+    const start = async (config: StatusLineConfig, stopped: () => boolean): Promise<() => void> => {
+      const { StatusRunner, statusInput } = await import('./cold.js');
+      if (stopped()) return () => undefined;
+      const pad = ' '.repeat(config.padding ?? 0);
+      const active = new StatusRunner({
+        command: config.command,
+        input: () => {
+          if (!session) throw new Error('no session yet');
+          const store = kernel.services.get('session-store') as { fileOf?: (s: Session) => string | undefined } | undefined;
+          const transcript = store?.fileOf?.(session) ?? null;
+          return { cwd: session.cwd, json: JSON.stringify(statusInput(session, kernel.state.get(), tallyOf(session), style(session), Date.now(), transcript)) };
+        },
+        show: (line) => {
+          const text = line ? `${pad}${line}` : '';
+          if ((kernel.state.get().statusLine ?? '') !== text) kernel.state.set({ statusLine: text });
+        },
+        failed: (reason) => {
+          // Shown with --verbose, once: a broken command must not flood the log on every event.
+          if (!toldFailure) kernel.log('debug', `statusLine command failed (${reason}): ${config.command}`, NAME);
+          toldFailure = true;
+        },
+      });
+      runner = active;
+      // What no event announces (Shift+Tab's mode, /model, a cost or context change) is caught by comparing.
+      let seen = '';
+      const key = () => (session ? [session.id, session.model, session.permissionMode, session.cwd, style(session)].join('\0') : '');
+      const stopState = kernel.state.subscribe((next, previous) => {
+        if (next.cost !== previous.cost || next.contextTokens !== previous.contextTokens || next.contextWindow !== previous.contextWindow) active.request();
+      });
+      const poll = setInterval(() => {
+        const now = key();
+        if (now !== seen) {
+          seen = now;
+          active.request();
+        }
+      }, 500);
+      poll.unref();
+      if (session) active.request();
+      return () => {
+        clearInterval(poll);
+        stopState();
+        active.stop();
+        if (runner === active) runner = null;
+        if (kernel.state.get().statusLine) kernel.state.set({ statusLine: '' });
+      };
+    };
+
     const service: StatusLineService = {
       watch() {
-        if (!setting || runner) return () => undefined;
+        if (!setting || watching) return () => undefined;
         const refused = refusal(kernel);
         if (refused) {
           if (!toldRefusal) kernel.log('warn', refused, NAME);
           toldRefusal = true;
           return () => undefined;
         }
-        const pad = ' '.repeat(setting.padding ?? 0);
-        const active = new StatusRunner({
-          command: setting.command,
-          input: () => {
-            if (!session) throw new Error('no session yet');
-            const store = kernel.services.get('session-store') as { fileOf?: (s: Session) => string | undefined } | undefined;
-            const transcript = store?.fileOf?.(session) ?? null;
-            return { cwd: session.cwd, json: JSON.stringify(statusInput(session, kernel.state.get(), tallyOf(session), style(session), Date.now(), transcript)) };
-          },
-          show: (line) => {
-            const text = line ? `${pad}${line}` : '';
-            if ((kernel.state.get().statusLine ?? '') !== text) kernel.state.set({ statusLine: text });
-          },
-          failed: (reason) => {
-            // Shown with --verbose, once: a broken command must not flood the log on every event.
-            if (!toldFailure) kernel.log('debug', `statusLine command failed (${reason}): ${setting.command}`, NAME);
-            toldFailure = true;
-          },
+        watching = true;
+        let stopped = false;
+        const started = start(setting, () => stopped).catch((err: unknown) => {
+          kernel.log('warn', `the status line could not start: ${err instanceof Error ? err.message : String(err)}`, NAME);
+          return () => undefined;
         });
-        runner = active;
-        // What no event announces (Shift+Tab's mode, /model, a cost or context change) is caught by comparing.
-        let seen = '';
-        const key = () => (session ? [session.id, session.model, session.permissionMode, session.cwd, style(session)].join('\0') : '');
-        const stopState = kernel.state.subscribe((next, previous) => {
-          if (next.cost !== previous.cost || next.contextTokens !== previous.contextTokens || next.contextWindow !== previous.contextWindow) active.request();
-        });
-        const poll = setInterval(() => {
-          const now = key();
-          if (now !== seen) {
-            seen = now;
-            active.request();
-          }
-        }, 500);
-        poll.unref();
-        if (session) active.request();
         return () => {
-          clearInterval(poll);
-          stopState();
-          active.stop();
-          if (runner === active) runner = null;
-          if (kernel.state.get().statusLine) kernel.state.set({ statusLine: '' });
+          if (stopped) return;
+          stopped = true;
+          watching = false;
+          void started.then((stop) => stop());
         };
       },
     };

@@ -28,6 +28,7 @@ const MARKERS: Record<string, string> = {
   'mcp-bridge': 'connect to every configured server and show its status',
   'query-openai': 'the OpenAI-compatible server refused the request',
   sdk: 'unknown control request subtype',
+  'status-line': 'its input could not be built',
   'tool-agent': 'ended without a result',
   'tool-documents': 'is not a readable PDF',
   'ui-plain': 'Ctrl+R searches it as you type',
