@@ -26,6 +26,9 @@ const SYSTEM_LABELS: Record<string, string> = {
   'memory-index': 'Memory files',
   skills: 'Skills',
   'output-styles': 'System prompt',
+  'plan-mode': 'System prompt',
+  // The names of the deferred tools, listed so the model can load them.
+  'tool-search': 'Tools',
 };
 
 interface TapLike {
