@@ -23,7 +23,7 @@ const WRITER_PROMPT = `You write system prompts for coding sub-agents. Given an 
 
 function listing(agents: AgentDefinition[], broken: BrokenAgent[]): string {
   if (!agents.length && !broken.length) return `No custom agents. Add Markdown files to .claude/agents/, .keel/agents/ or $KEEL_HOME/agents/, or run ${USAGE.split(' | ')[2]}.`;
-  const width = Math.max(0, ...agents.map((a) => a.name.length)) + 2;
+  const width = Math.max(0, ...agents.map((a) => a.name.length), ...broken.map((b) => b.name.length)) + 2;
   return [
     'Custom agents (the model runs them with the agent tool, subagent_type = name):',
     ...agents.map((a) => `  ${a.name.padEnd(width)}${a.description}${a.tools ? ` [tools: ${a.tools.join(', ')}]` : ''}${a.model && a.model !== 'inherit' ? ` [model: ${a.model}]` : ''}  (${a.source})`),
