@@ -464,6 +464,8 @@ export interface AppState {
   contextTokens: number;
   contextWindow: number;
   todos: Array<{ content: string; status: 'pending' | 'in_progress' | 'completed'; activeForm?: string }>;
+  /** A line to show under the prompt (plugin `status-line`: the user's `statusLine` command's output); ANSI colours kept. */
+  statusLine?: string;
 }
 
 /**

@@ -40,6 +40,9 @@ import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
 import skills from '../plugins/skills/index.js';
 import customCommands from '../plugins/custom-commands/index.js';
+import outputStyles from '../plugins/output-styles/index.js';
+import statusLine from '../plugins/status-line/index.js';
+import claudeCommands from '../plugins/claude-commands/index.js';
 
 /** The full agent: every built-in plugin and frontend. */
 export default definePreset({
@@ -52,6 +55,8 @@ export default definePreset({
     memoryIndex(),
     // skills: their names and descriptions in the prompt, the `skill` tool, `/skills` and `/<skill>`
     skills(),
+    // Claude Code's output styles: the tone section of the base prompt, per session
+    outputStyles(),
     // the network every connection goes through (proxies, client certificates), then the model: retries, providers
     // (the one matching config `provider` answers), tiers, accounting
     network(),
@@ -96,9 +101,13 @@ export default definePreset({
     print(),
     sdk(),
     acp(),
+    // the user's statusLine command, run while an interactive UI is up
+    statusLine(),
     uiInk(),
     uiPlain(),
-    // keel config | plugins | doctor | init
+    // keel config | plugins | doctor | init (and /config, /doctor, /init)
     inspect(),
+    // Claude Code's commands no other plugin owns: /export, /context, /review, /login
+    claudeCommands(),
   ],
 });

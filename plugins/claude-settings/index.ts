@@ -30,13 +30,15 @@ function readSettings(file: string): unknown {
  * Claude Code's settings as config layers, so a Claude Code user's project works on day one:
  * `~/.claude/settings.json` (user), `.claude/settings.json` and `.claude/settings.local.json` (project, in that
  * order; project layers apply only in a trusted folder). Read: `permissions` (rules with Claude Code's tool names
- * mapped, `defaultMode`), `hooks` (run by `user-hooks`), `env`, `model`. Remove the plugin to ignore them.
+ * mapped, `defaultMode`), `hooks` (run by `user-hooks`), `env`, `model`, `outputStyle` (`output-styles`) and
+ * `statusLine` (`status-line`). Remove the plugin to ignore them.
  */
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
-  // `hooks` is validated strictly by user-hooks when it is loaded (its schema, later in the preset, wins).
-  config: { env: z.record(z.string(), z.string()), hooks: z.record(z.string(), z.unknown()) },
+  // `hooks`, `outputStyle` and `statusLine` are validated strictly by the plugins that own them (user-hooks,
+  // output-styles, status-line) when they are loaded: their schemas, later in the preset, win.
+  config: { env: z.record(z.string(), z.string()), hooks: z.record(z.string(), z.unknown()), outputStyle: z.unknown(), statusLine: z.unknown() },
   configLayers(ctx): ConfigLayer[] {
     const files = settingsFiles(ctx.projectRoot, os.homedir());
     const layers: ConfigLayer[] = [];

@@ -1,4 +1,4 @@
-/** Claude Code's settings.json → Keel config values: permission rules (tool names mapped), hooks, env, model. */
+/** Claude Code's settings.json → Keel config values: permission rules (tool names mapped), hooks, env, model, outputStyle, statusLine. */
 import path from 'node:path';
 import { canonicalToolName, KeelError, PATH_RULE_TOOLS } from '../../kernel/index.js';
 
@@ -48,6 +48,9 @@ export function toConfigValues(settings: unknown, file: string): Record<string, 
   if (s.hooks !== undefined) values.hooks = s.hooks;
   if (s.env !== undefined) values.env = s.env;
   if (typeof s.model === 'string') values.model = s.model;
+  // Read by the plugins that own them (output-styles, status-line), which validate their shapes.
+  if (s.outputStyle !== undefined) values.outputStyle = s.outputStyle;
+  if (s.statusLine !== undefined) values.statusLine = s.statusLine;
   return values;
 }
 

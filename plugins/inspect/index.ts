@@ -1,11 +1,13 @@
-import { definePlugin } from '../../kernel/index.js';
+import { definePlugin, runAgent } from '../../kernel/index.js';
 
 const NAME = 'inspect';
 
 /**
  * The tools to see inside: `keel config` (the merged config with each key's source), `keel plugins` (plugins and
  * each hook's taps in order), `keel doctor` (what Keel needs, checked) and `keel init` (a typed agent.config.ts
- * and an AGENTS.md skeleton for this project). Each sub-command's code is loaded when it runs.
+ * and an AGENTS.md skeleton for this project). Each sub-command's code is loaded when it runs. In a session, the
+ * slash commands /config and /doctor print the same, and /init has the model survey the repository and write
+ * or improve AGENTS.md (or CLAUDE.md) through the permission-checked file tools.
  */
 export default definePlugin(() => ({
   name: NAME,
@@ -49,6 +51,33 @@ export default definePlugin(() => ({
         const { init } = await import('./cold.js');
         print(io, init(kernel.config.projectRoot, args.includes('--force')).join('\n'));
         return 0;
+      },
+    });
+
+    kernel.commands.register({
+      name: 'config',
+      description: 'show the merged config, each key with the file, variable or flag that set it',
+      async run() {
+        const { formatConfig } = await import('./cold.js');
+        return formatConfig(kernel);
+      },
+    });
+    kernel.commands.register({
+      name: 'doctor',
+      description: 'check Node, auth, config, trust, the sandbox, ripgrep and what plugins add, and say what to fix',
+      async run() {
+        const { formatDoctor, runDoctor } = await import('./cold.js');
+        return formatDoctor(await runDoctor(kernel, process.env));
+      },
+    });
+    kernel.commands.register({
+      name: 'init',
+      description: 'have the model survey the repository and write or improve AGENTS.md (or CLAUDE.md); writes are asked as usual',
+      async run(args, ctx) {
+        const { initPrompt } = await import('./cold.js');
+        const run = await runAgent(kernel, ctx.session, initPrompt(ctx.session.projectRoot, args.trim()), { signal: ctx.signal });
+        if (run.isError) throw new Error(run.error ?? run.subtype);
+        return run.result;
       },
     });
   },

@@ -13,6 +13,7 @@ import { permissionsCommand, sessionRules } from './command.js';
 import { isBare, parseRules, toolMatches, type Rule } from './rules.js';
 import { toolRules } from './tool-rules.js';
 import { readableRoots, sessionPermissions, type SessionPermissions } from './grants.js';
+import { addDirCommand, addedDirs } from './add-dir.js';
 
 export { MATRIX } from './policy.js';
 
@@ -69,7 +70,7 @@ export default definePlugin(() => ({
       protected: kernel.protected,
       savedOutputs: keelHome ? savedOutputDir(keelHome, session.id) : undefined,
       sessionAllowed: allowances(kernel)?.isAllowed(session, toolName) ?? false,
-      extraRoots,
+      extraRoots: [...extraRoots, ...addedDirs(session)],
       readableRoots: readableRoots(session),
     });
 
@@ -84,6 +85,7 @@ export default definePlugin(() => ({
       return { allow: of('allow'), ask: of('ask'), deny: of('deny') };
     });
     kernel.commands.register(permissionsCommand(rules, kernel.config.sources.permissions ?? 'config'));
+    kernel.commands.register(addDirCommand(() => extraRoots));
 
     // A bare deny removes the tool from the request: the model never sees it.
     kernel.hooks.selectTools.tapPromise('permissions', async (tools) =>

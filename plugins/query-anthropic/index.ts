@@ -28,12 +28,14 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
   kernel: '^1.0.0',
   apply(kernel) {
     let client: MessagesClient | undefined;
+    // A key given by /login while Keel runs (auth.use): it replaces the configured one for the rest of the process.
+    let loggedIn: string | undefined;
     const getClient = async (): Promise<MessagesClient> => {
       if (client) return client;
       const { MessagesClient } = await import('./client.js');
       const fetch = await networkFetch(kernel);
       client = new MessagesClient({
-        apiKey: opts.apiKey ?? kernel.config.apiKey ?? process.env.ANTHROPIC_API_KEY ?? 'missing',
+        apiKey: loggedIn ?? opts.apiKey ?? kernel.config.apiKey ?? process.env.ANTHROPIC_API_KEY ?? 'missing',
         baseURL: opts.baseURL ?? kernel.config.baseURL ?? process.env.ANTHROPIC_BASE_URL,
         maxRetries: 0,
         logger: sdkLogger(kernel),
@@ -54,6 +56,10 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
         const { MessagesClient } = await import('./client.js');
         const probe = new MessagesClient({ apiKey, baseURL: opts.baseURL ?? kernel.config.baseURL, maxRetries: 0, logger: sdkLogger(kernel), fetch: await networkFetch(kernel) });
         await probe.models.list({ limit: 1 });
+      },
+      use(apiKey: string) {
+        loggedIn = apiKey;
+        client = undefined;
       },
     };
     kernel.services.provide('auth', auth);

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { z } from 'zod';
-import { definePlugin, Stage } from '../../kernel/index.js';
+import { definePlugin, Stage, type Session } from '../../kernel/index.js';
 
 declare module '../../kernel/plugin.js' {
   interface KeelConfig {
@@ -16,10 +16,28 @@ export interface SystemPromptOptions {
   text?: string;
 }
 
-const BASE = `You are Keel, a coding agent working in the user's terminal, inside their project.
-Work carefully and finish the task: read before you edit, keep changes small and in the style of the code around them, and run the project's checks when you can.
-Use the tools to act; prefer the file tools to shell commands for reading, searching and editing files.
-Be brief: say what you did and what the user needs to know, without preamble.`;
+// The base prompt in three sections; an output style (service `output-style`) replaces TONE and, unless it keeps
+// them, CODING. Without a style the text is the three joined, as it always was.
+const IDENTITY = `You are Keel, a coding agent working in the user's terminal, inside their project.`;
+const CODING = `Work carefully and finish the task: read before you edit, keep changes small and in the style of the code around them, and run the project's checks when you can.
+Use the tools to act; prefer the file tools to shell commands for reading, searching and editing files.`;
+const TONE = `Be brief: say what you did and what the user needs to know, without preamble.`;
+const BASE = [IDENTITY, CODING, TONE].join('\n');
+
+/** What this plugin reads from the `output-style` service (plugin `output-styles`), when the preset has one. */
+interface StyleSource {
+  active(session: Session): { prompt: string; keepCodingInstructions: boolean } | undefined;
+}
+
+/**
+ * The base text under the session's output style. A replaced base (`--system-prompt`, an SDK host's prompt, a
+ * custom agent's body) is its author's whole prompt: a style does not touch it.
+ */
+export function baseText(base: string | undefined, style: { prompt: string; keepCodingInstructions: boolean } | undefined): string {
+  if (base !== undefined) return base;
+  if (!style) return BASE;
+  return [IDENTITY, ...(style.keepCodingInstructions ? [CODING] : []), style.prompt].join('\n\n');
+}
 
 /** The base system prompt: who Keel is and where it runs. Stable text first, so it can be cached. */
 export default definePlugin((opts: SystemPromptOptions = {}) => ({
@@ -29,6 +47,7 @@ export default definePlugin((opts: SystemPromptOptions = {}) => ({
   apply(kernel) {
     const configured = kernel.config.systemPrompt as string | undefined;
     const appended = kernel.config.appendSystemPrompt as string | undefined;
+    const styles = () => kernel.services.get('output-style') as Partial<StyleSource> | undefined;
     // Appended last, after instructions and memory, as Claude Code's --append-system-prompt is.
     kernel.hooks.contextLoad.tapPromise({ name: 'system-prompt', stage: Stage.LAST }, async (context, turn) => {
       const extra = [appended, turn.session.appendSystemPrompt].filter((text): text is string => Boolean(text));
@@ -43,7 +62,7 @@ export default definePlugin((opts: SystemPromptOptions = {}) => ({
       ].join('\n');
       return {
         ...context,
-        system: [{ type: 'text', text: turn.session.systemPrompt ?? configured ?? opts.text ?? BASE }, { type: 'text', text: `<env>\n${env}\n</env>` }, ...context.system],
+        system: [{ type: 'text', text: baseText(turn.session.systemPrompt ?? configured ?? opts.text, styles()?.active?.(turn.session)) }, { type: 'text', text: `<env>\n${env}\n</env>` }, ...context.system],
       };
     });
   },

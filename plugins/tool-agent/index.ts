@@ -9,6 +9,7 @@ import { definePlugin, defineTool, type Session } from '../../kernel/index.js';
 import { agentDirs, loadAgents, toolList, type AgentDefinition, type BrokenAgent } from './agents.js';
 import { HANDOFF_SOURCE, type PolicyHandoff } from './policy.js';
 import type { ProcessTracker } from './run.js';
+import { agentsCommand } from './command.js';
 
 const NAME = 'tool-agent';
 
@@ -77,17 +78,24 @@ export default definePlugin(() => ({
       return [...state.host, ...state.files.filter((a) => !hostNames.has(a.name))];
     };
 
-    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+    const load = async (session: Session) => {
       const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true));
       const state = stateOf(session);
       state.files = found.agents;
       state.broken = found.broken;
+      listed = agentsOf(session);
+      return found;
+    };
+    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+      const found = await load(session);
       for (const broken of found.broken) kernel.log('warn', `agent file skipped: ${broken.error}`, NAME);
       for (const clash of found.shadowed) {
         kernel.log('warn', `agent file skipped: ${clash.source} is named "${clash.name}" like your own agent ${clash.kept}, which keeps the name (rename the project's agent to use it)`, NAME);
       }
-      listed = agentsOf(session);
     });
+    kernel.commands.register(
+      agentsCommand(kernel, { agents: agentsOf, broken: (session) => stateOf(session).broken, reload: async (session) => void (await load(session)) }),
+    );
 
     if (process.env.KEEL_SUBAGENT_MODE === '1') {
       const handed = kernel.config.sources.subagentPolicy === HANDOFF_SOURCE ? (kernel.config.subagentPolicy as PolicyHandoff) : undefined;

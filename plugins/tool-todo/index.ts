@@ -36,6 +36,14 @@ export function lastTodos(messages: readonly MessageParam[]): Todos | undefined 
   return undefined;
 }
 
+/** The task list as text: one line per task with its status mark. */
+export function todosText(todos: Todos): string {
+  if (todos.length === 0) return 'No tasks: the model keeps a task list (todo_write) for work with several steps.';
+  const mark = { completed: '[x]', in_progress: '[>]', pending: '[ ]' } as const;
+  const done = todos.filter((t) => t.status === 'completed').length;
+  return [`Tasks (${done} of ${todos.length} done):`, ...todos.map((t) => `  ${mark[t.status]} ${t.status === 'in_progress' && t.activeForm ? t.activeForm : t.content}`)].join('\n');
+}
+
 /** todo_write: the session's task list, kept in `kernel.state.todos` where frontends and compaction read it. */
 export default definePlugin(() => ({
   name: NAME,
@@ -59,6 +67,12 @@ export default definePlugin(() => ({
         },
       }),
     );
+
+    kernel.commands.register({
+      name: 'todos',
+      description: "show the session's task list (the model keeps it with todo_write)",
+      run: async () => todosText(kernel.state.get().todos),
+    });
 
     // The list belongs to the session: a new one starts empty, a resumed one gets back the list its history
     // last saved. LATE, so the session store has loaded the history first.

@@ -68,6 +68,8 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
     throw err;
   }
   bridge.questions = questions;
+  // The user's statusLine command (plugin status-line) runs while this UI is up; App shows its line.
+  const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
   greet(controller.session, transcript, paint, glyphs.dot);
   // SIGINT, SIGTERM or SIGHUP abort the whole run (the CLI's handler): the turn stops and the UI leaves. In raw
   // mode Ctrl+C arrives as a key instead.
@@ -90,6 +92,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   try {
     await instance.waitUntilExit();
   } finally {
+    unwatchStatus?.();
     stopResize();
     endPaste();
     process.off('exit', endPaste);

@@ -10,8 +10,8 @@ const PLAN_LABELS: Partial<Record<PermissionChoice, string>> = { allow_once: 'Ye
 
 export interface QuestionIo {
   say(text: string): void;
-  /** Shows `prompt` and waits for a line; null when input ended or `signal` aborted. */
-  ask(prompt: string, signal?: AbortSignal): Promise<string | null>;
+  /** Shows `prompt` and waits for a line; null when input ended or `signal` aborted. `secret`: the line is not echoed. */
+  ask(prompt: string, signal?: AbortSignal, secret?: boolean): Promise<string | null>;
   /** The running turn's signal: aborting it (Esc) denies the question being asked. */
   signal(): AbortSignal | undefined;
 }
@@ -30,7 +30,7 @@ export function questionAsker(io: QuestionIo): (question: Question) => Promise<A
 async function askOne(io: QuestionIo, question: Question): Promise<Answer> {
   const signal = io.signal();
   if (question.kind === 'text') {
-    const text = await io.ask(`${question.prompt} `, signal);
+    const text = await io.ask(`${question.prompt} `, signal, question.secret);
     return { kind: 'text', text: text ?? '' };
   }
   if (question.kind === 'choice') {

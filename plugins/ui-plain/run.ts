@@ -66,14 +66,28 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     out(`\n${text}\n`);
     rl.prompt(true);
   };
-  const ask = async (prompt: string, signal?: AbortSignal, fresh = false): Promise<string | null> => {
+  // A secret answer (an API key for /login) is neither echoed nor kept in readline's history.
+  let muted = false;
+  const echo = rl as unknown as { _writeToOutput(s: string): void; history?: string[] };
+  const writeToOutput = echo._writeToOutput.bind(rl);
+  echo._writeToOutput = (s: string) => {
+    if (!muted) writeToOutput(s);
+    else if (s.includes('\n')) writeToOutput('\n');
+  };
+  const ask = async (prompt: string, signal?: AbortSignal, fresh = false, secret = false): Promise<string | null> => {
     rl.setPrompt(prompt);
     rl.prompt();
     promptShown = true;
     atLineStart = false;
-    const line = await lines.next(signal, fresh);
-    promptShown = false;
-    return line;
+    muted = secret;
+    try {
+      const line = await lines.next(signal, fresh);
+      if (secret && line !== null && echo.history?.[0] === line) echo.history.shift();
+      return line;
+    } finally {
+      muted = false;
+      promptShown = false;
+    }
   };
 
   let turnController: AbortController | null = null;
@@ -100,7 +114,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   });
   rl.on('close', () => lines.close());
 
-  const answerQuestion = questionAsker({ say, ask: (prompt, signal) => ask(prompt, signal, true), signal: () => turnController?.signal });
+  const answerQuestion = questionAsker({ say, ask: (prompt, signal, secret) => ask(prompt, signal, true, secret), signal: () => turnController?.signal });
 
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();
@@ -194,6 +208,18 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     throw err;
   }
   bridge.ask = answerQuestion;
+  // The user's statusLine command (plugin status-line): a new line is printed under the waiting prompt, or
+  // before the next prompt when it came during a turn; uncoloured, as everything this UI writes.
+  let statusLine = '';
+  let statusShown = true;
+  const stopStatus = kernel.state.subscribe((state) => {
+    const line = clean(state.statusLine ?? '');
+    if (line === statusLine) return;
+    statusLine = line;
+    if (line && promptShown) notice(line);
+    else statusShown = false;
+  });
+  const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
   const resumed = Boolean(session!.resumedFrom) || session!.messages.length > 0;
   for (const line of resumed ? historyLines(session!.messages) : []) say(line);
   say(`keel - ${session!.cwd}`);
@@ -203,6 +229,8 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   let initial = ctx.options.resume === true ? undefined : ctx.prompt?.trim() || undefined;
   try {
     for (;;) {
+      if (!statusShown && statusLine) say(statusLine);
+      statusShown = true;
       let text = initial ?? (await ask('> '));
       if (initial) say(`> ${initial}`);
       initial = undefined;
@@ -297,6 +325,8 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
       });
     }
   } finally {
+    unwatchStatus?.();
+    stopStatus();
     cleanup();
     store?.close(session!);
   }

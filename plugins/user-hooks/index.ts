@@ -9,6 +9,7 @@ import {
   type TextBlockParam,
   type ToolResult,
 } from '../../kernel/index.js';
+import { hooksListing } from './list.js';
 import { claudeAlias, compile, hooksSchema, type CompiledMatcher, type HookEvent, type HooksConfig } from './config.js';
 import { runHook, type HookRun } from './run.js';
 
@@ -112,6 +113,11 @@ export default definePlugin(() => ({
   config: { hooks: hooksSchema },
   apply(kernel) {
     const config = kernel.config.hooks as HooksConfig | undefined;
+    kernel.commands.register({
+      name: 'hooks',
+      description: 'list the user hooks in force (PreToolUse, Stop, …) and the settings file each comes from',
+      run: async () => hooksListing(config, kernel.config.sources.hooks, kernel.config.untrustedFiles ?? []),
+    });
     if (!config || Object.keys(config).length === 0) return;
     const matchers = compile(config);
     const log = (message: string) => kernel.log('warn', message, NAME);

@@ -26,11 +26,13 @@ const prepare = useScriptedProjects();
 const MARKERS: Record<string, string> = {
   'custom-commands': 'commands do not run (keel trust makes it trusted)',
   acp: 'open it with session/new or session/load first',
+  'claude-commands': 'Act as a careful senior reviewer',
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
   network: 'refused the tunnel to',
   'query-openai': 'the OpenAI-compatible server refused the request',
   sdk: 'unknown control request subtype',
+  'status-line': 'its input could not be built',
   'tool-agent': 'ended without a result',
   'tool-documents': 'is not a readable PDF',
   'ui-plain': 'Ctrl+R searches it as you type',

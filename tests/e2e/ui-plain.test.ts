@@ -279,7 +279,8 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     const { term: t } = await start([say('a first answer'), say(summary)]);
     send(t, '/help');
     await t.waitFor(/^\/status - /m);
-    const help = t.screen();
+    // The list is longer than the screen: read the scrollback too.
+    const help = t.joinedHistory();
     for (const name of ['clear', 'compact', 'cost', 'exit', 'memory', 'model', 'permissions', 'resume']) expect(help).toMatch(new RegExp(`^/${name} - `, 'm'));
     t.keys('C-l');
     send(t, '/status');

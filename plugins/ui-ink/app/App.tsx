@@ -126,8 +126,8 @@ export function App(props: AppProps): React.ReactElement {
 
   const session = controller.session;
 
-  // Rows: one spare (Ink redraws the whole screen once its output fills it), the footer, the spinner.
-  const available = Math.max(3, rows - 1 - 1 - (running ? 1 : 0));
+  // Rows: one spare (Ink redraws the whole screen once its output fills it), the footer, the spinner, the status line.
+  const available = Math.max(3, rows - 1 - 1 - (running ? 1 : 0) - (state.statusLine ? 1 : 0));
   let live: React.ReactNode;
   if (question?.kind === 'permission' && isPlanApproval(question)) {
     live = <PlanDialog key={question.call.id} question={question} waiting={questions.waiting} glyphs={glyphs} width={columns} onAnswer={(a) => questions.answer(a)} />;
@@ -210,6 +210,7 @@ export function App(props: AppProps): React.ReactElement {
             }}
           />
         )}
+        {state.statusLine ? <Text wrap="truncate-end">{state.statusLine}</Text> : null}
         <Footer glyphs={glyphs} model={session.model} mode={session.permissionMode} contextTokens={state.contextTokens} contextWindow={state.contextWindow} cost={state.cost} hint={hint} />
       </Box>}
     </>

@@ -1,0 +1,80 @@
+/** The output style and the new commands in the Ink UI, in a real terminal (tmux, private socket). */
+import { afterEach, describe, expect, it } from 'vitest';
+import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+let ws: Workspace | undefined;
+let term: Terminal | undefined;
+let server: ScriptedServer | undefined;
+
+afterEach(async () => {
+  term?.kill();
+  await server?.close();
+  ws?.cleanup();
+  term = undefined;
+  server = undefined;
+  ws = undefined;
+});
+
+describe.skipIf(!hasTmux)('Claude Code commands in the Ink UI', () => {
+  it('/output-style switches the style of the next request; /context and /todos print; /help lists them', async () => {
+    ws = makeWorkspace({ git: true });
+    server = await startAnthropicServer([say('first answer'), say('second answer')]);
+    term = startKeelTerminal({ cwd: ws.dir, height: 50, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const t = term;
+    await t.waitFor(/ask mode/);
+    t.type('hello');
+    t.keys('Enter');
+    await t.waitFor(/first answer/);
+    t.type('/output-style learning');
+    t.keys('Enter');
+    await t.waitFor(/Output style: learning/);
+    t.type('and now?');
+    t.keys('Enter');
+    await t.waitFor(/second answer/);
+    const systems = server.messageRequests().map((r) => (r.body.system as Array<{ text: string }>).map((b) => b.text).join('\n'));
+    expect(systems[0]).toContain('Be brief');
+    expect(systems[1]).toContain('Output style: learning');
+    expect(systems[1]).not.toContain('Be brief');
+    t.type('/context');
+    t.keys('Enter');
+    await t.waitFor(/Context: about [\d.]+k? of 200k tokens/);
+    expect(t.screen()).toMatch(/Messages\s+\d+ tokens/);
+    t.type('/todos');
+    t.keys('Enter');
+    await t.waitFor(/No tasks/);
+    t.type('/help');
+    t.keys('Enter');
+    const help = await t.waitFor(/\/add-dir\s+let the tools[\s\S]*\/todos\s+show/, { history: true });
+    for (const name of ['add-dir', 'agents', 'context', 'export', 'hooks', 'init', 'login', 'output-style', 'review']) expect(help).toContain(`/${name}`);
+  });
+});
+
+describe.skipIf(!hasTmux)('/login in the UIs', () => {
+  for (const ui of ['ink', 'plain'] as const) {
+    it(`${ui}: asks for the key without echoing it, checks it, stores it, and the session's next request uses it`, async () => {
+      const { readFileSync } = await import('node:fs');
+      const path = await import('node:path');
+      const { apiKeyOf } = await import('../helpers/anthropic-server.js');
+      ws = makeWorkspace({ git: true });
+      server = await startAnthropicServer([say('with the new key')]);
+      term = startKeelTerminal({ cwd: ws.dir, args: ui === 'plain' ? ['--ui', 'plain'] : [], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'old-key', ANTHROPIC_BASE_URL: server.url } });
+      const t = term;
+      await t.waitFor(ui === 'plain' ? /^> ?$/m : /ask mode/);
+      t.type('/login');
+      t.keys('Enter');
+      await t.waitFor(/Anthropic API key \(stored in/);
+      t.type('sk-secret-123');
+      t.keys('Enter');
+      await t.waitFor(/Key stored in .*auth\.json \(checked with the API\); this session uses it now/);
+      // Never echoed: not on the screen nor in the scrollback.
+      expect(t.history()).not.toContain('sk-secret-123');
+      expect(JSON.parse(readFileSync(path.join(ws.home, 'auth.json'), 'utf8'))).toEqual({ apiKey: 'sk-secret-123' });
+      t.type('hi');
+      t.keys('Enter');
+      await t.waitFor(/with the new key/);
+      expect(apiKeyOf(server.messageRequests()[0]!)).toBe('sk-secret-123');
+    });
+  }
+});
