@@ -2,6 +2,8 @@ import { definePreset } from '../kernel/index.js';
 import queryAnthropic from '../plugins/query-anthropic/index.js';
 import queryRetry from '../plugins/query-retry/index.js';
 import queryOpenAI from '../plugins/query-openai/index.js';
+import queryBedrock from '../plugins/query-bedrock/index.js';
+import queryVertex from '../plugins/query-vertex/index.js';
 import queryService from '../plugins/query-service/index.js';
 import usage from '../plugins/usage/index.js';
 import systemPrompt from '../plugins/system-prompt/index.js';
@@ -50,6 +52,9 @@ export default definePreset({
     queryRetry(),
     queryAnthropic(),
     queryOpenAI(),
+    // Claude on Amazon Bedrock and Google Vertex AI: `provider: 'bedrock' | 'vertex'` or CLAUDE_CODE_USE_BEDROCK / _VERTEX
+    queryBedrock(),
+    queryVertex(),
     queryService(),
     usage(),
     // safety: rules and modes, the per-session denial memory, the shell sandbox
