@@ -1,5 +1,6 @@
 /** The Vertex provider's requests, loaded on the first request it answers: the SDK's client and the query. */
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { GoogleAuth } from 'google-auth-library';
 import { KeelError, type Kernel, type QueryRequest, type QueryResponse, type Turn } from '../../kernel/index.js';
 import type { VertexSettings } from './index.js';
 
@@ -16,9 +17,12 @@ export function vertexQuery(kernel: Kernel, settings: VertexSettings): VertexQue
   if (!messages) throw new KeelError(`${NAME} needs the query-anthropic plugin's "anthropic-messages" service`, { code: 'config', exitCode: 2 });
   const region = settings.region ?? process.env.CLOUD_ML_REGION;
   if (!region) throw new KeelError('Google Vertex AI needs a region: set CLOUD_ML_REGION (e.g. us-east5, europe-west1 or global) or config vertex.region', { code: 'config', exitCode: 2 });
+  const projectId = settings.projectId ?? process.env.ANTHROPIC_VERTEX_PROJECT_ID;
   const client = new AnthropicVertex({
     region,
-    ...(settings.projectId ? { projectId: settings.projectId } : {}),
+    // Given the project, Google's auth library does not go looking for one (the Cloud Resource Manager API, gcloud).
+    googleAuth: new GoogleAuth({ scopes: 'https://www.googleapis.com/auth/cloud-platform', ...(projectId ? { projectId } : {}) }),
+    ...(projectId ? { projectId } : {}),
     ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
     // Retries are the retry service's, for every provider alike.
     maxRetries: 0,
