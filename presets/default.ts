@@ -6,6 +6,7 @@ import queryBedrock from '../plugins/query-bedrock/index.js';
 import queryVertex from '../plugins/query-vertex/index.js';
 import queryService from '../plugins/query-service/index.js';
 import usage from '../plugins/usage/index.js';
+import telemetry from '../plugins/telemetry/index.js';
 import systemPrompt from '../plugins/system-prompt/index.js';
 import permissions from '../plugins/permissions/index.js';
 import denialLog from '../plugins/denial-log/index.js';
@@ -57,6 +58,8 @@ export default definePreset({
     queryVertex(),
     queryService(),
     usage(),
+    // OpenTelemetry metrics and traces: off unless KEEL_ENABLE_TELEMETRY=1 or config telemetry.enabled
+    telemetry(),
     // safety: rules and modes, the per-session denial memory, the shell sandbox
     permissions(),
     denialLog(),

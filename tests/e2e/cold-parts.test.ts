@@ -25,8 +25,11 @@ const prepare = useScriptedProjects();
 const MARKERS: Record<string, string> = {
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
+  'query-bedrock': 'the model access granted in the Bedrock console',
   'query-openai': 'the OpenAI-compatible server refused the request',
+  'query-vertex': 'gcloud auth application-default login',
   sdk: 'unknown control request subtype',
+  telemetry: 'Lines of code added and removed by the file tools',
   'tool-agent': 'ended without a result',
   'tool-documents': 'is not a readable PDF',
   'ui-plain': 'Ctrl+R searches it as you type',
