@@ -15,15 +15,22 @@ export type { Recorder } from './recorder.js';
 
 export interface RecorderOptions {
   logUserPrompts: boolean;
-  /** The `network` service, looked up when an exporter opens its connection pool. */
+  /** The `network` service, if a plugin offers one. */
   network(): { agentFor?(url: string): http.Agent | undefined } | undefined;
   log(level: 'debug' | 'warn', message: string): void;
 }
 
-/** Milliseconds between metric exports: OTEL_METRIC_EXPORT_INTERVAL, else 60 s (the SDK's default). */
-function exportInterval(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
-  return Number.isInteger(value) && value > 0 ? value : 60_000;
+/**
+ * Milliseconds between metric exports (OTEL_METRIC_EXPORT_INTERVAL, else 60 s) and per export (OTEL_METRIC_EXPORT_TIMEOUT,
+ * else 30 s), the timeout no longer than the interval, as the reader requires.
+ */
+function exportTiming(env: NodeJS.ProcessEnv): { exportIntervalMillis: number; exportTimeoutMillis: number } {
+  const read = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return Number.isInteger(value) && value > 0 ? value : fallback;
+  };
+  const exportIntervalMillis = read('OTEL_METRIC_EXPORT_INTERVAL', 60_000);
+  return { exportIntervalMillis, exportTimeoutMillis: Math.min(read('OTEL_METRIC_EXPORT_TIMEOUT', 30_000), exportIntervalMillis) };
 }
 
 /** Keel's exporters send OTLP as JSON over HTTP; other protocols are not built in. */
@@ -32,23 +39,44 @@ function protocolWarnings(env: NodeJS.ProcessEnv): string[] {
   return names.filter((name) => env[name] && env[name] !== 'http/json').map((name) => `${name}=${env[name]} is not supported: Keel exports OTLP as http/json`);
 }
 
+/** The span batching from the OTEL_BSP_* variables (the SDK's defaults for those unset or not positive integers). */
+function batchOptions(env: NodeJS.ProcessEnv) {
+  const read = (name: string) => {
+    const value = Number(env[name]);
+    return Number.isInteger(value) && value > 0 ? value : undefined;
+  };
+  const options = {
+    scheduledDelayMillis: read('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: read('OTEL_BSP_EXPORT_TIMEOUT'),
+    maxExportBatchSize: read('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+    maxQueueSize: read('OTEL_BSP_MAX_QUEUE_SIZE'),
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}
+
 export async function createRecorder(opts: RecorderOptions): Promise<Recorder> {
   const env = process.env;
   const detected = await detectResources({ detectors: [envDetector] });
   const resource = resourceFromAttributes({ 'service.name': 'keel' }).merge(detected);
   const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318';
-  // The network plugin's agent (a proxy, a client certificate) when it has one for the collector, else Node's own.
-  const httpAgentOptions = async (protocol: string) => {
-    const agent = opts.network()?.agentFor?.(endpoint);
-    if (agent) return agent;
-    const { Agent } = protocol === 'https:' ? await import('node:https') : await import('node:http');
-    return new Agent({ keepAlive: true });
-  };
+  // The network plugin's agent (a proxy, a client certificate) when it offers one; else the exporters' own, which
+  // honour OTEL_EXPORTER_OTLP_CERTIFICATE / _CLIENT_CERTIFICATE / _CLIENT_KEY.
+  const network = opts.network();
+  const agentFor = network?.agentFor?.bind(network);
+  const httpAgentOptions = agentFor
+    ? async (protocol: string) => {
+        const agent = agentFor(endpoint);
+        if (agent) return agent;
+        const { Agent } = protocol === 'https:' ? await import('node:https') : await import('node:http');
+        return new Agent({ keepAlive: true });
+      }
+    : undefined;
+  const exporterOptions = httpAgentOptions ? { httpAgentOptions } : {};
   const meterProvider = new MeterProvider({
     resource,
-    readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ httpAgentOptions }), exportIntervalMillis: exportInterval(env) })],
+    readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(exporterOptions), ...exportTiming(env) })],
   });
-  const tracerProvider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ httpAgentOptions }) })] });
+  const tracerProvider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(exporterOptions), ...batchOptions(env) })] });
   return createEventRecorder({
     meter: meterProvider.getMeter('keel'),
     tracer: tracerProvider.getTracer('keel'),

@@ -3,6 +3,7 @@
  * SigV4-signed requests to Bedrock's streaming endpoint, reads its event-stream answer as a stream, retries an
  * overloaded answer through the retry service, and prices the call by the Claude model behind the Bedrock id.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { say } from '../helpers/anthropic-server.js';
 import { ndjson, runKeel } from '../helpers/cli.js';
@@ -119,6 +120,34 @@ describe('Amazon Bedrock', () => {
     expect(server.requests).toHaveLength(0);
     expect(run.stderr).toMatch(/Amazon Bedrock: Failed to resolve AWS credentials.*; set AWS_PROFILE or AWS_ACCESS_KEY_ID/);
   }, 90_000);
+
+  it('sends through the fetch of a `network` service when a plugin offers one', async () => {
+    server = await startBedrockServer([say('through the network plugin, streamed')], CREDS);
+    ws = makeWorkspace({ git: true });
+    const log = ws.path('network.log');
+    // A plugin offering `network` as a proxy plugin would: its fetch is Node's own, and it notes each URL.
+    ws.write(
+      'agent.config.ts',
+      `import { appendFileSync } from 'node:fs';
+export default {
+  plugins: [{
+    name: 'net-probe',
+    kernel: '^1.0.0',
+    apply(kernel) {
+      kernel.services.provide('network', {
+        fetch: (url, init) => { appendFileSync(${JSON.stringify(log)}, String(url) + '\\n'); return fetch(url, init); },
+      });
+    },
+  }],
+};
+`,
+    );
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: bedrockEnv(server.url, ws.home), timeoutMs: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('through the network plugin, streamed\n');
+    expect(readFileSync(log, 'utf8')).toBe(`${server.url}/model/eu.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream\n`);
+    expect(server.requests[0].refused).toBeUndefined();
+  }, 60_000);
 
   it('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX together are refused', async () => {
     ws = makeWorkspace({ git: true });
