@@ -1,6 +1,6 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { MessagesClient, MessagesLike } from './client.js';
+import type { MessagesLike } from './client.js';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
 import { MessageAccumulator } from './accumulate.js';
 import { PREBUILT, type PrebuiltPart } from './body.js';
