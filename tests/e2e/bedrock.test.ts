@@ -99,6 +99,16 @@ describe('Amazon Bedrock', () => {
     expect(server.requests[0].path).toBe('/model/anthropic.claude-opus-4-1-20250805-v1:0/invoke-with-response-stream');
   }, 60_000);
 
+  it('takes a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) instead of signing', async () => {
+    server = await startBedrockServer([say('with an API key')], { ...CREDS, bearerToken: 'bedrock-api-key-1' });
+    ws = makeWorkspace({ git: true });
+    const { AWS_ACCESS_KEY_ID: _k, AWS_SECRET_ACCESS_KEY: _s, AWS_SESSION_TOKEN: _t, ...env } = bedrockEnv(server.url, ws.home);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key-1' }, timeoutMs: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('with an API key\n');
+    expect(server.requests[0].headers.authorization).toBe('Bearer bedrock-api-key-1');
+  }, 60_000);
+
   it('refused credentials fail at once with one line naming Bedrock and what to check', async () => {
     server = await startBedrockServer([say('never')], CREDS);
     ws = makeWorkspace({ git: true });
@@ -147,6 +157,14 @@ export default {
     expect(run.stdout).toBe('through the network plugin, streamed\n');
     expect(readFileSync(log, 'utf8')).toBe(`${server.url}/model/eu.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream\n`);
     expect(server.requests[0].refused).toBeUndefined();
+  }, 60_000);
+
+  it('a malformed bedrock setting stops the run naming the file and the key', async () => {
+    ws = makeWorkspace({ git: true });
+    ws.write('agent.config.json', JSON.stringify({ provider: 'bedrock', bedrock: { region: 5 } }));
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { KEEL_HOME: ws.home }, timeoutMs: 30_000 });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/agent\.config\.json.*bedrock\.region/);
   }, 60_000);
 
   it('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX together are refused', async () => {

@@ -116,6 +116,19 @@ describe('telemetry on', () => {
     expect(run.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported');
   }, 60_000);
 
+  it('config telemetry.enabled switches it on, and a malformed telemetry setting names the file and the key', async () => {
+    receiver = await startOtlpReceiver();
+    const { env, ws } = await prepare([say('configured')]);
+    ws.write('agent.config.json', JSON.stringify({ telemetry: { enabled: true } }));
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { ...env, ...otelEnv(receiver.url) }, timeoutMs: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(receiver.points().some((p) => p.metric === 'keel.session.count')).toBe(true);
+    ws.write('agent.config.json', JSON.stringify({ telemetry: { enabled: 'yes' } }));
+    const bad = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { ...env, ...otelEnv(receiver.url) }, timeoutMs: 60_000 });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/agent\.config\.json.*telemetry\.enabled/);
+  }, 60_000);
+
   it('a collector that is down costs the run nothing', async () => {
     receiver = await startOtlpReceiver();
     const url = receiver.url;

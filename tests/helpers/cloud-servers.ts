@@ -105,6 +105,8 @@ export interface BedrockCredentials {
   secretAccessKey: string;
   sessionToken?: string;
   region: string;
+  /** A Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) also accepted as `Authorization: Bearer …`. */
+  bearerToken?: string;
 }
 
 /** Recomputes the request's SigV4 signature; the reason it does not hold, or undefined when it does. */
@@ -159,7 +161,8 @@ export async function startBedrockServer(script: ScriptStep[], creds: BedrockCre
     requests.push(recorded);
     const route = /^\/model\/([^/]+)\/invoke-with-response-stream$/.exec(url.pathname);
     if (req.method !== 'POST' || !route) return refuse(res, 404, 'UnknownOperationException', `no operation at ${req.method} ${url.pathname}`);
-    const refused = await checkSigV4(req, rawBody, creds);
+    const bearer = creds.bearerToken !== undefined && req.headers.authorization === `Bearer ${creds.bearerToken}`;
+    const refused = bearer ? undefined : await checkSigV4(req, rawBody, creds);
     if (refused) {
       recorded.refused = refused;
       return refuse(res, 403, 'InvalidSignatureException', `The request signature we calculated does not match the signature you provided: ${refused}`);
