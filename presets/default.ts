@@ -3,8 +3,11 @@ import queryAnthropic from '../plugins/query-anthropic/index.js';
 import queryRetry from '../plugins/query-retry/index.js';
 import network from '../plugins/network/index.js';
 import queryOpenAI from '../plugins/query-openai/index.js';
+import queryBedrock from '../plugins/query-bedrock/index.js';
+import queryVertex from '../plugins/query-vertex/index.js';
 import queryService from '../plugins/query-service/index.js';
 import usage from '../plugins/usage/index.js';
+import telemetry from '../plugins/telemetry/index.js';
 import systemPrompt from '../plugins/system-prompt/index.js';
 import permissions from '../plugins/permissions/index.js';
 import denialLog from '../plugins/denial-log/index.js';
@@ -63,8 +66,13 @@ export default definePreset({
     queryRetry(),
     queryAnthropic(),
     queryOpenAI(),
+    // Claude on Amazon Bedrock and Google Vertex AI: `provider: 'bedrock' | 'vertex'` or CLAUDE_CODE_USE_BEDROCK / _VERTEX
+    queryBedrock(),
+    queryVertex(),
     queryService(),
     usage(),
+    // OpenTelemetry metrics and traces: off unless KEEL_ENABLE_TELEMETRY=1 or config telemetry.enabled
+    telemetry(),
     // safety: rules and modes, the per-session denial memory, the shell sandbox
     permissions(),
     denialLog(),

@@ -66,7 +66,12 @@ export const binarySubstitutes = (root, binary) => ({
  */
 const SNAPSHOT_SAFE_BUILTINS = new Set(['assert', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'os', 'path', 'querystring', 'string_decoder', 'url', 'util', 'v8']);
 const requireHere = createRequire(import.meta.url);
-export const lazyBuiltins = {
+/**
+ * `functionsAsIs`: a built-in whose module is itself a function (`stream`, `events`: the class) cannot be an object
+ * of getters — a library that extends it (`util.inherits(DataStream, require('stream'))`, as google-auth-library's
+ * JWS signing does) needs the real one. Bundles never held by the snapshot (the cold parts) require those as they are.
+ */
+const lazyBuiltinsWith = ({ functionsAsIs }) => ({
   name: 'keel-lazy-builtins',
   setup(build) {
     build.onResolve({ filter: /^(node:)?[a-z_/0-9]+$/ }, (args) => {
@@ -75,7 +80,9 @@ export const lazyBuiltins = {
       return { path: name, namespace: 'keel-lazy-builtin' };
     });
     build.onLoad({ filter: /.*/, namespace: 'keel-lazy-builtin' }, (args) => {
-      const keys = Object.keys(requireHere(`node:${args.path}`));
+      const real = requireHere(`node:${args.path}`);
+      if (functionsAsIs && typeof real === 'function') return { contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`, loader: 'js' };
+      const keys = Object.keys(real);
       return {
         contents: [
           `let real;`,
@@ -86,7 +93,9 @@ export const lazyBuiltins = {
       };
     });
   },
-};
+});
+export const lazyBuiltins = lazyBuiltinsWith({ functionsAsIs: false });
+export const coldLazyBuiltins = lazyBuiltinsWith({ functionsAsIs: true });
 
 /**
  * The Ink UI bundle's imports of Keel: kernel/index.js becomes keel.cjs's instance (`kernelExports`: its export names),

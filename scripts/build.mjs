@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSnapshot, builtinImports } from './build-snapshot.mjs';
-import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, zodEnglishOnly } from './build-plugins.mjs';
+import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLazyBuiltins, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, zodEnglishOnly } from './build-plugins.mjs';
 import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -165,8 +165,9 @@ for (const plugin of readdirSync(path.join(root, 'plugins')).filter((name) => ex
     // Where keel.cjs lives (dist/bin, the folder above this one), as `import.meta.url` is in keel.cjs.
     define: { 'import.meta.url': '__keelBundleUrl' },
     banner: { js: 'var __keelBundleUrl = require("node:url").pathToFileURL(require("node:path").join(__dirname, "..", "keel.cjs")).href;' },
-    // Built-ins load as in keel.cjs: those a restored snapshot does not hold, on first use.
-    plugins: [vendorShims({ root, loader: 'keel-host:scripts/vendor-loader.ts', vendorOf, exportsOf, hashOf }), coldBindings({ root, plugin, warm }), lazyBuiltins],
+    // Built-ins load as in keel.cjs: those a restored snapshot does not hold, on first use (but a module that is a
+    // class itself, `stream`, as it is: see coldLazyBuiltins).
+    plugins: [vendorShims({ root, loader: 'keel-host:scripts/vendor-loader.ts', vendorOf, exportsOf, hashOf }), coldBindings({ root, plugin, warm }), coldLazyBuiltins],
   });
   for (const builtin of builtinImports(bundle.metafile)) runtimeBuiltins.add(builtin);
   coldPlugins.set(plugin, coldLinks(bundle.metafile));

@@ -12,3 +12,8 @@ export class MessagesClient extends BaseAnthropic {
   messages: Messages = new Messages(this);
   models: Models = new Models(this);
 }
+
+/** What a request needs of a client: this one, or another client of the same SDK (Bedrock's, Vertex's). */
+export interface MessagesLike {
+  messages: Pick<Messages, 'create'>;
+}

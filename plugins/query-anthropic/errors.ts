@@ -14,9 +14,28 @@ function apiDetail(err: ApiErrorShape): { type?: string; message: string } {
   return { type, message };
 }
 
-export function mapError(err: unknown, model: string): unknown {
-  if (isAbortError(err) || err instanceof KeelError || typeof err !== 'object' || err === null) return err;
+/** A cloud platform that serves Claude through this SDK's client (query-bedrock, query-vertex). */
+export interface Platform {
+  /** Names the platform in errors and retry notices: "Amazon Bedrock", "Google Vertex AI". */
+  label: string;
+  /** The model id sent: the platform's id for the Claude model asked for. */
+  model: string;
+  /** Send the history as pre-serialised bytes (body.ts); false when the client signs the body it serialised. */
+  prebuild: boolean;
+  /** What to check when the platform refuses the credentials or none can be found. */
+  credentialsHint: string;
+  /** What to check when the endpoint answers something other than an event stream. */
+  endpointHint: string;
+}
+
+/** Credential look-ups the platform SDKs report as connection failures, with the cause that says what is missing. */
+const CREDENTIAL_FAILURES = /^(Failed to resolve AWS credentials|Failed to acquire Google OAuth credentials)/;
+
+export function mapError(err: unknown, model: string, platform?: Platform): unknown {
+  if (isAbortError(err) || typeof err !== 'object' || err === null) return err;
   const e = err as ApiErrorShape;
+  if (platform) return platformError(err, e, model, platform);
+  if (err instanceof KeelError) return err;
   if (typeof e.status !== 'number') return networkRefusal(err) ?? tlsRefusal(err) ?? err;
   const { type, message } = apiDetail(e);
   if (e.status === 400 && /prompt is too long|context window|too many (input )?tokens/i.test(message)) return new ContextOverflowError(message);
@@ -47,8 +66,36 @@ function networkRefusal(err: unknown): KeelError | undefined {
   return undefined;
 }
 
+/** The platform SDK's credential failure in an error's cause chain (the retry service wraps it when it gives up). */
+function credentialFailure(err: unknown): { message: string; cause?: string } | undefined {
+  for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const { message, cause } = cur as { message?: unknown; cause?: { message?: unknown } };
+    if (typeof message === 'string' && CREDENTIAL_FAILURES.test(message)) return { message: message.replace(/\.$/, ''), cause: cause?.message === undefined ? undefined : String(cause.message) };
+  }
+  return undefined;
+}
+
+function platformError(err: unknown, e: ApiErrorShape, model: string, platform: Platform): unknown {
+  const credentials = credentialFailure(err);
+  if (credentials) {
+    return new KeelError(`${platform.label}: ${credentials.message}${credentials.cause ? ` (${credentials.cause})` : ''}; ${platform.credentialsHint}`, { code: 'auth', cause: err });
+  }
+  if (err instanceof KeelError) return err;
+  if (typeof e.status !== 'number') return tlsRefusal(err, platform.label) ?? err;
+  const { type, message } = apiDetail(e);
+  if (e.status === 400 && /prompt is too long|context window|too many (input )?tokens|input is too long/i.test(message)) return new ContextOverflowError(message);
+  if (e.status === 401 || e.status === 403) {
+    return new KeelError(`${platform.label} refused the credentials (HTTP ${e.status}: ${message}); ${platform.credentialsHint}`, { code: 'auth', cause: err });
+  }
+  if (e.status === 404) {
+    return new KeelError(`${platform.label} has no model "${platform.model}" for "${model}" (HTTP 404: ${message}); set --model or ANTHROPIC_MODEL to the platform's model id`, { cause: err });
+  }
+  const code = e.status === 400 ? 'invalid_request' : undefined;
+  return new KeelError(`${platform.label} refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { code, cause: err });
+}
+
 /** A TLS peer Node refused (untrusted, expired or misnamed certificate), or a header that cannot be sent, said as what to do about it. */
-function tlsRefusal(err: unknown): KeelError | undefined {
+function tlsRefusal(err: unknown, label = 'the Anthropic API'): KeelError | undefined {
   for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
     const { code, message } = cur as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && /ALERT_(CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA|HANDSHAKE_FAILURE)/.test(code)) {
@@ -57,7 +104,7 @@ function tlsRefusal(err: unknown): KeelError | undefined {
     if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/.test(code)) {
       // Node 22+ appends its own advice after a ';' ("try running Node.js with --use-system-ca"): Keel says what to do.
       const reason = String(message).split(';')[0];
-      return new KeelError(`cannot reach the Anthropic API: its TLS certificate is not trusted (${reason}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
+      return new KeelError(`cannot reach ${label}: its TLS certificate is not trusted (${reason}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
     }
     if (code === 'ERR_INVALID_CHAR') return new KeelError(`cannot send the request: ${String(message)} (check the API key and any configured headers)`, { cause: err });
   }

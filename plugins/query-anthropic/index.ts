@@ -1,11 +1,39 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { MessagesClient } from './client.js';
+import type { MessagesClient, MessagesLike } from './client.js';
 import { definePlugin, KeelError, type Kernel, type QueryRequest, type QueryResponse, type StopReason, type Turn } from '../../kernel/index.js';
 import { prebuild, prebuildTools } from './body.js';
 import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt, type AttemptOptions } from './stream.js';
 import { nodeFetch, ROUTE } from './transport.js';
+import type { Platform } from './errors.js';
+import { claudeModel, platformModel, type CloudPlatform } from './platform-models.js';
+
+/**
+ * What the provider offers the cloud providers (query-bedrock, query-vertex): a request answered through another
+ * client of the same SDK as this plugin answers its own — caching breakpoints, streaming events, the retry service,
+ * usage and cost — and the fetch to build that client with.
+ */
+export interface AnthropicMessagesService {
+  /** Answers `request` through `client` (an `AnthropicBedrock`, an `AnthropicVertex`), sending `platform.model` as the model id. */
+  query(client: MessagesLike, request: QueryRequest, turn: Turn, platform: Platform): Promise<QueryResponse>;
+  /**
+   * The `fetch` for such a client: Keel's transport (it carries the attempt's abort and feeds the watchdogs), or the
+   * `network` service's `fetch` / `agentFor(url)` when a plugin offers one, looked up on each request.
+   */
+  fetch: typeof fetch;
+  /** The id a platform knows a Claude model id or alias by (platform-models.ts); Bedrock's depends on the region. */
+  platformModel(platform: CloudPlatform, model: string, region?: string): string;
+}
+
+export type { Platform } from './errors.js';
+export type { CloudPlatform } from './platform-models.js';
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    'anthropic-messages': AnthropicMessagesService;
+  }
+}
 
 export interface QueryAnthropicOptions {
   /** Override the API key (otherwise config `apiKey`, `ANTHROPIC_API_KEY`, `$KEEL_HOME/auth.json`). */
@@ -49,6 +77,13 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     kernel.hooks.query.tapPromise(NAME, async (request, turn) => {
       if ((kernel.config.provider ?? 'anthropic') !== 'anthropic') return undefined;
       return query(kernel, await getClient(), request, turn, opts.promptCaching ?? true);
+    });
+
+    kernel.services.provide('anthropic-messages', {
+      query: (client, request, turn, platform) => query(kernel, client, request, turn, opts.promptCaching ?? true, platform),
+      // Through the network service's routes (proxies, client certificates), decided on each request.
+      fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
+      platformModel,
     });
 
     const auth = {
@@ -103,7 +138,7 @@ const tracing = () => process.env.ANTHROPIC_OPEN_TELEMETRY !== undefined;
  * One attempt without the retry service, under a signal of its own: the SDK's abort listener on the signal it is
  * given lives as long as the response body, so a long-lived turn signal would collect one per request.
  */
-async function singleAttempt(client: MessagesClient, params: Anthropic.MessageCreateParamsStreaming, signal: AbortSignal, opts: AttemptOptions): Promise<Anthropic.Message> {
+async function singleAttempt(client: MessagesLike, params: Anthropic.MessageCreateParamsStreaming, signal: AbortSignal, opts: AttemptOptions): Promise<Anthropic.Message> {
   const attempt = new AbortController();
   const abort = () => attempt.abort(signal.reason);
   if (signal.aborted) abort();
@@ -133,27 +168,30 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
   };
 }
 
-async function query(kernel: Kernel, client: MessagesClient, request: QueryRequest, turn: Turn, caching: boolean): Promise<QueryResponse> {
-  const built = buildParams(request, caching);
-  // The history and the tools go out as bytes serialised once; the client's fetch (nodeFetch) splices them in.
-  const { messages, prebuilt } = prebuild(built.messages, tracing());
-  const tools = built.tools && prebuildTools(built.tools);
+async function query(kernel: Kernel, client: MessagesLike, request: QueryRequest, turn: Turn, caching: boolean, platform?: Platform): Promise<QueryResponse> {
+  const built = { ...buildParams(request, caching), ...(platform ? { model: platform.model } : {}) };
+  // The history and the tools go out as bytes serialised once; the client's fetch (nodeFetch) splices them in. Not
+  // for a platform whose client signs the body it serialised (Bedrock's SigV4): the bytes sent must be those signed.
+  const splice = platform?.prebuild ?? true;
+  const { messages, prebuilt } = splice ? prebuild(built.messages, tracing()) : { messages: built.messages, prebuilt: undefined };
+  const tools = splice && built.tools ? prebuildTools(built.tools) : undefined;
   const params = { ...built, messages, ...(tools ? { tools: tools.tools } : {}) };
   const signal = request.signal ?? turn.signal;
   const attemptOpts = {
     visible: request.tier === 'main' && request.stream !== false,
     emit: turn.emit,
-    prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt],
+    prebuilt: prebuilt ? (tools ? [prebuilt, tools.prebuilt] : [prebuilt]) : undefined,
+    endpoint: platform && { label: platform.label, hint: platform.endpointHint },
     log: (message: string) => kernel.log('debug', message, NAME),
   };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;
   try {
     message = retry
-      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'Anthropic API' })
+      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: platform?.label ?? 'Anthropic API' })
       : await singleAttempt(client, params, signal, attemptOpts);
   } catch (err) {
-    throw mapError(err, request.model);
+    throw mapError(err, request.model, platform);
   }
   const usage = {
     input_tokens: message.usage.input_tokens ?? 0,
@@ -161,7 +199,8 @@ async function query(kernel: Kernel, client: MessagesClient, request: QueryReque
     cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
     cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
   };
-  const model = message.model || request.model;
+  // On a platform the response names the platform's id (or nothing); usage and prices go by the Claude id asked for.
+  const model = platform ? claudeModel(request.model) : message.model || request.model;
   const costUsd = kernel.services.get('usage')?.record({ session: turn.session, model, tier: request.tier, usage });
   turn.emit({ type: 'usage', usage, costUsd: costUsd ?? 0, model, tier: request.tier });
   return {

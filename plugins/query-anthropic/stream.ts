@@ -1,6 +1,6 @@
 /** One streamed attempt: deltas out as events, the final message back, or a failure the retry policy can read. */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { MessagesClient } from './client.js';
+import type { MessagesLike } from './client.js';
 import { errorMessage, isAbortError, KeelError, type AgentEvent } from '../../kernel/index.js';
 import { MessageAccumulator } from './accumulate.js';
 import { PREBUILT, type PrebuiltPart } from './body.js';
@@ -22,6 +22,8 @@ export interface AttemptOptions {
   /** The bytes of the parts of `params` that serialise as placeholders (body.ts). */
   prebuilt?: PrebuiltPart[];
   emit(event: AgentEvent): void;
+  /** Names the endpoint and what to check in errors (a cloud platform); the Anthropic API by default. */
+  endpoint?: { label: string; hint: string };
   /** Where an event whose data is not JSON is described (the kernel log at debug level). */
   log?(message: string): void;
 }
@@ -35,7 +37,7 @@ export interface AttemptOptions {
  * after its headers the error is marked `retryable`, and any text already shown is withdrawn.
  */
 export async function streamAttempt(
-  client: MessagesClient,
+  client: MessagesLike,
   params: Anthropic.MessageCreateParamsStreaming,
   ctx: AttemptContext,
   opts: AttemptOptions,
@@ -101,7 +103,7 @@ export async function streamAttempt(
   } catch (caught) {
     // Aborted before the headers, the SDK (which was given no signal) reports a failed connection: it was an abort.
     if (ctx.signal.aborted && !isAbortError(caught)) caught = abortError(ctx.signal);
-    const unexpected = ctx.signal.aborted ? undefined : notAStream(response, head);
+    const unexpected = ctx.signal.aborted ? undefined : notAStream(response, head, opts.endpoint);
     const err = unexpected ?? caught;
     if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (unexpected) throw unexpected;
@@ -172,14 +174,14 @@ class BodyHead {
  * request "ended without sending any chunks", so say what came back instead. Not retried: the same endpoint
  * would answer the same way.
  */
-function notAStream(response: Response | null | undefined, head: BodyHead): KeelError | undefined {
+function notAStream(response: Response | null | undefined, head: BodyHead, endpoint = { label: 'the Anthropic API', hint: 'ANTHROPIC_BASE_URL / baseURL' }): KeelError | undefined {
   if (!response || !response.ok) return undefined;
   const type = response.headers.get('content-type') ?? '';
   if (type.includes('text/event-stream')) return undefined;
   const start = head.text().replace(/\s+/g, ' ').trim();
   return new KeelError(
-    `the Anthropic API answered HTTP ${response.status} with ${type ? `content-type ${type}` : 'no content-type'} instead of an event stream; ` +
-      `the body begins: ${JSON.stringify(start)}${head.total > HEAD_BYTES ? ` (${head.total} bytes in all)` : ''}; check ANTHROPIC_BASE_URL / baseURL`,
+    `${endpoint.label} answered HTTP ${response.status} with ${type ? `content-type ${type}` : 'no content-type'} instead of an event stream; ` +
+      `the body begins: ${JSON.stringify(start)}${head.total > HEAD_BYTES ? ` (${head.total} bytes in all)` : ''}; check ${endpoint.hint}`,
     { code: 'bad_response' },
   );
 }
