@@ -159,6 +159,12 @@ async function printHelp(argv: string[], io: Io, env: NodeJS.ProcessEnv): Promis
 
 /** Entry point. Returns the exit code. */
 export async function main(argv: string[], io: Io = process as unknown as Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // A managed file that cannot be read stops every invocation (help and sub-commands too): fail closed.
+  try {
+    loadManaged(env);
+  } catch (err) {
+    return reportError(err, io);
+  }
   const delegated = await runPluginSubcommand(argv, io, env);
   if (delegated !== undefined) return delegated;
   if (argv[0] === 'help' && argv.length === 2) {

@@ -93,7 +93,7 @@ describe('managed settings', () => {
   });
 
   it("allowManagedHooksOnly ignores the user's and the project's hooks and runs the managed ones", async () => {
-    const { env, ws } = await prepare([say('hi')]);
+    const { env, ws } = await prepare([say('hi'), say('hi')]);
     const marks = tempDir('keel-managed-hooks-');
     const mark = (name: string) => path.join(marks, name);
     const sessionStart = (file: string) => ({ SessionStart: [{ hooks: [{ type: 'command', command: `touch ${file}` }] }] });
@@ -125,8 +125,9 @@ describe('managed settings', () => {
         },
       }),
     );
+    await runKeel(['trust'], { cwd: ws.dir, env });
     const policy = managed({ allowedMcpServers: [{ serverName: 'files' }, { serverName: 'everything' }], deniedMcpServers: [{ serverName: 'everything' }] });
-    const run = await runKeel(['mcp', 'list', '--trust'], { cwd: ws.dir, env: { ...env, ...policy.env }, timeoutMs: 60_000 });
+    const run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env: { ...env, ...policy.env }, timeoutMs: 60_000 });
     expect(run.stdout).toMatch(/^files {2}connected/m);
     expect(run.stdout).not.toMatch(/^(everything|rogue) /m);
     expect(run.stderr).toContain(`MCP server "everything" is denied by managed settings (deniedMcpServers in ${policy.file}); not started`);
@@ -134,7 +135,7 @@ describe('managed settings', () => {
     expect(existsSync(started)).toBe(false);
     // Listed by its exact command line, the same program is allowed and starts.
     const byCommand = managed({ allowedMcpServers: [{ serverCommand: [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(started)}, 'x')`] }] });
-    await runKeel(['mcp', 'get', 'rogue', '--trust'], { cwd: ws.dir, env: { ...env, ...byCommand.env }, timeoutMs: 60_000 });
+    await runKeel(['mcp', 'get', 'rogue'], { cwd: ws.dir, env: { ...env, ...byCommand.env }, timeoutMs: 60_000 });
     expect(existsSync(started)).toBe(true);
   }, 90_000);
 
@@ -166,7 +167,7 @@ describe('managed settings', () => {
       [{ allowedMcpServers: [{ serverName: 'a', serverUrl: 'https://x' }] }, /managed settings: allowedMcpServers\.0: set exactly one/],
       ['[]', /managed settings: must hold a JSON object/],
     ];
-    const modes = [['-p', 'go'], ['config'], ['-p', 'go', '--input-format', 'stream-json', '--output-format', 'stream-json'], ['mcp', 'list']];
+    const modes = [['-p', 'go'], ['config'], ['--input-format', 'stream-json', '--output-format', 'stream-json'], ['mcp', 'list']];
     for (const [settings, fault] of cases) {
       const policy = managed(settings);
       for (const args of modes) {
