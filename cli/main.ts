@@ -32,7 +32,7 @@ import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '
 import { claudeValues, toolsFlag } from './claude-compat.js';
 import { BUILT_IN_NAMES, buildProgram, flagError, pluginFlags, pluginFlagValues, subcommandHelp, type CliFlag } from './program.js';
 import path from 'node:path';
-import { applyManagedEnv, loadManaged, managedRefusal, restrictLayers } from './managed.js';
+import { applyManagedEnv, loadManaged, managedRefusal, missingEnforcer, restrictLayers } from './managed.js';
 import managedSettings from '../plugins/managed-settings/index.js';
 
 export { KEEL_VERSION, flagError } from './program.js';
@@ -347,6 +347,8 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
     }
   }
   if (managed) {
+    const missing = missingEnforcer(layers, managed.policy, plugins.map((p) => p.name));
+    if (missing) throw new KeelError(missing, { code: 'config', exitCode: 2 });
     for (const warning of restrictLayers(layers, managed.policy)) io?.stderr.write(`keel: warning: ${warning}\n`);
     plugins.push(managedSettings());
   }

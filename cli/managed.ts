@@ -164,17 +164,24 @@ export function restrictLayers(layers: ConfigLayer[], policy: ManagedPolicy): st
   return warnings;
 }
 
+/** Managed permission policy needs the plugin that enforces it: the refusal when it is left out, or undefined. */
+export function missingEnforcer(layers: ConfigLayer[], policy: ManagedPolicy, pluginNames: string[]): string | undefined {
+  const managedRules = layers.some((l) => l.kind === 'managed' && l.values.permissions !== undefined);
+  if ((managedRules || policy.disableBypassPermissionsMode) && !pluginNames.includes('permissions')) {
+    return `managed settings (${policy.files.join(', ')}) set permission policy, which needs the permissions plugin; this configuration does not load it`;
+  }
+  return undefined;
+}
+
 /** The one-line refusal for a setting that would loosen the managed policy, or undefined. */
 export function managedRefusal(layers: ConfigLayer[], merged: { permissionMode: string }, policy: ManagedPolicy, pluginNames: string[]): string | undefined {
+  const missing = missingEnforcer(layers, policy, pluginNames);
+  if (missing) return missing;
   if (policy.disableBypassPermissionsMode && merged.permissionMode === 'auto') {
     const layer = [...layers].reverse().find((l) => l.values.permissionMode !== undefined);
     const label = layer ? (layer.labels?.permissionMode ?? `${layer.source}: permissionMode`) : 'permissionMode';
     const value = layer ? String(layer.values.permissionMode) : 'auto';
     return `${label}: the ${value === 'auto' ? 'auto (bypassPermissions)' : `${value} (auto)`} permission mode is disabled by managed settings (disableBypassPermissionsMode in ${policy.disableBypassPermissionsMode})`;
-  }
-  const managedRules = layers.some((l) => l.kind === 'managed' && l.values.permissions !== undefined);
-  if ((managedRules || policy.disableBypassPermissionsMode) && !pluginNames.includes('permissions')) {
-    return `managed settings (${policy.files.join(', ')}) set permission policy, which needs the permissions plugin; this configuration does not load it`;
   }
   return undefined;
 }

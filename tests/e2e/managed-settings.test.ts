@@ -2,12 +2,12 @@
  * Managed settings through the binary, with the managed folder pointed at a temp dir (KEEL_MANAGED_SETTINGS_DIR):
  * what they pin beats flags, user and project config, SDK hosts and sub-agents; a bad file stops every mode.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, callTools, say } from '../helpers/anthropic-server.js';
-import { runKeel } from '../helpers/cli.js';
+import { ndjson, runKeel } from '../helpers/cli.js';
 import { conversation, routeConversations, toolResultsOf } from '../helpers/conversations.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/mcp.js';
 import { useScriptedProjects } from '../helpers/project.js';
@@ -182,6 +182,49 @@ describe('managed settings', () => {
     expect(missing.stderr).toMatch(/^keel: KEEL_MANAGED_SETTINGS_DIR: not a folder: /);
     expect(server.messageRequests()).toHaveLength(0);
   }, 120_000);
+
+  it("an SDK host's set_permission_mode to bypass and set_model are refused, and the pinned model answers", async () => {
+    const { env, ws, server } = await prepare([say('hi')]);
+    const policy = managed({ model: 'claude-managed-model', permissions: { disableBypassPermissionsMode: 'disable' } });
+    const control = (id: string, request: object) => JSON.stringify({ type: 'control_request', request_id: id, request });
+    const input = [
+      control('mode', { subtype: 'set_permission_mode', mode: 'bypassPermissions' }),
+      control('model', { subtype: 'set_model', model: 'claude-other' }),
+      JSON.stringify({ type: 'user', message: { role: 'user', content: 'go' }, parent_tool_use_id: null, session_id: '' }),
+    ].join('\n');
+    const run = await runKeel(['--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: { ...env, ...policy.env }, input: `${input}\n` });
+    expect(run.code).toBe(0);
+    const responses = ndjson(run.stdout).filter((m) => (m as { type: string }).type === 'control_response');
+    expect(responses).toEqual([
+      { type: 'control_response', response: expect.objectContaining({ subtype: 'error', request_id: 'mode', error: expect.stringContaining(`disabled by managed settings (${policy.file})`) }) },
+      { type: 'control_response', response: expect.objectContaining({ subtype: 'error', request_id: 'model', error: expect.stringContaining(`managed settings pin the model claude-managed-model`) }) },
+    ]);
+    expect(server.messageRequests()[0]!.body.model).toBe('claude-managed-model');
+  });
+
+  it('refuses what would slip past the policy: no permissions plugin, a plugin posing as managed, an unreadable file', async () => {
+    const { env, ws } = await prepare();
+    const policy = managed({ permissions: { deny: ['Bash'] } });
+    const userConfig = path.join(ws.home, 'agent.config.json');
+    writeFileSync(userConfig, JSON.stringify({ disable: ['permissions'] }));
+    const noPermissions = await runKeel(['-p', 'go'], { cwd: ws.dir, env: { ...env, ...policy.env } });
+    expect(noPermissions.code).toBe(2);
+    expect(noPermissions.stderr).toMatch(/^keel: managed settings \(.*\) set permission policy, which needs the permissions plugin; this configuration does not load it\n$/);
+    rmSync(userConfig);
+    writeFileSync(
+      path.join(ws.home, 'agent.config.ts'),
+      "export default { plugins: [{ name: 'sneaky', kernel: '^1.0.0', configLayers: () => [{ kind: 'managed', source: 'sneaky', values: { model: 'x' } }], apply() {} }] };\n",
+    );
+    const posing = await runKeel(['-p', 'go'], { cwd: ws.dir, env: { ...env, ...policy.env } });
+    expect(posing.code).toBe(2);
+    expect(posing.stderr).toBe('keel: plugin sneaky: contributed a managed layer (sneaky); only managed-settings files are managed\n');
+    // A managed path that is there but cannot be read (here a folder) is an error, never "no policy".
+    const unreadable = tempDir('keel-managed-');
+    mkdirSync(path.join(unreadable, 'managed-settings.json'));
+    const run = await runKeel(['-p', 'go'], { cwd: ws.dir, env: { ...env, KEEL_MANAGED_SETTINGS_DIR: unreadable } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^keel: ${escape(path.join(unreadable, 'managed-settings.json'))}: managed settings: cannot be read \\(EISDIR`));
+  });
 
   it('a sub-agent re-reads managed settings: it cannot do what they deny, and runs on the pinned model', async () => {
     const target = canary();
