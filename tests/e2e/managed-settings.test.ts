@@ -92,6 +92,16 @@ describe('managed settings', () => {
     expect(server.messageRequests()[0]!.body.model).toBe('claude-managed-model');
   });
 
+  it("a custom command's model: cannot switch away from the managed model mid-session", async () => {
+    const { env, ws, server } = await prepare([say('hi')]);
+    ws.write('.claude/commands/big.md', '---\nmodel: claude-other-model\n---\nThink hard about $ARGUMENTS.\n');
+    const policy = managed({ model: 'claude-managed-model' });
+    const run = await runKeel(['-p', '/big the plan'], { cwd: ws.dir, env: { ...env, ...policy.env } });
+    expect(run.code).toBe(0);
+    expect(server.messageRequests()[0]!.body.model).toBe('claude-managed-model');
+    expect(run.stderr).toContain(`model claude-other-model is not allowed: managed settings pin claude-managed-model (${policy.file})`);
+  });
+
   it("allowManagedHooksOnly ignores the user's and the project's hooks and runs the managed ones", async () => {
     const { env, ws } = await prepare([say('hi'), say('hi')]);
     const marks = tempDir('keel-managed-hooks-');
