@@ -210,6 +210,10 @@ describe('managed settings', () => {
       { type: 'control_response', response: expect.objectContaining({ subtype: 'error', request_id: 'model', error: expect.stringContaining(`managed settings pin the model claude-managed-model`) }) },
     ]);
     expect(server.messageRequests()[0]!.body.model).toBe('claude-managed-model');
+    // The session's own command cannot switch to bypass either.
+    const slash = await runKeel(['-p', '/permissions mode auto'], { cwd: ws.dir, env: { ...env, ...policy.env } });
+    expect(slash.code).not.toBe(0);
+    expect(slash.stdout + slash.stderr).toContain(`/permissions mode: the auto (bypassPermissions) mode is disabled by managed settings (${policy.file})`);
   });
 
   it('refuses what would slip past the policy: no permissions plugin, a plugin posing as managed, an unreadable file', async () => {
