@@ -102,6 +102,15 @@ describe('managed settings', () => {
     expect(run.stderr).toContain(`model claude-other-model is not allowed: managed settings pin claude-managed-model (${policy.file})`);
   });
 
+  it("a managed env variable (how telemetry is pinned) wins over the shell's and the user's", async () => {
+    const { env, ws } = await prepare([callTool('bash', { command: 'printf "$KEEL_TEST_PINNED" > seen.txt' }), say('done')]);
+    writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify({ env: { KEEL_TEST_PINNED: 'user' } }));
+    const policy = managed({ env: { KEEL_TEST_PINNED: 'managed' } });
+    const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, ...policy.env, KEEL_TEST_PINNED: 'shell' } });
+    expect(run.code).toBe(0);
+    expect(readFileSync(ws.path('seen.txt'), 'utf8')).toBe('managed');
+  });
+
   it("allowManagedHooksOnly ignores the user's and the project's hooks and runs the managed ones", async () => {
     const { env, ws } = await prepare([say('hi'), say('hi')]);
     const marks = tempDir('keel-managed-hooks-');
