@@ -12,7 +12,8 @@ import managedSettings from '../plugins/managed-settings/index.js';
 export async function buildKernel(options: QueryOptions, cwd: string, env: NodeJS.ProcessEnv): Promise<Kernel> {
   // A host's options rank below managed settings, as flags do (see cli/managed.ts).
   const managed = loadManaged(env);
-  if (managed) applyManagedEnv(managed, env);
+  // The host's own environment object is left alone; the kernel's copy carries the managed variables.
+  if (managed) applyManagedEnv(managed, (env = { ...env }));
   const values: Record<string, unknown> = { ...options.config };
   if (options.preset !== undefined) values.preset = options.preset;
   if (options.plugins) values.plugins = [...((values.plugins as unknown[]) ?? []), ...options.plugins];
