@@ -10,6 +10,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { z, type ZodType } from 'zod';
 import { KeelError, errorMessage } from '../kernel/errors.js';
 import type { ConfigLayer, ManagedPolicy, McpServerMatcher } from '../kernel/resolved-config.js';
@@ -155,10 +156,13 @@ export function loadManaged(env: NodeJS.ProcessEnv): Managed | undefined {
 export function restrictLayers(layers: ConfigLayer[], policy: ManagedPolicy): string[] {
   const warnings: string[] = [];
   if (!policy.allowManagedHooksOnly) return warnings;
+  const managedHooks = [...layers].reverse().find((l) => l.kind === 'managed' && l.values.hooks !== undefined)?.values.hooks;
   for (const layer of layers) {
     if (layer.kind === 'managed' || layer.values.hooks === undefined) continue;
-    const { hooks: _dropped, ...rest } = layer.values;
+    const { hooks, ...rest } = layer.values;
     layer.values = rest;
+    // A sub-agent's handoff carries the parent's hooks, which are the managed ones: nothing to warn about.
+    if (isDeepStrictEqual(hooks, managedHooks)) continue;
     warnings.push(`${layer.labels?.hooks ?? `${layer.source}: hooks`} ignored: managed settings allow only managed hooks (allowManagedHooksOnly in ${policy.allowManagedHooksOnly})`);
   }
   return warnings;
