@@ -33,6 +33,8 @@ import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '
 import { claudeValues, toolsFlag } from './claude-compat.js';
 import { BUILT_IN_NAMES, buildProgram, flagError, pluginFlags, pluginFlagValues, subcommandHelp, type CliFlag } from './program.js';
 import path from 'node:path';
+import { applyManagedEnv, loadManaged, managedRefusal, missingEnforcer, restrictLayers } from './managed.js';
+import managedSettings from '../plugins/managed-settings/index.js';
 
 export { KEEL_VERSION, flagError } from './program.js';
 
@@ -158,6 +160,12 @@ async function printHelp(argv: string[], io: Io, env: NodeJS.ProcessEnv): Promis
 
 /** Entry point. Returns the exit code. */
 export async function main(argv: string[], io: Io = process as unknown as Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // A managed file that cannot be read stops every invocation (help and sub-commands too): fail closed.
+  try {
+    loadManaged(env);
+  } catch (err) {
+    return reportError(err, io);
+  }
   const delegated = await runPluginSubcommand(argv, io, env);
   if (delegated !== undefined) return delegated;
   if (argv[0] === 'help' && argv.length === 2) {
@@ -296,6 +304,9 @@ export function storedApiKey(home: string): string | undefined {
 
 /** Resolves config layers, loads the preset and plugins, applies them and seals the kernel. */
 export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?: Io, cwd = process.cwd()): Promise<Kernel> {
+  // Managed settings first: a bad file stops every mode, and their env is in force before anything reads it.
+  const managed = loadManaged(env);
+  if (managed) applyManagedEnv(managed, env);
   const home = keelHome(env);
   const projectRoot = findProjectRoot(cwd);
   const layers: ConfigLayer[] = [];
@@ -312,7 +323,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
     const project = await searchConfig(cwd, projectRoot);
     if (project) layers.push({ kind: 'project', source: project.file, values: project.values });
   } else if (projectFile) untrusted.push(projectFile);
-  layers.push(envLayer(env), flagsLayer(options));
+  layers.push(envLayer(env), flagsLayer(options), ...(managed?.layers ?? []));
   // Plugins and presets named by package resolve once trust is known: see cli/resolve-package.ts.
   const search: SearchContext = { projectRoot, keelHome: home, trusted };
   const packages: PackageSource[] = [];
@@ -331,15 +342,27 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
     // Untrusted: plugins name their project files (for the warning) without reading settings from them.
     const extra = await plugin.configLayers({ ...base, options, trusted });
     for (const layer of extra) {
+      if (layer.kind === 'managed') throw new KeelError(`plugin ${plugin.name}: contributed a managed layer (${layer.source}); only managed-settings files are managed`, { code: 'config', exitCode: 2 });
       if (layer.kind === 'project' && !trusted) untrusted.push(layer.source);
       else layers.splice(insertAt(layers, layer.kind), 0, layer);
     }
+  }
+  if (managed) {
+    const missing = missingEnforcer(layers, managed.policy, plugins.map((p) => p.name));
+    if (missing) throw new KeelError(missing, { code: 'config', exitCode: 2 });
+    for (const warning of restrictLayers(layers, managed.policy)) io?.stderr.write(`keel: warning: ${warning}\n`);
+    plugins.push(managedSettings());
   }
   const inert = inertKeys(layers, plugins.map((p) => p.name));
   for (const warning of inert.warnings) io?.stderr.write(`keel: warning: ${warning}\n`);
   const shapes = Object.assign({}, inert.shapes, ...plugins.map((p) => p.config ?? {}));
   for (const layer of layers) validateLayer(layer, shapes);
   const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, packages, trusted, untrustedFiles: untrusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
+  if (managed) {
+    const refusal = managedRefusal(layers, config, managed.policy, plugins.map((p) => p.name));
+    if (refusal) throw new KeelError(refusal, { code: 'config', exitCode: 2 });
+    config.managed = managed.policy;
+  }
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
     const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
     if (key) config.apiKey = key;
@@ -356,7 +379,7 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   return kernel.seal();
 }
 
-const LAYER_ORDER = ['defaults', 'user', 'project', 'env', 'flags'];
+const LAYER_ORDER = ['defaults', 'user', 'project', 'env', 'flags', 'managed'];
 
 /** A contributed layer goes after the last layer of its kind, keeping precedence order. */
 function insertAt(layers: ConfigLayer[], kind: ConfigLayer['kind']): number {

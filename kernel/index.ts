@@ -24,7 +24,7 @@ export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, error
 export { Registry, ServiceRegistry } from './registry.js';
 export { ensureDir } from './ensure-dir.js';
 export { createStore, type Store } from './store.js';
-export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer, type PackageSource } from './resolved-config.js';
+export { normalizePermissionMode, type ResolvedConfig, type ConfigLayer, type PackageSource, type ManagedPolicy, type McpServerMatcher } from './resolved-config.js';
 export type * from './types.js';
 /** The zod Keel validates with, so plugins' tool inputs and config schemas match its version. */
 export { z } from 'zod';

@@ -5,7 +5,7 @@
 import type { KeelConfig, McpServerConfig, PermissionRules, Plugin, Preset } from './plugin.js';
 import type { PermissionMode } from './types.js';
 
-export type LayerKind = 'defaults' | 'user' | 'project' | 'env' | 'flags';
+export type LayerKind = 'defaults' | 'user' | 'project' | 'env' | 'flags' | 'managed';
 
 /** One source of settings: a file, the environment or the command line. */
 export interface ConfigLayer {
@@ -29,6 +29,35 @@ export interface PackageSource {
   /** What named it: a config file, `flags` or `env`, and the key (`plugins.2`, `preset`, `preset.extends`). */
   source: string;
   key: string;
+}
+
+/** One entry of `allowedMcpServers` / `deniedMcpServers` (Claude Code's shape): exactly one field is set. */
+export interface McpServerMatcher {
+  serverName?: string;
+  /** The server's command and arguments, exactly. */
+  serverCommand?: string[];
+  /** The server's URL; `*` matches any run of characters. */
+  serverUrl?: string;
+}
+
+/**
+ * What managed settings (files an administrator installs, read by the face) pin for this run. Their deny/ask
+ * rules, model, env and hooks are ordinary config values of the highest layer; these are the switches that are
+ * not config values of their own.
+ */
+export interface ManagedPolicy {
+  /** The managed files read, lowest precedence first. */
+  files: string[];
+  /** `permissions.disableBypassPermissionsMode: "disable"`: auto (bypassPermissions) mode is refused. */
+  disableBypassPermissionsMode?: string;
+  /** `allowManagedHooksOnly: true`: hooks from any other layer are dropped; the file that set it. */
+  allowManagedHooksOnly?: string;
+  /** Each managed file's allow list: a server must match every one (no list: every server may start). */
+  allowedMcpServers: Array<{ file: string; servers: McpServerMatcher[] }>;
+  /** Servers that never start, whatever allows them. */
+  deniedMcpServers: Array<{ file: string; servers: McpServerMatcher[] }>;
+  /** The pinned model and the file that pinned it. */
+  model?: { value: string; file: string };
 }
 
 /** The merged configuration every plugin reads from `kernel.config`. */
@@ -58,6 +87,8 @@ export type ResolvedConfig = Omit<KeelConfig, 'preset' | 'plugins' | 'disable' |
   packages?: PackageSource[];
   /** The project files that were not loaded because the folder is not trusted. */
   untrustedFiles?: string[];
+  /** Present when managed settings were found: see ManagedPolicy. */
+  managed?: ManagedPolicy;
   /** Which layer set each top-level key, for messages such as "model (from ./agent.config.ts)". */
   sources: Record<string, string>;
   /** Plugin-owned keys that no core field describes, by key. */

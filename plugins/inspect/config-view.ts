@@ -4,7 +4,7 @@ import type { Kernel, PackageSource } from '../../kernel/index.js';
 /** Keys whose values are secrets: shown as set or not, never printed. */
 const SECRET = /key|token|secret|password/i;
 /** Bookkeeping the CLI adds to the resolved config; not settings anyone wrote. */
-const INTERNAL = new Set(['sources', 'extra', 'cwd', 'projectRoot', 'keelHome', 'trusted', 'preset', 'plugins', 'disable', 'packages']);
+const INTERNAL = new Set(['sources', 'extra', 'cwd', 'projectRoot', 'keelHome', 'trusted', 'preset', 'plugins', 'disable', 'packages', 'managed']);
 
 function redact(key: string, value: unknown): unknown {
   if (SECRET.test(key)) return typeof value === 'string' && value ? '[set]' : value;
@@ -42,8 +42,27 @@ export function configEntries(kernel: Kernel): ConfigEntry[] {
       const rules = value as Record<string, string[]>;
       if (!Object.values(rules).some((list) => list.length)) continue;
     }
-    entries.push({ key, value: redact(key, value), source: sources[key] ?? 'default' });
+    entries.push({ key, value: redact(key, value), source: labelled(sources[key] ?? 'default') });
   }
+  entries.push(...managedEntries(kernel));
+  return entries;
+
+  /** A value a managed file set cannot be overridden: it says so. */
+  function labelled(source: string): string {
+    return kernel.config.managed?.files.includes(source) ? `${source} (managed)` : source;
+  }
+}
+
+/** The managed switches that are not config values of their own. */
+function managedEntries(kernel: Kernel): ConfigEntry[] {
+  const policy = kernel.config.managed;
+  if (!policy) return [];
+  const managed = (file: string) => `${file} (managed)`;
+  const entries: ConfigEntry[] = [];
+  if (policy.disableBypassPermissionsMode) entries.push({ key: 'disableBypassPermissionsMode', value: 'disable', source: managed(policy.disableBypassPermissionsMode) });
+  if (policy.allowManagedHooksOnly) entries.push({ key: 'allowManagedHooksOnly', value: true, source: managed(policy.allowManagedHooksOnly) });
+  for (const list of policy.allowedMcpServers) entries.push({ key: 'allowedMcpServers', value: list.servers, source: managed(list.file) });
+  for (const list of policy.deniedMcpServers) entries.push({ key: 'deniedMcpServers', value: list.servers, source: managed(list.file) });
   return entries;
 }
 

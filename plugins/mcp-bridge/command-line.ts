@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { KeelError, type Io, type Kernel, type McpServerConfig } from '../../kernel/index.js';
 import { announceProjectServers } from './approvals.js';
 import type { BridgeLimits } from './bridge.js';
+import { managedBlock, managedServers } from './managed.js';
 import { holdOpen } from './keep-alive.js';
 import { projectFile, readServersFile, transportOf, userFile, writeServer } from './settings.js';
 
@@ -24,7 +25,10 @@ function pairs(values: string[], separator: RegExp, flag: string): Record<string
 
 const collect = (value: string, all: string[] = []) => [...all, value];
 
-async function connectAll(kernel: Kernel, servers: Record<string, McpServerConfig>, limits: BridgeLimits, io: Io) {
+async function connectAll(kernel: Kernel, configured: Record<string, McpServerConfig>, limits: BridgeLimits, io: Io) {
+  // A server managed settings do not allow is never started, here either.
+  const { servers, blocked } = managedServers(kernel.config.managed, configured);
+  for (const line of blocked) io.stderr.write(`keel: ${line}\n`);
   const listing = announceProjectServers(kernel.config);
   if (listing) io.stderr.write(`keel: warn: ${listing}\n`);
   const { Bridge } = await import('./bridge.js');
@@ -71,6 +75,12 @@ export async function mcpSubcommand(kernel: Kernel, args: string[], io: Io, limi
       if (server.url !== undefined) out(`  url: ${server.url}`);
       if (server.env) out(`  env: ${Object.keys(server.env).join(', ')}`);
       if (server.headers) out(`  headers: ${Object.keys(server.headers).join(', ')}`);
+      const block = managedBlock(kernel.config.managed, name, server);
+      if (block) {
+        out(`  status: blocked: ${block}`);
+        code = 1;
+        return;
+      }
       const [s] = await connectAll(kernel, { [name]: server }, limits, io);
       out(`  status: ${s!.status}, ${s!.tools} tools, ${s!.prompts} prompts${s!.error ? `; last error: ${s!.error}` : ''}`);
       if (s!.logFile) out(`  log: ${s!.logFile}`);

@@ -19,6 +19,7 @@ import { holdOpen } from './keep-alive.js';
 import type { Bridge, BridgeLimits, ServerStatus } from './bridge.js';
 import { projectFile, serverLayers } from './settings.js';
 import { resourceRefusal } from './policy.js';
+import { managedServers } from './managed.js';
 
 export interface McpBridgeOptions {
   /** Milliseconds a tool call may take when its server sets no `timeout` (default `MCP_TOOL_TIMEOUT` or 120 000). */
@@ -117,7 +118,8 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
 
     let bridge: Bridge | undefined;
     let loading: Promise<Bridge | undefined> | undefined;
-    const servers = kernel.config.mcpServers;
+    // Servers managed settings do not allow never start (and are said so at the session's start).
+    const { servers, blocked } = managedServers(kernel.config.managed, kernel.config.mcpServers);
     const configured = Object.keys(servers).length > 0;
 
     /** Loads the SDK and starts every server, once per process; never waits for the servers. */
@@ -145,7 +147,10 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
       clearTimeout(startTimer);
       void ensureBridge();
     };
+    let toldBlocked = false;
     kernel.hooks.sessionStart.tapPromise(NAME, async () => {
+      if (!toldBlocked) for (const line of blocked) kernel.log('warn', line, NAME);
+      toldBlocked = true;
       if (!configured || loading) return;
       startTimer = setTimeout(startSoon, START_DELAY_MS);
       startTimer.unref();

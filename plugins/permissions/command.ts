@@ -31,6 +31,8 @@ export function permissionsCommand(configured: Rule[], source: string): CommandD
       if (verb === 'mode') {
         const mode = normalizePermissionMode(operand);
         if (!mode) throw new Error(`/permissions mode: "${operand}" is not a mode (auto, edits, ask, manual)`);
+        const bypassOff = ctx.kernel.config.managed?.disableBypassPermissionsMode;
+        if (mode === 'auto' && bypassOff) throw new Error(`/permissions mode: the auto (bypassPermissions) mode is disabled by managed settings (${bypassOff})`);
         session.permissionMode = mode;
         return `Permission mode: ${mode}`;
       }

@@ -283,6 +283,8 @@ export class ProtocolDriver {
       case 'set_permission_mode': {
         const mode = typeof request.mode === 'string' ? normalizePermissionMode(request.mode) : undefined;
         if (!mode) throw new Error(`set_permission_mode: unknown mode ${JSON.stringify(request.mode)} (auto, edits, ask, manual, default, acceptEdits, bypassPermissions)`);
+        const bypassOff = kernel.config.managed?.disableBypassPermissionsMode;
+        if (mode === 'auto' && bypassOff) throw new Error(`set_permission_mode: the auto (bypassPermissions) mode is disabled by managed settings (${bypassOff})`);
         this.overrides.permissionMode = mode;
         if (this.session) this.session.permissionMode = mode;
         return { mode };
@@ -292,6 +294,8 @@ export class ProtocolDriver {
           throw new Error('set_model: model must be a non-empty string (or null for the default)');
         }
         const model = (request.model as string | null | undefined) || kernel.config.model;
+        const pinned = kernel.config.managed?.model;
+        if (pinned && model !== pinned.value) throw new Error(`set_model: managed settings pin the model ${pinned.value} (${pinned.file})`);
         this.overrides.model = model;
         if (this.session) this.session.model = model;
         return { model };

@@ -34,6 +34,8 @@ export const NOT_HANDED = new Set([
   'appendSystemPrompt',
   'ui',
   'subagentPolicy',
+  // The child reads the managed files itself: managed policy is never taken from a handoff.
+  'managed',
 ]);
 
 /** Plain JSON data: what can cross a process boundary and mean the same on the other side. */
