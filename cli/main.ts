@@ -116,6 +116,11 @@ function optionsOf(flags: Record<string, unknown>): CliOptions {
     addDir: (flags.addDir as string[] | undefined) ?? [],
     sessionId: flags.sessionId as string | undefined,
     includePartialMessages: flags.includePartialMessages as boolean | undefined,
+    jsonSchema: flags.jsonSchema as Record<string, unknown> | undefined,
+    maxBudgetUsd: flags.maxBudgetUsd as number | undefined,
+    fallbackModel: flags.fallbackModel as string | undefined,
+    goal: flags.goal as string | undefined,
+    goalCheck: flags.goalCheck as string | undefined,
     flags: {},
   };
 }

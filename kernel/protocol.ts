@@ -77,7 +77,8 @@ export function resultMessage(session: Session, result: RunResult, costUsd = res
     usage: result.usage,
     stop_reason: result.stopReason,
     permission_denials: result.permissionDenials,
-    ...(result.error ? { error: result.error } : {}),
+    ...(result.error ? { error: result.error, errors: [result.error] } : {}),
+    ...result.fields,
   };
 }
 
