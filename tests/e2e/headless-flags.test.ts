@@ -81,3 +81,119 @@ describe('--json-schema', () => {
     expect(server.messageRequests()).toHaveLength(0);
   });
 });
+
+/** Usage worth $0.30 at the default model's price ($3 per million input tokens). */
+const THIRTY_CENTS = { input_tokens: 100_000, output_tokens: 0 };
+
+describe('--max-budget-usd', () => {
+  it('starts no request once the cost reached the budget: error_max_budget_usd, exit 1, the cost in the result', async () => {
+    const costly = (turn: ScriptedTurn): ScriptedTurn => ({ ...turn, usage: THIRTY_CENTS });
+    const { env: env2, ws: ws2, server: server2 } = await prepare([costly(callTool('ls', { path: '.' })), costly(callTool('ls', { path: '.' })), say('never sent')]);
+    const run = await runKeel(['-p', 'look around', '--max-budget-usd', '0.5', '--output-format', 'json'], { cwd: ws2.dir, env: env2 });
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout);
+    expect(result).toMatchObject({ type: 'result', subtype: 'error_max_budget_usd', is_error: true, num_turns: 3 });
+    expect(result.total_cost_usd).toBeCloseTo(0.6, 6);
+    expect(result.errors[0]).toContain('reached its budget of $0.5');
+    expect(run.stderr).toMatch(/^keel: the session has spent \$0\.6000, which reached its budget of \$0\.5/);
+    expect(server2.messageRequests()).toHaveLength(2);
+  });
+
+  it("is the session's across --continue: a continued run over budget starts no request", async () => {
+    const { env, ws, server } = await prepare([{ ...say('first'), usage: THIRTY_CENTS }, say('never sent')]);
+    const first = await runKeel(['-p', 'one', '--max-budget-usd', '0.25'], { cwd: ws.dir, env });
+    expect(first.code).toBe(0);
+    const second = await runKeel(['-p', 'two', '--continue', '--max-budget-usd', '0.25', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(second.code).toBe(1);
+    expect(JSON.parse(second.stdout)).toMatchObject({ subtype: 'error_max_budget_usd', is_error: true });
+    expect(server.messageRequests()).toHaveLength(1);
+  });
+
+  it('rejects a budget that is not a positive number, naming the flag', async () => {
+    const { env, ws } = await prepare([]);
+    const run = await runKeel(['-p', 'x', '--max-budget-usd', 'ten'], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('keel: --max-budget-usd: expected a positive number of US dollars, got "ten"\n');
+  });
+});
+
+describe('--fallback-model', () => {
+  it('sends the request to the fallback once the main model stays overloaded after its retries, and says so', async () => {
+    const overloadedMain = (request: RecordedRequest): ScriptedTurn | undefined =>
+      request.body?.model === 'claude-sonnet-main' ? { status: 529, errorMessage: 'Overloaded' } : undefined;
+    const { env, ws, server } = await prepare([callTool('ls', { path: '.' }), say('answered by the fallback')], { route: overloadedMain });
+    ws.write('keel.config.json', JSON.stringify({ retry: { maxRetries: 1, baseDelayMs: 1 } }));
+    const run = await runKeel(
+      ['-p', 'hi', '--model', 'claude-sonnet-main', '--fallback-model', 'claude-haiku-spare', '--output-format', 'stream-json', '--config', 'keel.config.json'],
+      { cwd: ws.dir, env },
+    );
+    expect(run.code).toBe(0);
+    const models = server.messageRequests().map((r) => r.body.model);
+    // Two tries of the main model (one retry), then the fallback for this and every later request.
+    expect(models).toEqual(['claude-sonnet-main', 'claude-sonnet-main', 'claude-haiku-spare', 'claude-haiku-spare']);
+    expect(run.stderr).toContain('claude-sonnet-main stayed overloaded after its retries: switching to the fallback model claude-haiku-spare');
+    expect(resultOf(run.stdout)).toMatchObject({ subtype: 'success', result: 'answered by the fallback' });
+  });
+
+  it('without a fallback the overload is the run error; a fallback equal to the main model is refused', async () => {
+    const { env, ws } = await prepare([]);
+    const same = await runKeel(['-p', 'x', '--model', 'claude-a', '--fallback-model', 'claude-a'], { cwd: ws.dir, env });
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain('--fallback-model: the fallback model "claude-a" is the main model');
+  });
+});
+
+describe('--goal', () => {
+  const JUDGE = 'claude-haiku-judge';
+  const judgeRoute = (verdicts: string[]) => (request: RecordedRequest): ScriptedTurn | undefined => {
+    if (request.body?.model !== JUDGE) return undefined;
+    return say(verdicts.shift() ?? 'NOT MET: out of verdicts');
+  };
+
+  it('keeps working until the small model finds the goal met (third turn); the result says it was met', async () => {
+    const verdicts = ['NOT MET: no tests yet', 'NOT MET: tests fail', 'MET: tests pass'];
+    const { env, ws, server } = await prepare([say('wrote code'), say('wrote tests'), say('fixed the bug')], { route: judgeRoute(verdicts) });
+    const run = await runKeel(['-p', 'make the tests pass', '--goal', 'the tests pass', '--small-model', JUDGE, '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect(result).toMatchObject({ subtype: 'success', result: 'fixed the bug', num_turns: 3, goal: { condition: 'the tests pass', met: true, checks: 3 } });
+    const main = server.messageRequests().filter((r) => r.body.model !== JUDGE);
+    expect(JSON.stringify(main[1]!.body.messages.at(-1))).toContain('The goal is not met yet: no tests yet');
+    expect(JSON.stringify(main[2]!.body.messages.at(-1))).toContain('tests fail');
+    const judged = server.messageRequests().filter((r) => r.body.model === JUDGE);
+    expect(judged).toHaveLength(3);
+    expect(JSON.stringify(judged[0]!.body.messages)).toContain('Goal: the tests pass');
+  });
+
+  it('a goal never met ends at --max-turns with met: false and exit 1', async () => {
+    const { env, ws, server } = await prepare([say('try 1'), say('try 2'), say('try 3'), say('never')], { route: judgeRoute(['NOT MET: a', 'NOT MET: b', 'NOT MET: c', 'NOT MET: d']) });
+    const run = await runKeel(['-p', 'go', '--goal', 'the moon is cheese', '--small-model', JUDGE, '--max-turns', '2', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ subtype: 'error_max_turns', is_error: true, goal: { met: false, checks: 2 } });
+    expect(server.messageRequests().filter((r) => r.body.model !== JUDGE)).toHaveLength(2);
+  });
+
+  it('--goal-check runs the command under the permission policy; its exit code is part of the goal', async () => {
+    const { env, ws, server } = await prepare([say('not yet'), callTool('write_file', { path: 'done.flag', content: 'x' }), say('now')], { route: judgeRoute(['MET: fine']) });
+    const run = await runKeel(
+      ['-p', 'go', '--goal', 'done.flag exists', '--goal-check', 'test -f done.flag', '--allowedTools', 'Bash(test -f done.flag),Write', '--small-model', JUDGE, '--output-format', 'json'],
+      { cwd: ws.dir, env },
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ subtype: 'success', goal: { met: true, checks: 2 } });
+    const main = server.messageRequests().filter((r) => r.body.model !== JUDGE);
+    expect(JSON.stringify(main[1]!.body.messages.at(-1))).toContain('exited with 1');
+    // The judge is asked only once the command passes.
+    expect(server.messageRequests().filter((r) => r.body.model === JUDGE)).toHaveLength(1);
+  });
+
+  it('a --goal-check the permission policy does not allow ends the run, naming the flag', async () => {
+    const { env, ws } = await prepare([say('done')]);
+    const run = await runKeel(['-p', 'go', '--goal', 'x', '--goal-check', 'rm -rf /tmp/nothing-here', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout);
+    expect(result.errors[0]).toMatch(/^--goal-check "rm -rf \/tmp\/nothing-here": the permission policy did not allow it/);
+    expect(result.goal).toMatchObject({ met: false });
+  });
+});
