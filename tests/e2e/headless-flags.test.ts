@@ -197,3 +197,24 @@ describe('--goal', () => {
     expect(result.goal).toMatchObject({ met: false });
   });
 });
+
+describe('--max-budget-usd and sub-agents', () => {
+  it("a sub-agent gets what is left of the parent's budget and never exceeds it; the parent then stops too", async () => {
+    const { routeConversations, conversation, toolResultsOf: results } = await import('../helpers/conversations.js');
+    const { env, ws, server } = await prepare([], {
+      route: routeConversations({
+        PARENT: [{ ...callTool('agent', { task: 'CHILD look around' }, 'toolu_child'), usage: THIRTY_CENTS }, say('never sent')],
+        // With the parent's whole $0.50 the child could make its second request; with the $0.20 left it cannot.
+        CHILD: [{ ...callTool('ls', { path: '.' }), usage: THIRTY_CENTS }, say('child never gets here')],
+      }),
+    });
+    const run = await runKeel(['-p', 'PARENT go', '--max-budget-usd', '0.5', '--permission-mode', 'auto', '--output-format', 'json'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(1);
+    expect(conversation(server.requests, 'CHILD')).toHaveLength(1);
+    expect(conversation(server.requests, 'PARENT')).toHaveLength(1);
+    const result = JSON.parse(run.stdout);
+    expect(result).toMatchObject({ subtype: 'error_max_budget_usd', is_error: true });
+    expect(result.total_cost_usd).toBeCloseTo(0.6, 6);
+    void results;
+  });
+});
