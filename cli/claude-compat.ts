@@ -46,6 +46,14 @@ const nonEmpty = (flag: string) => (value: string) => {
   return value;
 };
 
+/** `--setting-sources user,project,local`: which of Claude Code's settings files are read ("" for none). */
+export function settingSourcesFlag(value: string): string[] {
+  const sources = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = sources.find((s) => !['user', 'project', 'local'].includes(s));
+  if (bad) throw new KeelError(`--setting-sources: unknown source "${bad}" (expected a comma-separated list of user, project, local)`, { exitCode: 2 });
+  return sources;
+}
+
 const OWNER = 'claude-compat';
 
 const FLAGS: CliFlag[] = [
@@ -57,6 +65,8 @@ const FLAGS: CliFlag[] = [
   { name: 'dangerously-skip-permissions', description: 'the bypassPermissions mode (= auto): protected paths are still asked' },
   { name: 'add-dir', value: '<dir>', description: 'another directory tools may use as if inside the project (repeatable)', repeatable: true, default: [] },
   { name: 'session-id', value: '<uuid>', description: 'the id of the new session', parse: uuid },
+  { name: 'settings', value: '<file|json>', description: "more settings in Claude Code's settings.json format, above the settings files" },
+  { name: 'setting-sources', value: '<sources>', description: "which of Claude Code's settings files to read: user,project,local (\"\" for none)", parse: settingSourcesFlag },
   { name: 'json-schema', value: '<schema|file>', description: 'end with an answer that validates against this JSON Schema (result field structured_output)', parse: jsonSchemaFlag },
   { name: 'max-budget-usd', value: '<usd>', description: "no model request starts once the session's cost reached this many US dollars", parse: positiveUsd },
   { name: 'fallback-model', value: '<model>', description: 'the model to switch to when the main model stays overloaded', parse: nonEmpty('--fallback-model') },

@@ -121,6 +121,8 @@ function optionsOf(flags: Record<string, unknown>): CliOptions {
     fallbackModel: flags.fallbackModel as string | undefined,
     goal: flags.goal as string | undefined,
     goalCheck: flags.goalCheck as string | undefined,
+    settings: flags.settings as string | undefined,
+    settingSources: flags.settingSources as string[] | undefined,
     flags: {},
   };
 }

@@ -312,6 +312,9 @@ export interface CliOptions {
   fallbackModel?: string;
   goal?: string;
   goalCheck?: string;
+  /** Claude Code's `--settings <file|json>` and `--setting-sources user,project,local` (plugin claude-settings). */
+  settings?: string;
+  settingSources?: string[];
   /** The values of the flags plugins registered (`kernel.flags`), by name. */
   flags?: Record<string, unknown>;
 }

@@ -48,6 +48,13 @@ export function toConfigValues(settings: unknown, file: string): Record<string, 
   if (s.hooks !== undefined) values.hooks = s.hooks;
   if (s.env !== undefined) values.env = s.env;
   if (typeof s.model === 'string') values.model = s.model;
+  if (s.sandbox !== undefined) {
+    const box = s.sandbox as Record<string, unknown>;
+    if (typeof box !== 'object' || box === null || (box.enabled !== undefined && typeof box.enabled !== 'boolean')) {
+      throw new KeelError(`${file}: sandbox.enabled: must be true or false`, { code: 'config', exitCode: 2 });
+    }
+    if (typeof box.enabled === 'boolean') values.sandbox = { enabled: box.enabled };
+  }
   return values;
 }
 
