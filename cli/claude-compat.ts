@@ -54,6 +54,37 @@ export function settingSourcesFlag(value: string): string[] {
   return sources;
 }
 
+/** `--agents`: Claude Code's custom agents as JSON, `{"name": {"description", "prompt", "tools"?, "model"?}}`. */
+export function agentsFlag(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new KeelError(`--agents: not valid JSON: ${(err as Error).message}`, { exitCode: 2 });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new KeelError('--agents: expected a JSON object of agents by name', { exitCode: 2 });
+  for (const [name, def] of Object.entries(parsed)) {
+    const d = def as Record<string, unknown> | null;
+    if (typeof d !== 'object' || d === null || typeof d.description !== 'string' || typeof d.prompt !== 'string') {
+      throw new KeelError(`--agents: agent "${name}" needs "description" and "prompt" strings`, { exitCode: 2 });
+    }
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Which log sources `--debug [filter]` shows: all, those named ("api,hooks"), or all but the "!"-named. */
+export function debugFilter(filter: string | boolean | undefined): (source: string | undefined) => boolean {
+  if (typeof filter !== 'string' || !filter.trim()) return () => true;
+  const names = filter.split(',').map((n) => n.trim()).filter(Boolean);
+  const excluded = names.filter((n) => n.startsWith('!')).map((n) => n.slice(1));
+  const included = names.filter((n) => !n.startsWith('!'));
+  return (source) => {
+    const name = source ?? '';
+    if (excluded.includes(name)) return false;
+    return included.length === 0 || included.includes(name);
+  };
+}
+
 const OWNER = 'claude-compat';
 
 const FLAGS: CliFlag[] = [
@@ -67,6 +98,9 @@ const FLAGS: CliFlag[] = [
   { name: 'session-id', value: '<uuid>', description: 'the id of the new session', parse: uuid },
   { name: 'settings', value: '<file|json>', description: "more settings in Claude Code's settings.json format, above the settings files" },
   { name: 'setting-sources', value: '<sources>', description: "which of Claude Code's settings files to read: user,project,local (\"\" for none)", parse: settingSourcesFlag },
+  { name: 'strict-mcp-config', description: 'use only the MCP servers of --mcp-config, none from config files or .mcp.json' },
+  { name: 'agents', value: '<json>', description: 'custom sub-agents: {"name": {"description", "prompt", "tools"?, "model"?}}', parse: agentsFlag },
+  { name: 'debug', short: 'd', value: '[filter]', description: 'diagnostics on stderr; a filter names log sources ("api,hooks") or leaves some out ("!mcp-bridge")' },
   { name: 'json-schema', value: '<schema|file>', description: 'end with an answer that validates against this JSON Schema (result field structured_output)', parse: jsonSchemaFlag },
   { name: 'max-budget-usd', value: '<usd>', description: "no model request starts once the session's cost reached this many US dollars", parse: positiveUsd },
   { name: 'fallback-model', value: '<model>', description: 'the model to switch to when the main model stays overloaded', parse: nonEmpty('--fallback-model') },
@@ -111,6 +145,7 @@ export function claudeValues(options: CliOptions, values: Record<string, unknown
     }
   }
   const headless = {
+    agents: '--agents',
     jsonSchema: '--json-schema',
     maxBudgetUsd: '--max-budget-usd',
     fallbackModel: '--fallback-model',

@@ -29,7 +29,7 @@ import { splitToolList } from '../kernel/tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '../kernel/types.js';
-import { claudeValues, toolsFlag } from './claude-compat.js';
+import { claudeValues, debugFilter, toolsFlag } from './claude-compat.js';
 import { BUILT_IN_NAMES, buildProgram, flagError, pluginFlags, pluginFlagValues, subcommandHelp, type CliFlag } from './program.js';
 import path from 'node:path';
 
@@ -123,6 +123,9 @@ function optionsOf(flags: Record<string, unknown>): CliOptions {
     goalCheck: flags.goalCheck as string | undefined,
     settings: flags.settings as string | undefined,
     settingSources: flags.settingSources as string[] | undefined,
+    strictMcpConfig: flags.strictMcpConfig as boolean | undefined,
+    agents: flags.agents as Record<string, unknown> | undefined,
+    debug: flags.debug as string | boolean | undefined,
     flags: {},
   };
 }
@@ -353,9 +356,10 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') config.baseURL = env.ANTHROPIC_BASE_URL;
 
   const kernel = createKernel({ config });
-  if (options.verbose && io) {
+  if ((options.verbose || options.debug) && io) {
+    const shown = debugFilter(options.debug);
     kernel.hooks.event.tap('cli', (event) => {
-      if (event.type === 'log') io.stderr.write(`[${event.level}]${event.source ? ` ${event.source}:` : ''} ${event.message}\n`);
+      if (event.type === 'log' && shown(event.source)) io.stderr.write(`[${event.level}]${event.source ? ` ${event.source}:` : ''} ${event.message}\n`);
     });
   }
   for (const plugin of plugins) kernel.use(plugin);

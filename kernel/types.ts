@@ -315,6 +315,12 @@ export interface CliOptions {
   /** Claude Code's `--settings <file|json>` and `--setting-sources user,project,local` (plugin claude-settings). */
   settings?: string;
   settingSources?: string[];
+  /** Claude Code's `--strict-mcp-config`: only the servers of `--mcp-config` (plugin mcp-bridge). */
+  strictMcpConfig?: boolean;
+  /** Claude Code's `--agents <json>`: custom sub-agents by name (plugin tool-agent). */
+  agents?: Record<string, unknown>;
+  /** Claude Code's `--debug [filter]`: diagnostics on stderr, of the sources the filter names ("api,hooks", "!mcp-bridge"). */
+  debug?: string | boolean;
   /** The values of the flags plugins registered (`kernel.flags`), by name. */
   flags?: Record<string, unknown>;
 }

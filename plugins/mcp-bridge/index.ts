@@ -5,6 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import {
   definePlugin,
   errorMessage,
@@ -103,6 +104,8 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
   configLayers: (ctx) => serverLayers(ctx),
+  // Set by `--strict-mcp-config` (see settings.ts): then the only servers.
+  config: { strictMcpServers: z.record(z.string(), z.unknown()) },
   apply(kernel) {
     const limits: BridgeLimits = {
       timeoutMs: opts.timeoutMs ?? envMs('MCP_TOOL_TIMEOUT') ?? 120_000,
@@ -117,7 +120,7 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
 
     let bridge: Bridge | undefined;
     let loading: Promise<Bridge | undefined> | undefined;
-    const servers = kernel.config.mcpServers;
+    const servers = (kernel.config.strictMcpServers as typeof kernel.config.mcpServers | undefined) ?? kernel.config.mcpServers;
     const configured = Object.keys(servers).length > 0;
 
     /** Loads the SDK and starts every server, once per process; never waits for the servers. */

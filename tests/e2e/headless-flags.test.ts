@@ -218,3 +218,70 @@ describe('--max-budget-usd and sub-agents', () => {
     void results;
   });
 });
+
+describe("Claude Code's remaining headless flags", () => {
+  it('--settings (JSON or a file) adds settings above the settings files; --setting-sources picks which files are read', async () => {
+    const { env, ws, server } = await prepare([say('a'), say('b'), say('c'), say('d')]);
+    const home = { ...env, HOME: ws.home };
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(`${ws.home}/.claude`, { recursive: true });
+    writeFileSync(`${ws.home}/.claude/settings.json`, JSON.stringify({ permissions: { deny: ['Glob'] } }));
+    const toolsOf = (i: number) => (server.messageRequests()[i]!.body.tools as Array<{ name: string }>).map((t) => t.name);
+
+    expect((await runKeel(['-p', 'x'], { cwd: ws.dir, env: home })).code).toBe(0);
+    expect(toolsOf(0)).not.toContain('glob');
+    expect((await runKeel(['-p', 'x', '--setting-sources', 'project,local'], { cwd: ws.dir, env: home })).code).toBe(0);
+    expect(toolsOf(1)).toContain('glob');
+    expect((await runKeel(['-p', 'x', '--setting-sources', 'project', '--settings', '{"permissions":{"deny":["Bash"]}}'], { cwd: ws.dir, env: home })).code).toBe(0);
+    expect(toolsOf(2)).not.toContain('bash');
+    ws.write('ci-settings.json', JSON.stringify({ permissions: { deny: ['Grep'] } }));
+    expect((await runKeel(['-p', 'x', '--settings', 'ci-settings.json'], { cwd: ws.dir, env: home })).code).toBe(0);
+    expect(toolsOf(3)).not.toContain('grep');
+
+    const bad = await runKeel(['-p', 'x', '--setting-sources', 'user,global'], { cwd: ws.dir, env: home });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('keel: --setting-sources: unknown source "global" (expected a comma-separated list of user, project, local)\n');
+    const broken = await runKeel(['-p', 'x', '--settings', '{"permissions":'], { cwd: ws.dir, env: home });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/^keel: --settings: not valid JSON/);
+  });
+
+  it('--strict-mcp-config uses only the servers of --mcp-config', async () => {
+    const { testServer } = await import('../helpers/mcp.js');
+    const { env, ws } = await prepare([]);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${ws.home}/mcp.json`, JSON.stringify({ mcpServers: { userside: testServer(ws.dir) } }));
+    const flagged = JSON.stringify({ mcpServers: { flagside: testServer(ws.dir) } });
+    const both = await runKeel(['-p', '/mcp', '--mcp-config', flagged], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(both.stdout).toContain('userside');
+    expect(both.stdout).toContain('flagside');
+    const strict = await runKeel(['-p', '/mcp', '--mcp-config', flagged, '--strict-mcp-config'], { cwd: ws.dir, env, timeoutMs: 60_000 });
+    expect(strict.code).toBe(0);
+    expect(strict.stdout).toContain('flagside');
+    expect(strict.stdout).not.toContain('userside');
+  }, 60_000);
+
+  it('--agents defines custom sub-agents by name; a malformed definition names the flag', async () => {
+    const { env, ws, server } = await prepare([say('hi')]);
+    const agents = JSON.stringify({ reviewer: { description: 'Reviews diffs for bugs', prompt: 'You review code.', tools: ['Read', 'Grep'] } });
+    const run = await runKeel(['-p', 'x', '--agents', agents], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    const agentTool = (server.messageRequests()[0]!.body.tools as Array<{ name: string; description: string }>).find((t) => t.name === 'agent')!;
+    expect(agentTool.description).toContain('- reviewer: Reviews diffs for bugs (tools: read_file, grep)');
+    const bad = await runKeel(['-p', 'x', '--agents', '{"reviewer":{"prompt":"p"}}'], { cwd: ws.dir, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('keel: --agents: agent "reviewer" needs "description" and "prompt" strings\n');
+  });
+
+  it('--debug [filter] writes diagnostics to stderr, only of the sources the filter names', async () => {
+    const { env, ws } = await prepare([say('a'), say('b')]);
+    const all = await runKeel(['-p', 'x', '--debug'], { cwd: ws.dir, env });
+    expect(all.code).toBe(0);
+    const sources = new Set([...all.stderr.matchAll(/^\[\w+\] ([\w-]+):/gm)].map((m) => m[1]));
+    expect(sources.size).toBeGreaterThan(0);
+    const [first] = [...sources];
+    const without = await runKeel(['-p', 'x', `--debug=!${first}`], { cwd: ws.dir, env });
+    expect(without.code).toBe(0);
+    expect(without.stderr).not.toContain(`] ${first}:`);
+  });
+});
