@@ -95,7 +95,7 @@ function reportSlash(kernel: Kernel, ctx: ModeContext, session: Session, result:
 
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
   const format = ctx.options.outputFormat;
-  if (format === 'json' || format === 'stream-json') write(protocol.resultMessage(session, result, kernel.state.get().cost || result.costUsd));
+  if (format === 'json' || format === 'stream-json') write(protocol.resultMessage(session, result, kernel.state.get().cost || result.costUsd, protocol.modelUsageOf(kernel)));
   else if (!result.isError) ctx.io.stdout.write(result.result.endsWith('\n') ? result.result : `${result.result}\n`);
   if (result.aborted) return 130;
   if (result.isError) {
