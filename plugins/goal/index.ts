@@ -5,7 +5,7 @@
  * goes on, within `--max-turns` and `--max-budget-usd`. The result's `goal` field says whether it was met.
  */
 import { z } from 'zod';
-import { definePlugin, errorMessage, type Session } from '../../kernel/index.js';
+import { definePlugin, userMessage, type RunResult, type Session } from '../../kernel/index.js';
 import { runCheck } from './check.js';
 import { judge } from './judge.js';
 
@@ -19,6 +19,15 @@ declare module '../../kernel/plugin.js' {
 }
 
 const NAME = 'goal';
+
+/** The subtype an error asks the run to end with (the budget's `runSubtype`), if any. */
+function runSubtypeOf(err: unknown): RunResult['subtype'] | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const subtype = (e as { runSubtype?: unknown }).runSubtype;
+    if (typeof subtype === 'string') return subtype as RunResult['subtype'];
+  }
+  return undefined;
+}
 
 interface Goal {
   condition: string;
@@ -77,9 +86,8 @@ export default definePlugin(() => ({
           if (!verdict.met) missing = verdict.reason || 'the judge found it not met';
         } catch (err) {
           // A judge that cannot answer (the budget is spent, the small model is down) ends the run unmet.
-          record.end = { subtype: 'error_during_execution', error: `goal check failed: ${errorMessage(err)}` };
-          const spent = /budget/i.test(errorMessage(err));
-          if (spent) record.end = { subtype: 'error_max_budget_usd', error: errorMessage(err) };
+          const subtype = runSubtypeOf(err);
+          record.end = subtype ? { subtype, error: userMessage(err) } : { subtype: 'error_during_execution', error: `goal check failed: ${userMessage(err)}` };
           record.fields = { goal: { condition: goal.condition, met: false, checks: goal.checks } };
           return;
         }

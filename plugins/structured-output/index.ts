@@ -6,7 +6,7 @@
  * result's `structured_output`.
  */
 import { z } from 'zod';
-import { definePlugin, defineTool, type Kernel, type Session } from '../../kernel/index.js';
+import { canonicalToolName, definePlugin, defineTool, KeelError, type Kernel, type Session } from '../../kernel/index.js';
 import { compileSchema, type Validator } from './validate.js';
 
 declare module '../../kernel/plugin.js' {
@@ -45,6 +45,11 @@ export default definePlugin(() => ({
   apply(kernel: Kernel) {
     const schema = kernel.config.jsonSchema;
     if (!schema) return;
+    const given = kernel.config.tools;
+    if (Array.isArray(given) && !given.some((name) => canonicalToolName(name) === STRUCTURED_OUTPUT_TOOL)) {
+      // The answer comes through the tool: an agent without it could never finish.
+      throw new KeelError(`--json-schema: --tools (config tools) leaves out ${STRUCTURED_OUTPUT_TOOL}, the tool the answer comes through; add StructuredOutput to the list`, { code: 'config', exitCode: 2 });
+    }
     const retries = kernel.config.structuredOutputRetries ?? DEFAULT_RETRIES;
     let validator: Promise<Validator> | undefined;
     const compiled = () => (validator ??= compileSchema(schema));

@@ -150,3 +150,28 @@ describe('a host written for the Claude Agent SDK', () => {
     }
   });
 });
+
+describe('/goal in a session', () => {
+  it('sets a goal that the next prompts work towards; /goal shows it and /goal clear drops it', async () => {
+    const JUDGE = 'claude-haiku-judge';
+    const verdicts = ['NOT MET: no file yet', 'MET: the file exists'];
+    const { env, ws, server } = await prepare([say('thinking'), say('made it'), say('plain answer')], {
+      route: (request) => (request.body?.model === JUDGE ? say(verdicts.shift() ?? 'NOT MET: none left') : undefined),
+    });
+    const session = sdkSession(ws.dir, env, ['--small-model', JUDGE]);
+    try {
+      const set = (await session.ask('/goal the file exists')) as SDKResultSuccess;
+      expect(set.result).toBe('Goal set: the file exists. Each answer is checked against it; work continues until it holds.');
+      const worked = (await session.ask('make the file')) as SDKResultSuccess & { goal?: unknown };
+      expect(worked).toMatchObject({ subtype: 'success', result: 'made it', num_turns: 2, goal: { condition: 'the file exists', met: true, checks: 2 } });
+      expect(((await session.ask('/goal')) as SDKResultSuccess).result).toBe('Goal: the file exists — met');
+      expect(((await session.ask('/goal clear')) as SDKResultSuccess).result).toBe('Goal cleared.');
+      const plain = (await session.ask('anything else?')) as SDKResultSuccess & { goal?: unknown };
+      expect(plain).toMatchObject({ subtype: 'success', result: 'plain answer' });
+      expect(plain.goal).toBeUndefined();
+      expect(server.messageRequests().filter((r) => r.body.model === JUDGE)).toHaveLength(2);
+    } finally {
+      session.kill();
+    }
+  });
+});

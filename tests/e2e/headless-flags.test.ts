@@ -67,6 +67,16 @@ describe('--json-schema', () => {
     expect(server.messageRequests()).toHaveLength(3);
   });
 
+  it('--tools that leave out the structured_output tool are refused, naming both flags', async () => {
+    const { env, ws, server } = await prepare([callTool('structured_output', { verdict: 'pass', count: 1 })]);
+    const run = await runKeel(['-p', 'x', '--json-schema', SCHEMA, '--tools', 'Read'], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--json-schema: --tools (config tools) leaves out structured_output');
+    const ok = await runKeel(['-p', 'x', '--json-schema', SCHEMA, '--tools', 'Read,StructuredOutput', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ subtype: 'success', structured_output: { verdict: 'pass', count: 1 } });
+    expect(server.messageRequests()).toHaveLength(1);
+  });
+
   it('a bad schema or a missing file is one line naming --json-schema, before any request', async () => {
     const { env, ws, server } = await prepare([say('never')]);
     const missing = await runKeel(['-p', 'x', '--json-schema', 'nope.json'], { cwd: ws.dir, env });
@@ -172,6 +182,14 @@ describe('--goal', () => {
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ subtype: 'error_max_turns', is_error: true, goal: { met: false, checks: 2 } });
     expect(server.messageRequests().filter((r) => r.body.model !== JUDGE)).toHaveLength(2);
+  });
+
+  it('a goal whose judge would pass the budget ends with error_max_budget_usd and met: false', async () => {
+    const { env, ws, server } = await prepare([{ ...say('tried'), usage: THIRTY_CENTS }], { route: judgeRoute(['MET: never asked']) });
+    const run = await runKeel(['-p', 'go', '--goal', 'x', '--small-model', JUDGE, '--max-budget-usd', '0.2', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ subtype: 'error_max_budget_usd', goal: { met: false, checks: 1 } });
+    expect(server.messageRequests()).toHaveLength(1);
   });
 
   it('--goal-check runs the command under the permission policy; its exit code is part of the goal', async () => {
