@@ -14,10 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say } from '../helpers/anthropic-server.js';
 import { collect, NODE_PATH } from '../helpers/cli.js';
+import { staleBuild } from '../helpers/fresh-build.js';
 import { useScriptedProjects } from '../helpers/project.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = path.join(ROOT, 'integrations', 'github-action', 'dist', 'index.cjs');
+// The action's bundle is built by npm run build too: refuse to test an old one.
+const stale = staleBuild(ROOT, ['integrations/github-action/src'], ['integrations/github-action/dist/index.cjs']);
+if (stale) throw new Error(`the action's build is stale (${stale}): run npm run build`);
 const API_KEY = 'sk-ant-CANARY-7f3a9c1e5b2d4f6a8c0e';
 const GITHUB_TOKEN = 'ghs_CANARYtoken0123456789abcdef';
 

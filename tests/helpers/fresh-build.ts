@@ -5,9 +5,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-const SOURCE_DIRS = ['kernel', 'cli', 'plugins', 'presets', 'sdk', 'testing', 'scripts', 'integrations'];
+const SOURCE_DIRS = ['kernel', 'cli', 'plugins', 'presets', 'sdk', 'testing', 'scripts'];
 /** What the e2e tests run: the bundle behind bin/keel.js and the library config files import. */
-const BUILT = ['dist/bin/keel.cjs', 'dist/kernel/index.js', 'integrations/github-action/dist/index.cjs'];
+const BUILT = ['dist/bin/keel.cjs', 'dist/kernel/index.js'];
 
 function newestIn(dir: string, found: { file: string; mtimeMs: number }): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
