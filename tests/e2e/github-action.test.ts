@@ -252,4 +252,75 @@ describe('the GitHub Action', () => {
     expect(run.outputs.conclusion).toBe('success');
     expect(JSON.stringify(server.messageRequests()[0]!.body.messages[0])).toContain('List the flaky tests');
   });
+
+  it('runs keel_bin with the inputs as flags, the prompt on stdin, the sandbox where bwrap works, and an environment without the action\'s inputs or tokens', async () => {
+    const { ws } = await prepare([]);
+    const github = await startGitHub({});
+    const record = path.join(ws.home, 'fake-keel.json');
+    // A stand-in for keel: records how it was started, then answers like `keel -p --output-format stream-json`.
+    ws.write('fake-keel.cjs', `
+      const fs = require('node:fs');
+      let stdin = '';
+      process.stdin.on('data', (d) => (stdin += d));
+      process.stdin.on('end', () => {
+        fs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), stdin, env: process.env }));
+        console.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'fake done', session_id: 's-1', total_cost_usd: 0.5, num_turns: 1 }));
+      });
+    `);
+    const run = await runAction({
+      event: 'schedule',
+      payload: {},
+      inputs: {
+        ...baseInputs('http://127.0.0.1:9'),
+        keel_bin: `${process.execPath} ${ws.path('fake-keel.cjs')}`,
+        prompt: 'Nightly: update the changelog',
+        keel_args: `--model opus --append-system-prompt "be brief, please"`,
+        allowed_tools: 'Bash(npm test),Edit',
+        max_turns: '12',
+        max_budget_usd: '3',
+      },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+    });
+    expect(run.code).toBe(0);
+    expect(run.outputs).toMatchObject({ result: 'fake done', session_id: 's-1', cost_usd: '0.5', conclusion: 'success' });
+    const seen = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; stdin: string; env: Record<string, string> };
+    expect(seen.stdin).toBe('Nightly: update the changelog');
+    const { spawnSync } = await import('node:child_process');
+    const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
+    expect(seen.argv).toEqual([
+      '--permission-mode', 'edits',
+      ...(sandboxed ? ['--settings', '{"sandbox":{"enabled":true}}'] : []),
+      '--allowedTools', 'Bash(npm test),Edit',
+      '--max-turns', '12',
+      '--max-budget-usd', '3',
+      '--model', 'opus', '--append-system-prompt', 'be brief, please',
+      '-p', '--output-format', 'stream-json',
+    ]);
+    expect(seen.env.ANTHROPIC_API_KEY).toBe(API_KEY);
+    expect(seen.env.ANTHROPIC_BASE_URL).toBe('http://127.0.0.1:9');
+    expect(Object.keys(seen.env).filter((k) => k.startsWith('INPUT_'))).toEqual([]);
+    expect(JSON.stringify(seen.env)).not.toContain(GITHUB_TOKEN);
+    if (!sandboxed) expect(run.stdout).toContain('::warning::Keel runs without its bash sandbox');
+  });
+
+  it('a keel_bin that cannot start still answers the comment with the reason and fails the step', async () => {
+    const { ws, server } = await prepare([]);
+    const github = await startGitHub({ maintainer: 'maintain' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel go'),
+      inputs: { ...baseInputs(server.url), keel_bin: path.join(ws.dir, 'no-such-keel') },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+    });
+    expect(run.code).toBe(1);
+    const writes = github.calls.filter((c) => c.method !== 'GET');
+    expect(writes.map((c) => c.method)).toEqual(['POST', 'PATCH']);
+    expect(JSON.parse(writes[1]!.body).body).toMatch(/Keel could not finish:.*ENOENT/);
+    expect(run.outputs.conclusion).toBe('failure');
+    expectNoKey([run.stdout, run.stderr, run.summary]);
+  });
 });
