@@ -119,6 +119,17 @@ describe('--max-budget-usd', () => {
     expect(server.messageRequests()).toHaveLength(1);
   });
 
+  it('is never left unenforced: a preset without the budget plugin refuses to run', async () => {
+    const { env, ws, server } = await prepare([say('never')]);
+    const run = await runKeel(['-p', 'x', '--preset', 'minimal', '--max-budget-usd', '1'], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe("keel: --max-budget-usd cannot be enforced: the plugin that enforces it (budget) is not loaded; add it to `plugins` or pick a preset that has it (default, headless)\n");
+    const schema = await runKeel(['-p', 'x', '--preset', 'minimal', '--json-schema', SCHEMA], { cwd: ws.dir, env });
+    expect(schema.code).toBe(2);
+    expect(schema.stderr).toContain('--json-schema cannot be enforced');
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
   it('rejects a budget that is not a positive number, naming the flag', async () => {
     const { env, ws } = await prepare([]);
     const run = await runKeel(['-p', 'x', '--max-budget-usd', 'ten'], { cwd: ws.dir, env });
