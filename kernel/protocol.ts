@@ -61,27 +61,7 @@ export function userMessage(session: Session, message: MessageParam): OutMessage
   return { type: 'user', message: { role: 'user', content: message.content }, parent_tool_use_id: null, session_id: session.id };
 }
 
-/** Claude Code's `modelUsage` (per model, camelCase) from the usage plugin's process totals in `kernel.state`. */
-export function modelUsageOf(kernel: Kernel): Record<string, unknown> {
-  type Totals = { usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number }; costUsd: number };
-  const byModel = (kernel.state.get() as { usageByModel?: Record<string, Totals> }).usageByModel ?? {};
-  const out: Record<string, unknown> = {};
-  for (const [model, t] of Object.entries(byModel)) {
-    out[model] = {
-      inputTokens: t.usage.input_tokens,
-      outputTokens: t.usage.output_tokens,
-      cacheReadInputTokens: t.usage.cache_read_input_tokens,
-      cacheCreationInputTokens: t.usage.cache_creation_input_tokens,
-      webSearchRequests: 0,
-      costUSD: t.costUsd,
-      contextWindow: kernel.state.get().contextWindow,
-      maxOutputTokens: kernel.config.maxTokens,
-    };
-  }
-  return out;
-}
-
-/** `costUsd`: what to report as `total_cost_usd` (default the run's own cost); `modelUsage`: see `modelUsageOf`. */
+/** `costUsd`: what to report as `total_cost_usd` (default the run's own cost); `modelUsage`: Claude Code's per-model totals (the usage service's). */
 export function resultMessage(session: Session, result: RunResult, costUsd = result.costUsd, modelUsage: Record<string, unknown> = {}): OutMessage {
   return {
     uuid: randomUUID(),
