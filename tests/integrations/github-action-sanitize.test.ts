@@ -39,6 +39,8 @@ describe('triggers', () => {
     const issue = { number: 3, title: 'T', body: '@keel do it', user: { login: 'u', type: 'User' } };
     expect(findTrigger('issues', { action: 'opened', issue }, '@keel')).toMatchObject({ actor: 'u', number: 3, isPullRequest: false });
     expect(findTrigger('issues', { action: 'closed', issue }, '@keel')).toEqual({ skip: 'issues.closed does not start a run' });
+    expect(findTrigger('issues', { action: 'edited', issue }, '@keel')).toEqual({ skip: 'issues.edited does not start a run' });
+    expect(findTrigger('pull_request', { action: 'synchronize', pull_request: issue }, '@keel')).toEqual({ skip: 'pull_request.synchronize does not start a run' });
     expect(findTrigger('push', {}, '@keel')).toMatchObject({ skip: expect.stringContaining('push') });
     const review = findTrigger('pull_request_review_comment', { action: 'created', pull_request: { number: 5, title: 'P', body: '' }, comment: { body: '@keel why?', path: 'a.ts', diff_hunk: '@@ -1 +1 @@', user: { login: 'r', type: 'User' } } }, '@keel');
     expect(review).toMatchObject({ actor: 'r', number: 5, isPullRequest: true, reviewContext: { path: 'a.ts' } });

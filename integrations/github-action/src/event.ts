@@ -17,11 +17,12 @@ export interface Trigger {
 
 type Json = Record<string, any>; // GitHub's webhook payloads, read field by field below
 
+/** The actions that start a run: new text only, so an edit, a label or a push never starts the same request twice. */
 const ACTIONS: Record<string, string[]> = {
-  issue_comment: ['created', 'edited'],
-  pull_request_review_comment: ['created', 'edited'],
-  issues: ['opened', 'edited', 'assigned', 'labeled'],
-  pull_request: ['opened', 'edited', 'synchronize', 'reopened', 'ready_for_review'],
+  issue_comment: ['created'],
+  pull_request_review_comment: ['created'],
+  issues: ['opened'],
+  pull_request: ['opened', 'reopened', 'ready_for_review'],
 };
 
 /** The trigger of this event, or why there is none. */
