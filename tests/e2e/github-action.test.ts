@@ -76,7 +76,7 @@ interface ActionRun {
 }
 
 /** Runs the action's entry with GitHub's environment; `inputs` become INPUT_* variables. */
-async function runAction(opts: { event: string; payload: unknown; inputs: Record<string, string>; githubUrl: string; workspace: string; home: string }): Promise<ActionRun> {
+async function runAction(opts: { event: string; payload: unknown; inputs: Record<string, string>; githubUrl: string; workspace: string; home: string; env?: Record<string, string> }): Promise<ActionRun> {
   const dir = mkdtempSync(path.join(tmpdir(), 'keel-action-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const files = { event: path.join(dir, 'event.json'), output: path.join(dir, 'output'), summary: path.join(dir, 'summary') };
@@ -96,6 +96,7 @@ async function runAction(opts: { event: string; payload: unknown; inputs: Record
     GITHUB_REPOSITORY: 'octo/demo',
     GITHUB_RUN_ID: '9001',
     GITHUB_WORKSPACE: opts.workspace,
+    ...opts.env,
   };
   for (const [name, value] of Object.entries(opts.inputs)) env[`INPUT_${name.toUpperCase()}`] = value;
   const child = spawn(process.execPath, [ENTRY], { cwd: opts.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -322,5 +323,27 @@ describe('the GitHub Action', () => {
     expect(JSON.parse(writes[1]!.body).body).toMatch(/Keel could not finish:.*ENOENT/);
     expect(run.outputs.conclusion).toBe('failure');
     expectNoKey([run.stdout, run.stderr, run.summary]);
+  });
+
+  it('edits the comment with each step while Keel works, then with the answer', async () => {
+    const { ws, server } = await prepare([callTool('ls', { path: '.' }), callTool('glob', { pattern: '*.md' }), say('all listed')]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel list the files'),
+      inputs: baseInputs(server.url),
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+      env: { KEEL_ACTION_PROGRESS_MS: '0' },
+    });
+    expect(run.code).toBe(0);
+    const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${JSON.parse(c.body).body as string}`);
+    expect(bodies).toHaveLength(4);
+    expect(bodies[0]).toMatch(/^POST \*\*Keel is working on it…\*\*/);
+    expect(bodies[1]).toMatch(/^PATCH \*\*Keel is working on it…\*\*[\s\S]*- \[x\] `ls: \.`$/);
+    expect(bodies[2]).toMatch(/- \[x\] `ls: \.`\n- \[x\] `glob: \*\.md`$/);
+    expect(bodies[3]).toMatch(/^PATCH all listed/);
+    expect(new Set(github.calls.filter((c) => c.method === 'PATCH').map((c) => c.path))).toEqual(new Set(['/repos/octo/demo/issues/comments/4242']));
   });
 });

@@ -14,8 +14,13 @@ import { findTrigger, type Trigger } from './event.js';
 import { buildPrompt } from './prompt.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
 
-/** How often the progress comment may be edited while Keel works. */
-const PROGRESS_EVERY_MS = 5_000;
+/** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
+const PROGRESS_EVERY_MS = interval(process.env.KEEL_ACTION_PROGRESS_MS, 5_000);
+
+function interval(value: string | undefined, fallback: number): number {
+  const ms = Number(value);
+  return value !== undefined && value.trim() !== '' && Number.isFinite(ms) && ms >= 0 ? ms : fallback;
+}
 
 interface Inputs {
   keelBin: string;
@@ -185,7 +190,7 @@ export async function run(): Promise<void> {
   let outcome: KeelOutcome;
   try {
     const keel = resolveKeel(inputs.keelBin);
-    let lastUpdate = Date.now();
+    let lastUpdate = PROGRESS_EVERY_MS === 0 ? 0 : Date.now();
     let progress: Promise<void> = Promise.resolve();
     outcome = await runKeel({ command: keel.command, args: [...keel.args, ...keelArgs(inputs)], prompt, env: keelEnv(inputs), cwd: process.env.GITHUB_WORKSPACE ?? process.cwd() }, (steps) => {
       if (commentId === undefined || Date.now() - lastUpdate < PROGRESS_EVERY_MS) return;
