@@ -169,6 +169,17 @@ export const PLUGIN_OWNED_KEYS: Record<string, string> = {
   autoCompact: 'compact-auto',
   hooks: 'user-hooks',
   env: 'claude-settings',
+  goal: 'goal',
+  goalCheck: 'goal',
+  fallbackModel: 'model-fallback',
+  agents: 'tool-agent',
+};
+
+/** Limits a run must not go without: set while their plugin is not loaded, they stop Keel instead of a warning. */
+const ENFORCED_KEYS: Record<string, string> = {
+  maxBudgetUsd: 'budget',
+  jsonSchema: 'structured-output',
+  structuredOutputRetries: 'structured-output',
 };
 
 /**
@@ -180,6 +191,11 @@ export function inertKeys(layers: ConfigLayer[], loaded: string[]): { warnings: 
   const shapes: Record<string, ZodType> = {};
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer.values)) {
+      const enforcer = ENFORCED_KEYS[key];
+      if (enforcer && value !== undefined && !loaded.includes(enforcer)) {
+        const name = layer.labels?.[key] ?? `${layer.source}: ${key}`;
+        throw new KeelError(`${name} cannot be enforced: the plugin that enforces it (${enforcer}) is not loaded; add it to \`plugins\` or pick a preset that has it (default, headless)`, { code: 'config', exitCode: 2 });
+      }
       const owner = PLUGIN_OWNED_KEYS[key];
       if (!owner || value === undefined || loaded.includes(owner)) continue;
       const name = layer.labels?.[key] ?? `${layer.source}: ${key}`;

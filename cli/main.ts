@@ -30,7 +30,7 @@ import { splitToolList } from '../kernel/tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
 import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '../kernel/types.js';
-import { claudeValues, toolsFlag } from './claude-compat.js';
+import { claudeValues, debugFilter, toolsFlag } from './claude-compat.js';
 import { BUILT_IN_NAMES, buildProgram, flagError, pluginFlags, pluginFlagValues, subcommandHelp, type CliFlag } from './program.js';
 import path from 'node:path';
 import { applyManagedEnv, loadManaged, managedRefusal, missingEnforcer, restrictLayers } from './managed.js';
@@ -119,6 +119,16 @@ function optionsOf(flags: Record<string, unknown>): CliOptions {
     addDir: (flags.addDir as string[] | undefined) ?? [],
     sessionId: flags.sessionId as string | undefined,
     includePartialMessages: flags.includePartialMessages as boolean | undefined,
+    jsonSchema: flags.jsonSchema as Record<string, unknown> | undefined,
+    maxBudgetUsd: flags.maxBudgetUsd as number | undefined,
+    fallbackModel: flags.fallbackModel as string | undefined,
+    goal: flags.goal as string | undefined,
+    goalCheck: flags.goalCheck as string | undefined,
+    settings: flags.settings as string | undefined,
+    settingSources: flags.settingSources as string[] | undefined,
+    strictMcpConfig: flags.strictMcpConfig as boolean | undefined,
+    agents: flags.agents as Record<string, unknown> | undefined,
+    debug: flags.debug as string | boolean | undefined,
     flags: {},
   };
 }
@@ -370,9 +380,10 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') config.baseURL = env.ANTHROPIC_BASE_URL;
 
   const kernel = createKernel({ config });
-  if (options.verbose && io) {
+  if ((options.verbose || options.debug) && io) {
+    const shown = debugFilter(options.debug);
     kernel.hooks.event.tap('cli', (event) => {
-      if (event.type === 'log') io.stderr.write(`[${event.level}]${event.source ? ` ${event.source}:` : ''} ${event.message}\n`);
+      if (event.type === 'log' && shown(event.source)) io.stderr.write(`[${event.level}]${event.source ? ` ${event.source}:` : ''} ${event.message}\n`);
     });
   }
   for (const plugin of plugins) kernel.use(plugin);

@@ -61,6 +61,7 @@ interface RunState {
   costUsd: number;
   apiMs: number;
   denials: PermissionDenial[];
+  fields: Record<string, unknown>;
 }
 
 /** Runs one user request to completion: the model and its tools, turn after turn. */
@@ -73,7 +74,7 @@ export async function runAgent(
   const started = Date.now();
   const signal = opts.signal ?? new AbortController().signal;
   const maxTurns = opts.maxTurns ?? kernel.config.maxTurns;
-  const run: RunState = { kernel, session, signal, usage: emptyUsage(), costUsd: 0, apiMs: 0, denials: [] };
+  const run: RunState = { kernel, session, signal, usage: emptyUsage(), costUsd: 0, apiMs: 0, denials: [], fields: {} };
   const promptMessage: MessageParam = { role: 'user', content: prompt };
   appendMessage(kernel, session, promptMessage);
   kernel.emit({ type: 'user_message', message: promptMessage });
@@ -92,6 +93,7 @@ export async function runAgent(
       usage: run.usage,
       costUsd: run.costUsd,
       permissionDenials: run.denials,
+      ...(Object.keys(run.fields).length ? { fields: run.fields } : {}),
       ...partial,
     };
     kernel.emit({ type: 'result', result });
@@ -145,7 +147,7 @@ export async function runAgent(
       if (turnIndex === 1 && inCauseChain(err, (e) => e.code === 'invalid_request') && dropPrompt(kernel, session, promptMessage)) {
         return finish({ subtype: 'error_during_execution', error: `${userMessage(err)} (the prompt was not kept in the session)` }, turnIndex);
       }
-      return finish({ subtype: 'error_during_execution', error: userMessage(err) }, turnIndex);
+      return finish({ subtype: runSubtypeOf(err) ?? 'error_during_execution', error: userMessage(err) }, turnIndex);
     }
     run.apiMs += Date.now() - t0;
     run.usage = addUsage(run.usage, response.usage);
@@ -169,6 +171,8 @@ export async function runAgent(
     }
     const record: TurnRecord = { request, response, toolResults, apiDurationMs: Date.now() - t0 };
     await kernel.hooks.postTurn.promise(record, turn);
+    Object.assign(run.fields, record.fields);
+    if (record.end) return finish({ subtype: record.end.subtype, stopReason: response.stopReason, error: record.end.error }, turnIndex);
 
     if (signal.aborted) return finish({ subtype: 'error_during_execution', aborted: true, error: 'aborted by user' }, turnIndex);
     if (ended.length > 0) return finish({ subtype: 'success', isError: false, stopReason: response.stopReason, result: ended.join('\n\n') }, turnIndex);
@@ -210,6 +214,15 @@ export async function runAgent(
 
 function createTurn(kernel: Kernel, session: Session, index: number, signal: AbortSignal, turns: TurnAllowance): Turn {
   return { session, kernel, index, signal, data: new Map(), emit: (event: AgentEvent) => kernel.emit(event), turns };
+}
+
+/** The result subtype an error asks for (`runSubtype` in its cause chain: a spent budget), if any. */
+function runSubtypeOf(err: unknown): RunResult['subtype'] | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const subtype = (e as { runSubtype?: unknown }).runSubtype;
+    if (typeof subtype === 'string') return subtype as RunResult['subtype'];
+  }
+  return undefined;
 }
 
 /**
@@ -442,6 +455,9 @@ async function executeCall(run: RunState, turn: Turn, call: ToolCall, tool: Tool
   }
   kernel.state.set({ currentToolCall: null });
   kernel.emit({ type: 'tool_end', call, result, durationMs: Date.now() - started });
-  if (result.endRun) ended.push(result.endRun.result);
+  if (result.endRun) {
+    ended.push(result.endRun.result);
+    Object.assign(run.fields, result.endRun.fields);
+  }
   return resultBlock(call.id, result);
 }

@@ -3,6 +3,7 @@
  * the `sdk` frontend and `keel/sdk`'s `query()` speak, and their builders — one module, so they cannot drift.
  * Exported from `keel` as the `protocol` namespace.
  */
+import { randomUUID } from 'node:crypto';
 import { toolGiven } from './loop.js';
 import type { Kernel } from './kernel.js';
 import type { AgentEvent, MessageParam, QueryResponse, RunResult, Session } from './types.js';
@@ -60,9 +61,10 @@ export function userMessage(session: Session, message: MessageParam): OutMessage
   return { type: 'user', message: { role: 'user', content: message.content }, parent_tool_use_id: null, session_id: session.id };
 }
 
-/** `costUsd`: what to report as `total_cost_usd` (default the run's own cost). */
-export function resultMessage(session: Session, result: RunResult, costUsd = result.costUsd): OutMessage {
+/** `costUsd`: what to report as `total_cost_usd` (default the run's own cost); `modelUsage`: Claude Code's per-model totals (the usage service's). */
+export function resultMessage(session: Session, result: RunResult, costUsd = result.costUsd, modelUsage: Record<string, unknown> = {}): OutMessage {
   return {
+    uuid: randomUUID(),
     type: 'result',
     subtype: result.subtype,
     is_error: result.isError,
@@ -75,9 +77,11 @@ export function resultMessage(session: Session, result: RunResult, costUsd = res
     session_id: session.id,
     total_cost_usd: costUsd,
     usage: result.usage,
+    modelUsage,
     stop_reason: result.stopReason,
     permission_denials: result.permissionDenials,
-    ...(result.error ? { error: result.error } : {}),
+    ...(result.error ? { error: result.error, errors: [result.error] } : {}),
+    ...result.fields,
   };
 }
 

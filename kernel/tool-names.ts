@@ -26,6 +26,7 @@ export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, string>> = Object.free
   ExitPlanMode: 'exit_plan_mode',
   AskUserQuestion: 'ask_user_question',
   Skill: 'skill',
+  StructuredOutput: 'structured_output',
 });
 
 /** Keel's tools whose Claude Code rules take a path (`Read(//etc/**)`, `Edit(./src/**)`). */

@@ -69,6 +69,10 @@ export interface TurnRecord {
    * run, this message is appended and the model is asked again, within `maxTurns`.
    */
   followUp?: MessageParam;
+  /** Set by a `postTurn` tap to end the run now with this error subtype (structured output retries used up). */
+  end?: { subtype: RunResult['subtype']; error: string };
+  /** Fields a `postTurn` tap adds to the run's result message (`goal`); later turns overwrite earlier ones. */
+  fields?: Record<string, unknown>;
 }
 
 /** The model request the loop (or an auxiliary caller) asks the `query` hook to answer. */
@@ -117,7 +121,7 @@ export interface ToolResult {
    * Ends the run after this turn's tool results, with this text as its result (a plan that a headless run
    * cannot get approved is its answer).
    */
-  endRun?: { result: string };
+  endRun?: { result: string; fields?: Record<string, unknown> };
 }
 
 export type Decision =
@@ -302,6 +306,21 @@ export interface CliOptions {
   addDir?: string[];
   sessionId?: string;
   includePartialMessages?: boolean;
+  /** Headless limits and goals (plugins structured-output, budget, model-fallback, goal read them as config). */
+  jsonSchema?: Record<string, unknown>;
+  maxBudgetUsd?: number;
+  fallbackModel?: string;
+  goal?: string;
+  goalCheck?: string;
+  /** Claude Code's `--settings <file|json>` and `--setting-sources user,project,local` (plugin claude-settings). */
+  settings?: string;
+  settingSources?: string[];
+  /** Claude Code's `--strict-mcp-config`: only the servers of `--mcp-config` (plugin mcp-bridge). */
+  strictMcpConfig?: boolean;
+  /** Claude Code's `--agents <json>`: custom sub-agents by name (plugin tool-agent). */
+  agents?: Record<string, unknown>;
+  /** Claude Code's `--debug [filter]`: diagnostics on stderr, of the sources the filter names ("api,hooks", "!mcp-bridge"). */
+  debug?: string | boolean;
   /** The values of the flags plugins registered (`kernel.flags`), by name. */
   flags?: Record<string, unknown>;
 }
@@ -391,7 +410,7 @@ export interface TurnAllowance {
 }
 
 export interface RunResult {
-  subtype: 'success' | 'error_max_turns' | 'error_during_execution';
+  subtype: 'success' | 'error_max_turns' | 'error_during_execution' | 'error_max_budget_usd' | 'error_max_structured_output_retries';
   isError: boolean;
   result: string;
   stopReason: StopReason | null;
@@ -406,6 +425,8 @@ export interface RunResult {
   usage: TokenUsage;
   costUsd: number;
   permissionDenials: PermissionDenial[];
+  /** Fields plugins add to the result message (`structured_output`, `goal`), in Claude Code's spelling. */
+  fields?: Record<string, unknown>;
 }
 
 export interface PermissionDenial {

@@ -19,6 +19,10 @@ import inspect from '../plugins/inspect/index.js';
 import sdk from '../plugins/sdk/index.js';
 import acp from '../plugins/acp/index.js';
 import toolAgent from '../plugins/tool-agent/index.js';
+import budget from '../plugins/budget/index.js';
+import modelFallback from '../plugins/model-fallback/index.js';
+import structuredOutput from '../plugins/structured-output/index.js';
+import goal from '../plugins/goal/index.js';
 import uiInk from '../plugins/ui-ink/index.js';
 import uiPlain from '../plugins/ui-plain/index.js';
 import toolsFs from '../plugins/tools-fs/index.js';
@@ -73,6 +77,9 @@ export default definePreset({
     usage(),
     // OpenTelemetry metrics and traces: off unless KEEL_ENABLE_TELEMETRY=1 or config telemetry.enabled
     telemetry(),
+    // headless limits: --max-budget-usd before every request, then --fallback-model around the provider
+    budget(),
+    modelFallback(),
     // safety: rules and modes, the per-session denial memory, the shell sandbox
     permissions(),
     denialLog(),
@@ -102,6 +109,9 @@ export default definePreset({
     toolSearch(),
     mcpBridge(),
     toolAgent(),
+    // headless answers: --json-schema's structured_output tool, then --goal's check after each turn
+    structuredOutput(),
+    goal(),
     // custom slash commands from .claude/commands (Claude Code's format) and the user's folders
     customCommands(),
     // frontends: headless/pipe, the SDK host and sub-agent protocol, and the two interactive UIs

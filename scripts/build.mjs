@@ -323,3 +323,17 @@ function snapshotCaches() {
   }
   rmSync(home, { recursive: true, force: true });
 }
+
+// The GitHub Action: its entry and its libraries (@actions/core, @octokit/rest) in one CommonJS file that
+// GitHub's node24 runner (or plain `node`) runs from the checkout, with no install step of its own.
+await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: [path.join(root, 'integrations', 'github-action', 'src', 'main.ts')],
+  outfile: path.join(root, 'integrations', 'github-action', 'dist', 'index.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  legalComments: 'none',
+  logLevel: 'warning',
+});

@@ -21,6 +21,9 @@ export async function buildKernel(options: QueryOptions, cwd: string, env: NodeJ
   if (options.permissionMode !== undefined) values.permissionMode = options.permissionMode;
   if (options.maxTurns !== undefined) values.maxTurns = options.maxTurns;
   if (options.tools !== undefined) values.tools = options.tools;
+  if (options.maxBudgetUsd !== undefined) values.maxBudgetUsd = options.maxBudgetUsd;
+  if (options.fallbackModel !== undefined) values.fallbackModel = options.fallbackModel;
+  if (options.outputFormat !== undefined) values.jsonSchema = options.outputFormat.schema;
   if (options.allowedTools?.length || options.disallowedTools?.length) {
     const rules = (values.permissions ?? {}) as { allow?: string[]; ask?: string[]; deny?: string[] };
     values.permissions = { ...rules, allow: [...(rules.allow ?? []), ...(options.allowedTools ?? [])], deny: [...(rules.deny ?? []), ...(options.disallowedTools ?? [])] };

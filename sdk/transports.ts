@@ -81,6 +81,9 @@ export function cliArgs(options: QueryOptions): string[] {
   add('--model', options.model);
   add('--permission-mode', options.permissionMode);
   add('--max-turns', options.maxTurns);
+  add('--max-budget-usd', options.maxBudgetUsd);
+  add('--fallback-model', options.fallbackModel);
+  if (options.outputFormat) add('--json-schema', JSON.stringify(options.outputFormat.schema));
   add('--session-id', options.sessionId);
   add('--resume', options.resume);
   if (options.continue) args.push('--continue');

@@ -56,6 +56,12 @@ export interface QueryOptions {
   /** The only tools the agent has. */
   tools?: string[];
   maxTurns?: number;
+  /** Claude Code's `maxBudgetUsd`: no model request starts once the session's cost reached it (`error_max_budget_usd`). */
+  maxBudgetUsd?: number;
+  /** Claude Code's `fallbackModel`: the model to switch to when the main one stays overloaded. */
+  fallbackModel?: string;
+  /** Claude Code's `outputFormat`: the run ends in an answer valid against `schema` (the result's `structured_output`). */
+  outputFormat?: { type: 'json_schema'; schema: Record<string, unknown> };
   /** Resume a session by id (or id prefix); `continue` resumes the project's newest. */
   resume?: string;
   continue?: boolean;

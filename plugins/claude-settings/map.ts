@@ -51,6 +51,13 @@ export function toConfigValues(settings: unknown, file: string): Record<string, 
   // Read by the plugins that own them (output-styles, status-line), which validate their shapes.
   if (s.outputStyle !== undefined) values.outputStyle = s.outputStyle;
   if (s.statusLine !== undefined) values.statusLine = s.statusLine;
+  if (s.sandbox !== undefined) {
+    const box = s.sandbox as Record<string, unknown>;
+    if (typeof box !== 'object' || box === null || (box.enabled !== undefined && typeof box.enabled !== 'boolean')) {
+      throw new KeelError(`${file}: sandbox.enabled: must be true or false`, { code: 'config', exitCode: 2 });
+    }
+    if (typeof box.enabled === 'boolean') values.sandbox = { enabled: box.enabled };
+  }
   return values;
 }
 

@@ -5,6 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import {
   definePlugin,
   errorMessage,
@@ -104,6 +105,8 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
   configLayers: (ctx) => serverLayers(ctx),
+  // Set by `--strict-mcp-config` (see settings.ts): then the only servers.
+  config: { strictMcpServers: z.record(z.string(), z.unknown()) },
   apply(kernel) {
     const limits: BridgeLimits = {
       timeoutMs: opts.timeoutMs ?? envMs('MCP_TOOL_TIMEOUT') ?? 120_000,
@@ -118,8 +121,9 @@ export default definePlugin((opts: McpBridgeOptions = {}) => ({
 
     let bridge: Bridge | undefined;
     let loading: Promise<Bridge | undefined> | undefined;
-    // Servers managed settings do not allow never start (and are said so at the session's start).
-    const { servers, blocked } = managedServers(kernel.config.managed, kernel.config.mcpServers);
+    // Servers managed settings do not allow never start (and are said so at the session's start); --strict-mcp-config
+    // keeps only the servers its flags name.
+    const { servers, blocked } = managedServers(kernel.config.managed, (kernel.config.strictMcpServers as typeof kernel.config.mcpServers | undefined) ?? kernel.config.mcpServers);
     const configured = Object.keys(servers).length > 0;
 
     /** Loads the SDK and starts every server, once per process; never waits for the servers. */

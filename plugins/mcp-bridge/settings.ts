@@ -44,23 +44,31 @@ function layer(kind: ConfigLayer['kind'], source: string, servers: Record<string
 }
 
 /** The layers this plugin contributes, lowest precedence first. */
-export function serverLayers(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: { mcpConfig?: string[] }; trusted?: boolean }): ConfigLayer[] {
+export function serverLayers(ctx: { cwd: string; projectRoot: string; keelHome: string; options?: { mcpConfig?: string[]; strictMcpConfig?: boolean }; trusted?: boolean }): ConfigLayer[] {
   const layers: ConfigLayer[] = [];
+  const strict = ctx.options?.strictMcpConfig === true;
   const user = userFile(ctx.keelHome);
-  if (existsSync(user)) layers.push(layer('user', user, readServersFile(user)));
+  if (!strict && existsSync(user)) layers.push(layer('user', user, readServersFile(user)));
   const project = projectFile(ctx.projectRoot);
   // An untrusted project's file is named (in the warning) but not even parsed.
-  if (existsSync(project)) layers.push(layer('project', project, ctx.trusted === false ? {} : readServersFile(project)));
+  if (!strict && existsSync(project)) layers.push(layer('project', project, ctx.trusted === false ? {} : readServersFile(project)));
+  const fromFlags: Record<string, unknown> = {};
   for (const value of ctx.options?.mcpConfig ?? []) {
     const inline = value.trimStart().startsWith('{');
     if (inline) {
-      layers.push(layer('flags', '--mcp-config', parseServers(value, '--mcp-config'), '--mcp-config'));
+      const servers = parseServers(value, '--mcp-config');
+      Object.assign(fromFlags, servers);
+      layers.push(layer('flags', '--mcp-config', servers, '--mcp-config'));
       continue;
     }
     const file = path.resolve(ctx.cwd, value);
     if (!existsSync(file)) throw new KeelError(`--mcp-config: no such file: ${file}`, { code: 'config', exitCode: 2 });
-    layers.push(layer('flags', file, parseServers(readFileSync(file, 'utf8'), `--mcp-config ${file}`), `--mcp-config ${file}`));
+    const servers = parseServers(readFileSync(file, 'utf8'), `--mcp-config ${file}`);
+    Object.assign(fromFlags, servers);
+    layers.push(layer('flags', file, servers, `--mcp-config ${file}`));
   }
+  // `--strict-mcp-config`: the servers of --mcp-config are the only ones, whatever a config file adds.
+  if (strict) layers.push({ kind: 'flags', source: '--strict-mcp-config', values: { strictMcpServers: fromFlags }, labels: { strictMcpServers: '--strict-mcp-config' } });
   return layers;
 }
 

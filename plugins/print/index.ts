@@ -87,9 +87,15 @@ function reportSlash(kernel: Kernel, ctx: ModeContext, session: Session, result:
   return report(kernel, ctx, session, result, write);
 }
 
+/** The usage service's per-model totals, when the usage plugin is loaded. */
+function modelUsageOf(kernel: Kernel): Record<string, unknown> {
+  const usage = kernel.services.get('usage') as { modelUsage?: () => Record<string, unknown> } | undefined;
+  return usage?.modelUsage?.() ?? {};
+}
+
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
   const format = ctx.options.outputFormat;
-  if (format === 'json' || format === 'stream-json') write(protocol.resultMessage(session, result, kernel.state.get().cost || result.costUsd));
+  if (format === 'json' || format === 'stream-json') write(protocol.resultMessage(session, result, kernel.state.get().cost || result.costUsd, modelUsageOf(kernel)));
   else if (!result.isError) ctx.io.stdout.write(result.result.endsWith('\n') ? result.result : `${result.result}\n`);
   if (result.aborted) return 130;
   if (result.isError) {

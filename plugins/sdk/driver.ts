@@ -338,7 +338,7 @@ export class ProtocolDriver {
           : await runAgent(this.opts.kernel, session, next.content, { signal: this.current.signal, maxTurns: this.opts.maxTurns });
         this.current = undefined;
         this.lastResult = result;
-        this.opts.write(protocol.resultMessage(session, result));
+        this.opts.write(protocol.resultMessage(session, result, result.costUsd, (this.opts.kernel.services.get('usage') as { modelUsage?: () => Record<string, unknown> } | undefined)?.modelUsage?.() ?? {}));
         if (this.opts.once) {
           this.stopReading();
           return;

@@ -36,6 +36,11 @@ export const NOT_HANDED = new Set([
   'subagentPolicy',
   // The child reads the managed files itself: managed policy is never taken from a handoff.
   'managed',
+  // The parent's answer shape and goal are the parent's; the child answers the parent in text.
+  'jsonSchema',
+  'structuredOutputRetries',
+  'goal',
+  'goalCheck',
 ]);
 
 /** Plain JSON data: what can cross a process boundary and mean the same on the other side. */
@@ -88,6 +93,12 @@ export function buildHandoff(kernel: Kernel, session: Session, child: ChildSpec)
   values.permissionMode = child.permissionMode;
   values.tools = child.tools;
   values.maxTurns = child.maxTurns;
+  // The child's budget is what is left of the parent's: together they never spend more than the parent's budget.
+  const left = (kernel.services.get('cost-budget') as { remaining(s: Session): number | undefined } | undefined)?.remaining(session);
+  if (left !== undefined) {
+    if (left <= 0) return { error: 'the budget (--max-budget-usd) is spent: no sub-agent may start' };
+    values.maxBudgetUsd = left;
+  } else delete values.maxBudgetUsd;
   return { handoff: { version: HANDOFF_VERSION, plugins: kernel.plugins.map((p) => p.name), values } };
 }
 

@@ -21,10 +21,14 @@ export interface SubagentsConfig {
 declare module '../../kernel/plugin.js' {
   interface KeelConfig {
     subagents?: SubagentsConfig;
+    /** Custom agents by name, as Claude Code's `--agents` gives them. */
+    agents?: Record<string, { description: string; prompt: string; tools?: string[]; model?: string }>;
   }
 }
 
 const configSchema = z.object({ maxDepth: z.number().int().min(0).optional() }).strict();
+const agentDef = z.object({ description: z.string().min(1), prompt: z.string().min(1), tools: z.array(z.string()).optional(), model: z.string().optional() }).strict();
+const agentsConfig = z.record(z.string().regex(/^[a-zA-Z0-9_-]+$/, 'an agent name is letters, digits, "-" and "_"'), agentDef);
 
 interface SessionAgents {
   files: AgentDefinition[];
@@ -49,7 +53,7 @@ export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
   // `subagentPolicy` is the handoff itself, checked by inherit.ts; it counts only when the handed layer set it.
-  config: { subagents: configSchema, subagentPolicy: z.unknown() },
+  config: { subagents: configSchema, subagentPolicy: z.unknown(), agents: agentsConfig },
   async configLayers() {
     // A sub-agent takes its parent's policy before anything else is configured, above every layer of its own.
     if (process.env.KEEL_SUBAGENT_MODE !== '1') return [];
@@ -92,6 +96,10 @@ export default definePlugin(() => ({
       for (const clash of found.shadowed) {
         kernel.log('warn', `agent file skipped: ${clash.source} is named "${clash.name}" like your own agent ${clash.kept}, which keeps the name (rename the project's agent to use it)`, NAME);
       }
+      // `--agents` (config `agents`): Claude Code's custom agents given on the command line, above the files.
+      const given = kernel.config.agents;
+      if (given && stateOf(session).host.length === 0) stateOf(session).host = Object.entries(given).map(([name, def]) => ({ name, description: def.description, prompt: def.prompt, tools: toolList(def.tools), model: def.model, source: '--agents' }));
+      listed = agentsOf(session);
     });
     kernel.commands.register(
       agentsCommand(kernel, { agents: agentsOf, broken: (session) => stateOf(session).broken, reload: async (session) => void (await load(session)) }),

@@ -18,6 +18,8 @@ export interface UsageService {
   contextWindow(model: string): number;
   /** The session's totals, per model and per tier. */
   totals(session: Session): UsageBook;
+  /** The process's totals per model in Claude Code's result field `modelUsage` (camelCase, `costUSD`). */
+  modelUsage(): Record<string, Record<string, number>>;
 }
 
 declare module '../../kernel/types.js' {
@@ -93,6 +95,22 @@ export default definePlugin(() => ({
       },
       contextWindow: windowFor,
       totals: bookOf,
+      modelUsage() {
+        const out: Record<string, Record<string, number>> = {};
+        for (const [model, t] of Object.entries(processBook.byModel)) {
+          out[model] = {
+            inputTokens: t.usage.input_tokens,
+            outputTokens: t.usage.output_tokens,
+            cacheReadInputTokens: t.usage.cache_read_input_tokens,
+            cacheCreationInputTokens: t.usage.cache_creation_input_tokens,
+            webSearchRequests: 0,
+            costUSD: t.costUsd,
+            contextWindow: windowFor(model),
+            maxOutputTokens: kernel.config.maxTokens,
+          };
+        }
+        return out;
+      },
     };
     kernel.services.provide('usage', service);
 

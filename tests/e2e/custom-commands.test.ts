@@ -31,11 +31,12 @@ describe('custom slash commands', () => {
   it('a sub-folder namespaces a command; $1 and $2 are its words; a file without $ARGUMENTS gets them appended', async () => {
     const { env, ws, server } = await project([say('made'), say('reviewed')]);
     ws.write('.claude/commands/frontend/component.md', 'Create a React component named $1 in $2.\n');
-    ws.write('.keel/commands/review.md', 'Review the current diff.\n');
+    // (`/review` is Keel's own command, which a custom command does not shadow.)
+    ws.write('.keel/commands/audit.md', 'Review the current diff.\n');
     const made = await runKeel(['-p', '/frontend:component Button "src/ui kit"'], { cwd: ws.dir, env });
     expect(made).toMatchObject({ code: 0, stdout: 'made\n' });
     expect(firstPrompt(server)).toBe('Create a React component named Button in src/ui kit.');
-    const reviewed = await runKeel(['-p', '/review focus on tests'], { cwd: ws.dir, env });
+    const reviewed = await runKeel(['-p', '/audit focus on tests'], { cwd: ws.dir, env });
     expect(reviewed).toMatchObject({ code: 0, stdout: 'reviewed\n' });
     expect(String(plainMessages(server.messageRequests()[1]!.body.messages)[0]!.content)).toBe('Review the current diff.\n\nARGUMENTS: focus on tests');
   });

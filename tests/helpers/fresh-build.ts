@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-const SOURCE_DIRS = ['kernel', 'plugins', 'presets', 'sdk', 'testing', 'scripts'];
+const SOURCE_DIRS = ['kernel', 'cli', 'plugins', 'presets', 'sdk', 'testing', 'scripts'];
 /** What the e2e tests run: the bundle behind bin/keel.js and the library config files import. */
 const BUILT = ['dist/bin/keel.cjs', 'dist/kernel/index.js'];
 

@@ -158,3 +158,29 @@ describe('query() from keel/sdk', () => {
     await expect(bad.next()).rejects.toThrow(/query\(\) options: permissionMode: must be one of/);
   });
 });
+
+describe("query() with Claude Code's headless options", () => {
+  for (const transport of ['in-process', 'process'] as const) {
+    it(`${transport}: outputFormat json_schema gives structured_output; maxBudgetUsd ends the next turn with error_max_budget_usd`, async () => {
+      const { env, ws, server } = await prepare([{ ...callTool('StructuredOutput', { ok: true }), usage: { input_tokens: 100_000, output_tokens: 0 } }, say('never sent')]);
+      const input = new AsyncQueue<SDKUserMessage>();
+      const q = query({
+        prompt: input,
+        options: { cwd: ws.dir, env, transport, maxBudgetUsd: 0.25, fallbackModel: 'claude-haiku-spare', outputFormat: { type: 'json_schema', schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } },
+      });
+      const seen: SDKMessage[] = [];
+      try {
+        input.push(user('is it ok?'));
+        const first = await nextOf(q, (m) => m.type === 'result', seen);
+        expect(first).toMatchObject({ subtype: 'success', structured_output: { ok: true } });
+        input.push(user('and again?'));
+        const second = await nextOf(q, (m) => m.type === 'result', seen);
+        expect(second).toMatchObject({ subtype: 'error_max_budget_usd', is_error: true });
+        expect(server.messageRequests()).toHaveLength(1);
+      } finally {
+        input.end();
+        await q.return?.(undefined);
+      }
+    }, 30_000);
+  }
+});

@@ -97,7 +97,7 @@ describe.skipIf(Boolean(skipReason))('class 8 inside the sandbox', { timeout: SL
     expect(contentOf(a.h.path('node_modules/unrelated/index.js'))).toBe('ok\n');
   });
 
-  it("a package planted where the user's plugin would be found first next time is removed", async () => {
+  it("a package cannot be planted where the user's plugin would be found first next time", async () => {
     const a = await attack(
       [{ id: 'b1', input: { command: hidden('mkdir -p node_modules/keel-plugin-y && echo \'{"name":"keel-plugin-y","type":"module","main":"evil.js"}\' > node_modules/keel-plugin-y/package.json && echo "export default 1" > node_modules/keel-plugin-y/evil.js') } }],
       {
@@ -111,7 +111,8 @@ describe.skipIf(Boolean(skipReason))('class 8 inside the sandbox', { timeout: SL
       },
     );
     expectHarmless(a, ['b1']);
-    expect(a.text('b1')).toMatch(/The Keel sandbox undid/);
+    // The missing name is held read-only while the command runs (a placeholder, removed after), so the write fails.
+    expect(a.text('b1')).toMatch(/node_modules\/keel-plugin-y\/package\.json: Read-only file system/);
     expect(existsSync(a.h.path('node_modules/keel-plugin-y'))).toBe(false);
   });
 });
