@@ -36,6 +36,7 @@ import compactMicro from '../plugins/compact-micro/index.js';
 import compactSnip from '../plugins/compact-snip/index.js';
 import compactAuto from '../plugins/compact-auto/index.js';
 import compactFull from '../plugins/compact-full/index.js';
+import fleet from '../plugins/fleet/index.js';
 
 /** The full agent: every built-in plugin and frontend. */
 export default definePreset({
@@ -89,5 +90,7 @@ export default definePreset({
     uiPlain(),
     // keel config | plugins | doctor | init
     inspect(),
+    // keel fleet (BullMQ on Redis; its code is a cold part), and the fleet-wide request rate in runs a worker starts
+    fleet(),
   ],
 });

@@ -41,6 +41,9 @@ const VENDORS = {
   openai: ['openai'],
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
+  // Redis: the client alone for session-store-redis's runs; BullMQ with the same client for `keel fleet`.
+  ioredis: ['ioredis'],
+  bullmq: ['bullmq'],
   // The MCP client (with ajv): loaded only once a server is configured.
   mcp: [
     '@modelcontextprotocol/sdk/client/index.js',

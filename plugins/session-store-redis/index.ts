@@ -16,7 +16,10 @@ const NAME = 'session-store-redis';
 export interface RedisSessionsConfig {
   /** The Redis URL (default: the KEEL_REDIS_URL environment variable). */
   url?: string;
-  /** How long the writer's lock lives without being extended (default 30000 ms): a killed writer's session is free after it. */
+  /**
+   * How long the writer's lock lives without being extended (default: KEEL_REDIS_SESSION_LOCK_MS, else 30000 ms): a
+   * killed writer's session is free after it. A fleet worker sets it for its runs to its own job lock's duration.
+   */
   lockMs?: number;
 }
 
@@ -65,7 +68,7 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       const { cold, client } = await connect();
       const rec = await cold.openOrResume(kernel, client, session, {
         url: url(),
-        lockMs: opts.lockMs ?? kernel.config.redisSessions?.lockMs ?? 30_000,
+        lockMs: opts.lockMs ?? kernel.config.redisSessions?.lockMs ?? (Number(process.env.KEEL_REDIS_SESSION_LOCK_MS) || 30_000),
         now: opts.now ?? Date.now,
       });
       session.data.set(NAME, rec);
