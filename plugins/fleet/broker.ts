@@ -22,7 +22,7 @@ export interface Broker {
 export async function startBroker(
   settings: FleetSettings,
   redis: Redis,
-  onReport: (jobId: string, report: { costUsd: number; turns: number }) => void,
+  onReport: (jobId: string, report: { costUsd: number; turns: number }) => Promise<void>,
 ): Promise<Broker> {
   const rpm = settings.requestsPerMinute;
   const name = fleetKeys(settings.queue).requestQueue;
@@ -62,13 +62,17 @@ export async function startBroker(
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
+      let report: { costUsd?: number; turns?: number } = {};
       try {
-        const report = JSON.parse(body) as { costUsd?: number; turns?: number };
-        onReport(jobId, { costUsd: Number(report.costUsd) || 0, turns: Number(report.turns) || 0 });
+        report = JSON.parse(body) as typeof report;
       } catch {
         // a report is optional; the token is what was asked for
       }
-      acquire().then(
+      // The worker records the run's progress (and snapshots its checkout) before the request may go out.
+      onReport(jobId, { costUsd: Number(report.costUsd) || 0, turns: Number(report.turns) || 0 })
+        .catch(() => undefined)
+        .then(acquire)
+        .then(
         () => res.writeHead(200).end(),
         (err: unknown) => res.writeHead(503).end(String(err)),
       );

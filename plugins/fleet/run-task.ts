@@ -16,7 +16,6 @@ export const RESUME_PROMPT = 'Your previous run of this task was interrupted bef
 export interface RunEvents {
   onInit(): void;
   onTurn(turns: number, lastTool: string | undefined): void;
-  onToolResults(): void;
 }
 
 export interface RunOutcome {
@@ -84,8 +83,7 @@ export function runTask(spec: RunSpec, events: RunEvents): Promise<RunOutcome> {
       const content = Array.isArray(message.message?.content) ? (message.message!.content as Array<{ type?: string; name?: string }>) : [];
       const tools = content.filter((block) => block.type === 'tool_use').map((block) => block.name);
       events.onTurn(turns, tools[tools.length - 1]);
-    } else if (message.type === 'user') events.onToolResults();
-    else if (message.type === 'result') result = message;
+    } else if (message.type === 'result') result = message;
   });
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4096)));

@@ -50,7 +50,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   }
 
   /** What each running job's run reported it had spent: the fleet's total grows by the differences. */
-  const reported = new Map<string, { costUsd: number; progress: TaskProgress; job: Job<TaskData, TaskResult> }>();
+  const reported = new Map<string, { costUsd: number; progress: TaskProgress; job: Job<TaskData, TaskResult>; snapshotTurns: number; snapshot(): Promise<void> }>();
   const budgetReached = async () => settings.budgetUsd !== undefined && (Number(await redis.get(keys.spent)) || 0) >= settings.budgetUsd;
   const addSpent = async (jobId: string, costUsd: number) => {
     const entry = reported.get(jobId);
@@ -65,14 +65,19 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       say(`budget of $${settings.budgetUsd} reached ($${total.toFixed(4)} spent): no more tasks are taken`);
     }
   };
-  const broker = await startBroker(settings, redis, (jobId, report) => {
+  const broker = await startBroker(settings, redis, async (jobId, report) => {
     const entry = reported.get(jobId);
     if (!entry) return;
     entry.progress.costUsd = report.costUsd;
     void entry.job.updateProgress({ ...entry.progress }).catch(() => undefined);
     void addSpent(jobId, report.costUsd).catch(() => undefined);
+    // Before each model request after the first: the checkout as the earlier turns left it, for whoever takes the task
+    // over. Taken before the request may go out, so a worker killed at any point leaves every finished turn's work.
+    if (report.turns > entry.snapshotTurns) {
+      entry.snapshotTurns = report.turns;
+      await entry.snapshot().catch((err: unknown) => say(`task ${jobId}: cannot save the work in progress: ${(err as Error).message}`));
+    }
   });
-
   const handBack = new AbortController();
   const processor = async (job: Job<TaskData, TaskResult>, token?: string, signal?: AbortSignal): Promise<TaskResult> => {
     const task = job.data.task;
@@ -86,7 +91,13 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
     say(`${resume ? 'resuming' : 'starting'} task ${task.id}`);
     const checkout = await makeCheckout(task, settings.workDir);
     const progress: TaskProgress = { turns: 0, costUsd: 0, worker: me, sessionId: task.sessionId, resumed: resume };
-    reported.set(job.id!, { costUsd: 0, progress, job });
+    reported.set(job.id!, {
+      costUsd: 0,
+      progress,
+      job,
+      snapshotTurns: 0,
+      snapshot: async () => void (await redis.set(keys.wip(task.id), await diffOf(checkout))),
+    });
     const run = new AbortController();
     const onCancel = () => run.abort('cancel');
     const onHandBack = () => run.abort('hand-back');
@@ -96,8 +107,8 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       if (resume) {
         const wip = await redis.get(keys.wip(task.id));
         if (wip) await applyPatch(checkout, wip);
+        say(`task ${task.id}: ${wip ? `applied the work in progress (${wip.length} bytes)` : 'no work in progress to apply'}`);
       }
-      let snapshots = Promise.resolve();
       const outcome = await runTask(
         {
           task,
@@ -125,15 +136,8 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
             if (lastTool) progress.lastTool = lastTool;
             void job.updateProgress({ ...progress }).catch(() => undefined);
           },
-          onToolResults() {
-            // After each turn's tools: the checkout as it stands, for whoever takes the task over.
-            snapshots = snapshots.then(async () => {
-              await redis.set(keys.wip(task.id), await diffOf(checkout));
-            }).catch(() => undefined);
-          },
         },
       );
-      await snapshots;
       if (run.signal.aborted) {
         if (run.signal.reason === 'hand-back') {
           say(`handing task ${task.id} back to the queue`);
