@@ -35,13 +35,15 @@ export default definePlugin(() => ({
       },
     });
 
+    // Only a run that a fleet worker started taps anything: every other run pays nothing for this plugin.
+    const broker = process.env.KEEL_FLEET_BROKER;
+    if (!broker) return;
     let costUsd = 0;
     let turns = 0;
     let watching: NodeJS.Timeout | undefined;
-    const broker = () => process.env.KEEL_FLEET_BROKER;
 
     kernel.hooks.sessionStart.tapPromise(NAME, async (_session: Session) => {
-      if (!broker() || watching) return;
+      if (watching) return;
       // A worker killed with kill -9 leaves its runs behind: each stops itself (SIGTERM: its session is saved and its
       // lock freed), so the worker that takes the task over resumes a session nobody writes any more.
       const parent = process.ppid;
@@ -60,11 +62,9 @@ export default definePlugin(() => ({
     });
 
     kernel.hooks.query.tapPromise({ name: NAME, stage: Stage.EARLY }, async (request) => {
-      const url = broker();
-      if (!url) return undefined;
       const max = Number(process.env.KEEL_FLEET_MAX_BUDGET_USD);
       if (max > 0 && costUsd >= max) throw new KeelError(`the task's budget of $${max} is spent ($${costUsd.toFixed(4)})`, { code: 'budget' });
-      await acquireToken(url, { costUsd, turns, signal: request.signal });
+      await acquireToken(broker, { costUsd, turns, signal: request.signal });
       return undefined;
     });
   },

@@ -20,7 +20,7 @@ interface Fleet {
   server: ScriptedServer;
   ws: Workspace;
   env: Record<string, string>;
-  workers: Array<{ child: ChildProcess; done: Promise<KeelRun> }>;
+  workers: Worker[];
   queue: Queue;
   conn: Redis;
 }
@@ -72,9 +72,18 @@ afterEach(async () => {
   f.ws.cleanup();
 });
 
-function startWorker(f: Fleet, args: string[] = []): { child: ChildProcess; done: Promise<KeelRun> } {
+interface Worker {
+  child: ChildProcess;
+  done: Promise<KeelRun>;
+  /** What it has written to stderr so far. */
+  stderr(): string;
+}
+
+function startWorker(f: Fleet, args: string[] = []): Worker {
   const child = spawnKeel(['fleet', 'work', ...args], { cwd: f.ws.dir, env: f.env });
-  const worker = { child, done: collect(child, 170_000) };
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const worker = { child, done: collect(child, 170_000), stderr: () => stderr };
   f.workers.push(worker);
   return worker;
 }
@@ -266,13 +275,45 @@ describe('keel fleet', () => {
     const worker = startWorker(f);
     await until('the first request', async () => heldOnce);
     worker.child.kill('SIGTERM');
-    await until('the drain message', async () => (await f.queue.getActiveCount()) === 1);
+    await until('the drain message', async () => worker.stderr().includes('draining: no new task'));
     release();
     const run = await worker.done;
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('draining: no new task');
     expect(await f.queue.getJobCounts('completed', 'waiting', 'active')).toEqual({ completed: 1, waiting: 1, active: 0 });
     expect(f.server.messageRequests().map(taskOf)).toEqual(['first']);
+  }, 180_000);
+
+  it('a second SIGTERM hands running tasks back; another worker resumes them', async () => {
+    let heldOnce = false;
+    const f = await setUp((request) => {
+      const name = taskOf(request);
+      if (name === 'long' && request.body.messages.length === 1) return callTool('write_file', { path: 'long.txt', content: 'begun\n' });
+      if (name === 'long' && !heldOnce) {
+        heldOnce = true;
+        return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+      }
+      return say(`done ${name}`);
+    });
+    expect((await submit(f, [{ id: 'long', cwd: '.', prompt: 'task long: go', permissionMode: 'edits' }])).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the second turn', async () => heldOnce);
+    worker.child.kill('SIGTERM');
+    await until('the drain message', async () => worker.stderr().includes('draining: no new task'));
+    worker.child.kill('SIGTERM');
+    const run = await worker.done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('handing task long back to the queue');
+    expect(await (await f.queue.getJob('long'))!.getState()).toBe('waiting');
+    startWorker(f);
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'long', conclusion: 'success', result: 'done long' });
+    expect(line.patch).toContain('+begun');
+    const lengths = f.server.messageRequests().map((r) => r.body.messages.length);
+    // Turn 1 once; the handed-back turn is asked again by the resumed run, after the history.
+    expect(lengths).toEqual([1, 3, 4]);
+    expect(lastText(f.server.messageRequests()[2])).toContain(RESUME_PROMPT_START);
   }, 180_000);
 
   it('a bad tasks file: the line is named and nothing of the file is queued', async () => {
