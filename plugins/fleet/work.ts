@@ -214,9 +214,10 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       }
       draining = true;
       if (!fatal) say(`draining: no new task; waiting for running ones (SIGTERM again hands them back)`);
-      if (fatal) handBack.abort();
       if (settings.drainTimeoutMs) setTimeout(() => handBack.abort(), settings.drainTimeoutMs).unref();
-      void worker.close().then(resolve, resolve);
+      // Without Redis nothing can be handed back or finished: stop the runs and go; their tasks are taken over later.
+      if (fatal) handBack.abort();
+      void worker.close(Boolean(fatal)).then(resolve, resolve);
     };
   });
   const onSignal = () => shutdown?.();

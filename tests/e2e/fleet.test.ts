@@ -316,6 +316,33 @@ describe('keel fleet', () => {
     expect(lastText(f.server.messageRequests()[2])).toContain(RESUME_PROMPT_START);
   }, 180_000);
 
+  it('stops taking tasks when the fleet-wide budget is reached', async () => {
+    // Each turn costs $0.03 (10,000 input tokens at $3 per million): a two-turn task costs $0.06.
+    const priced = (turn: ScriptedTurn): ScriptedTurn => ({ ...turn, model: 'claude-sonnet-test', usage: { input_tokens: 10_000, output_tokens: 0 } });
+    const f = await setUp((request) => priced(twoTurns(request)), { budgetUsd: 0.05 });
+    expect((await submit(f, ['b1', 'b2', 'b3'].map((id) => ({ id, cwd: '.', prompt: `task ${id}: write`, permissionMode: 'edits' })))).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the budget stop', async () => worker.stderr().includes('budget of $0.05 reached'));
+    await finished(f, 1);
+    const status = JSON.parse((await runKeel(['fleet', 'status', '--json'], { cwd: f.ws.dir, env: f.env })).stdout);
+    expect(status).toMatchObject({ paused: true, counts: { completed: 1, active: 0 }, budgetUsd: 0.05, budgetStop: expect.stringContaining("the fleet's budget of $0.05 is reached") });
+    expect(status.spentUsd).toBeCloseTo(0.06, 5);
+    expect(await f.queue.getJobCounts('waiting')).toMatchObject({ waiting: 2 });
+    expect(new Set(f.server.messageRequests().map(taskOf)).size).toBe(1);
+    const [line] = await results(f);
+    expect(line.costUsd).toBeCloseTo(0.06, 5);
+  }, 180_000);
+
+  it("a task's own budget ends its run", async () => {
+    const f = await setUp((request) => ({ ...twoTurns(request), model: 'claude-sonnet-test', usage: { input_tokens: 10_000, output_tokens: 0 } }));
+    expect((await submit(f, [{ id: 'capped', cwd: '.', prompt: 'task capped: write', permissionMode: 'edits', maxBudgetUsd: 0.02 }])).code).toBe(0);
+    startWorker(f);
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'capped', isError: true, conclusion: 'error_during_execution', error: expect.stringContaining("the task's budget of $0.02 is spent") });
+    expect(f.server.messageRequests()).toHaveLength(1);
+  }, 180_000);
+
   it('a bad tasks file: the line is named and nothing of the file is queued', async () => {
     const f = await setUp(twoTurns);
     const cases: Array<[string, string]> = [
