@@ -110,11 +110,22 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       }
     };
 
+    /** For work outside a session (`keel sessions`): the connection is let go after, unless a session holds it. */
+    const withClient = async <T>(fn: (c: { cold: Cold; client: Client }) => Promise<T>): Promise<T> => {
+      const c = await connect();
+      try {
+        return await fn(c);
+      } finally {
+        if (open.size === 0 && connection === c) {
+          connection = undefined;
+          connecting = undefined;
+          await c.client.quit().catch(() => c.client.disconnect());
+        }
+      }
+    };
+
     kernel.services.provide('session-store', {
-      list: async (projectRoot: string) => {
-        const { cold, client } = await connect();
-        return cold.listSessions(client, projectRoot);
-      },
+      list: (projectRoot: string) => withClient(({ cold, client }) => cold.listSessions(client, projectRoot)),
       fileOf: () => undefined,
       close(session: Session) {
         void close(session).catch((err: unknown) => kernel.log('error', `${NAME}: closing session ${session.id}: ${errorMessage(err)}`, NAME));
@@ -129,9 +140,11 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       name: 'sessions',
       description: 'list the sessions in Redis (id, last activity, turns, cost, first prompt); --all for every project',
       async run(args, ctx) {
-        const { cold, client } = await connect();
-        const list = await cold.listSessions(client, args.split(/\s+/).includes('--all') ? undefined : ctx.session.projectRoot);
-        return args.split(/\s+/).includes('--json') ? JSON.stringify(list) : cold.formatList(list);
+        const words = args.split(/\s+/);
+        return withClient(async ({ cold, client }) => {
+          const list = await cold.listSessions(client, words.includes('--all') ? undefined : ctx.session.projectRoot);
+          return words.includes('--json') ? JSON.stringify(list) : cold.formatList(list);
+        });
       },
     });
 
