@@ -396,6 +396,20 @@ describe('keel fleet', () => {
     }
   }, 120_000);
 
+  it('status --watch redraws until interrupted', async () => {
+    const f = await setUp(twoTurns);
+    const child = spawnKeel(['fleet', 'status', '--watch'], { cwd: f.ws.dir, env: f.env });
+    let out = '';
+    child.stdout!.on('data', (chunk) => (out += chunk));
+    const done = collect(child, 60_000);
+    await until('two frames', async () => out.split('queue keel-fleet').length > 2);
+    child.kill('SIGINT');
+    const run = await done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(out).toContain('rate limit: none (fleet.requestsPerMinute)');
+  }, 120_000);
+
   it('every sub-command has --help', async () => {
     const ws = makeWorkspace();
     try {
