@@ -284,6 +284,29 @@ describe('keel fleet', () => {
     expect(f.server.messageRequests().map(taskOf)).toEqual(['first']);
   }, 180_000);
 
+  it('fleet.drainTimeoutMs hands running tasks back once it has passed', async () => {
+    let held: RecordedRequest | undefined;
+    const f = await setUp(
+      (request) => {
+        if (!held) {
+          held = request;
+          return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+        }
+        return say('done');
+      },
+      { drainTimeoutMs: 300 },
+    );
+    expect((await submit(f, [{ id: 'slowpoke', cwd: '.', prompt: 'task slowpoke: go' }])).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the request', async () => held);
+    worker.child.kill('SIGTERM');
+    const run = await worker.done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('handing task slowpoke back to the queue');
+    expect(await held!.finished).toBe('closed-early');
+    expect(await (await f.queue.getJob('slowpoke'))!.getState()).toBe('waiting');
+  }, 120_000);
+
   it('a second SIGTERM hands running tasks back; another worker resumes them', async () => {
     let heldOnce = false;
     const f = await setUp((request) => {
