@@ -7,6 +7,11 @@ export const fleetConfigSchema = z
   .object({
     /** Redis, e.g. redis://127.0.0.1:6379 (else KEEL_REDIS_URL). */
     redisUrl: z.string().min(1),
+    /**
+     * The Redis URL a task's run gets for its session (default: redisUrl). A run's tools can read their environment, so
+     * give runs a Redis user that reaches only the sessions (an ACL user on `keel:session*`), not the queue.
+     */
+    runRedisUrl: z.string().min(1),
     /** The BullMQ queue's name: fleets sharing one Redis keep apart by it. */
     queue: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only'),
     /** Model requests per minute, all workers on all machines together. */
@@ -39,6 +44,7 @@ export type FleetConfig = z.infer<typeof fleetConfigSchema>;
 
 export interface FleetSettings {
   redisUrl: string;
+  runRedisUrl: string;
   queue: string;
   requestsPerMinute?: number;
   budgetUsd?: number;
@@ -58,6 +64,7 @@ export function resolveSettings(config: FleetConfig | undefined, env: NodeJS.Pro
   if (!redisUrl) return { error: 'fleet: no Redis URL: set fleet.redisUrl in the config or KEEL_REDIS_URL' };
   return {
     redisUrl,
+    runRedisUrl: config?.runRedisUrl ?? redisUrl,
     queue: config?.queue ?? 'keel-fleet',
     requestsPerMinute: config?.requestsPerMinute,
     budgetUsd: config?.budgetUsd,

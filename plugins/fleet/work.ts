@@ -119,7 +119,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
           env: ctx.env,
           extraEnv: {
             KEEL_FLEET_BROKER: broker.urlFor(job.id!),
-            KEEL_REDIS_URL: settings.redisUrl,
+            KEEL_REDIS_URL: settings.runRedisUrl,
             // A session whose writer died is free as soon as its task can be taken over.
             KEEL_REDIS_SESSION_LOCK_MS: String(settings.lockDurationMs),
           },

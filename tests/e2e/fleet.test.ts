@@ -3,7 +3,7 @@
  * the scripted Anthropic server as the model. BullMQ's state is read with BullMQ itself.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -228,6 +228,33 @@ describe('keel fleet', () => {
     const status = await runKeel(['fleet', 'status'], { cwd: f.ws.dir, env: f.env });
     expect(status.stdout).toContain('rate limit: 120 requests/min fleet-wide');
   }, 180_000);
+
+  it('fleet.runRedisUrl: runs get a Redis user that reaches their sessions and not the queue', async () => {
+    const redisForUrl = await startRedis();
+    const admin = new Redis(redisForUrl.url);
+    try {
+      await admin.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel:session*', '~keel:sessions*', '+@all', '-@dangerous');
+      const runUrl = `redis://run:run-secret@127.0.0.1:${redisForUrl.port}`;
+      const probe = new Redis(runUrl);
+      await expect(probe.get('bull:keel-fleet:meta')).rejects.toThrow(/NOPERM/);
+      probe.disconnect();
+    } finally {
+      admin.disconnect();
+      await redisForUrl.cleanup();
+    }
+    // The same user in the fleet's own Redis: the run's session store works through it.
+    const f = await setUp(twoTurns);
+    await f.conn.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel:session*', '~keel:sessions*', '+@all', '-@dangerous');
+    const config = JSON.parse(readFileSync(path.join(f.ws.home, 'agent.config.json'), 'utf8'));
+    config.fleet.runRedisUrl = `redis://run:run-secret@127.0.0.1:${f.redis.port}`;
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify(config));
+    expect((await submit(f, [{ id: 'acl', cwd: '.', prompt: 'task acl: write', permissionMode: 'edits' }])).code).toBe(0);
+    startWorker(f);
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'acl', conclusion: 'success' });
+    expect(await f.conn.exists(`keel:session:${line.sessionId}`)).toBe(1);
+  }, 120_000);
 
   it('cancel removes a waiting task and aborts a running one', async () => {
     let held: RecordedRequest | undefined;
