@@ -26,10 +26,12 @@ export async function startBroker(
 ): Promise<Broker> {
   const rpm = settings.requestsPerMinute;
   const name = fleetKeys(settings.queue).requestQueue;
-  let limiter: { queue: Queue; events: QueueEvents; worker: Worker } | undefined;
+  let limiter: { queue: Queue; events: QueueEvents; worker: Worker; eventsConnection: Redis } | undefined;
   if (rpm) {
     const queue = new Queue(name, { connection: redis });
-    const events = new QueueEvents(name, { connection: redis.duplicate() });
+    // QueueEvents blocks on its connection (XREAD), so it gets one of its own; a connection passed in is ours to close.
+    const eventsConnection = redis.duplicate();
+    const events = new QueueEvents(name, { connection: eventsConnection });
     const worker = new Worker(name, async () => undefined, {
       connection: redis,
       concurrency: 1,
@@ -42,7 +44,7 @@ export async function startBroker(
     events.on('error', () => undefined);
     worker.on('error', () => undefined);
     await events.waitUntilReady();
-    limiter = { queue, events, worker };
+    limiter = { queue, events, worker, eventsConnection };
   }
   const acquire = async () => {
     if (!limiter) return;
@@ -89,6 +91,7 @@ export async function startBroker(
         await limiter.worker.close().catch(() => undefined);
         await limiter.events.close().catch(() => undefined);
         await limiter.queue.close().catch(() => undefined);
+        await limiter.eventsConnection.quit().catch(() => limiter!.eventsConnection.disconnect());
       }
     },
   };

@@ -297,7 +297,7 @@ describe('keel fleet', () => {
         return { content: [{ type: 'text', text: 'done first' }], beforeEvent: () => released };
       }
       return say(`done ${taskOf(request)}`);
-    });
+    }, { requestsPerMinute: 6_000 });
     expect((await submit(f, [{ id: 'first', cwd: '.', prompt: 'task first: go' }, { id: 'second', cwd: '.', prompt: 'task second: go' }])).code).toBe(0);
     const worker = startWorker(f);
     await until('the first request', async () => heldOnce);
