@@ -4,7 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Task } from './tasks.js';
 
@@ -15,9 +16,9 @@ export interface Checkout {
   remove(): Promise<void>;
 }
 
-function git(args: string[], cwd: string, input?: string): Promise<string> {
+function git(args: string[], cwd: string, input?: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }, (err, stdout, stderr) => {
+    const child = execFile('git', args, { cwd, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', ...env } }, (err, stdout, stderr) => {
       if (err) reject(new Error(`git ${args[0]} failed: ${(stderr || err.message).trim().split('\n').pop()}`));
       else resolve(stdout);
     });
@@ -74,11 +75,23 @@ async function identity(dir: string): Promise<void> {
   await git(['config', 'user.email', 'fleet@keel.invalid'], dir);
 }
 
-/** Everything the run changed since `base`, new files included, as a patch `git apply` takes. */
+/**
+ * Everything the run changed since `base`, new files included, as a patch `git apply` takes. Taken through a copy of
+ * the checkout's index, so the run's own `git status` and staging are never touched (and only changed files are hashed).
+ */
 export async function diffOf(checkout: Checkout): Promise<string> {
   const root = (await git(['rev-parse', '--show-toplevel'], checkout.dir)).trim();
-  await git(['add', '-A'], root);
-  return git(['diff', '--cached', '--binary', checkout.base], root);
+  const index = path.resolve(root, (await git(['rev-parse', '--git-path', 'index'], root)).trim());
+  const scratch = mkdtempSync(path.join(tmpdir(), 'keel-fleet-index-'));
+  const copy = path.join(scratch, 'index');
+  try {
+    if (existsSync(index)) copyFileSync(index, copy);
+    const env = { GIT_INDEX_FILE: copy };
+    await git(['add', '-A'], root, undefined, env);
+    return await git(['diff', '--cached', '--binary', checkout.base], root, undefined, env);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** Puts a predecessor's work in progress back (the task was taken over from a worker that died). */
