@@ -393,6 +393,26 @@ describe('keel fleet', () => {
     expect(f.server.messageRequests()).toHaveLength(1);
   }, 180_000);
 
+  it("a task's env names pass those variables of the worker's environment, and only those; a missing one fails the task", async () => {
+    const f = await setUp((request) =>
+      request.body.messages.length === 1 ? callTool('bash', { command: 'echo "named=$FLEET_NAMED other=$FLEET_OTHER"' }) : say('done'),
+    );
+    expect(
+      (await submit(f, [
+        { id: 'envy', cwd: '.', prompt: 'task envy: env', permissionMode: 'auto', env: ['FLEET_NAMED'] },
+        { id: 'lacking', cwd: '.', prompt: 'task lacking: env', env: ['FLEET_ABSENT'] },
+      ])).code,
+    ).toBe(0);
+    f.env = { ...f.env, FLEET_NAMED: 'given', FLEET_OTHER: 'withheld' };
+    startWorker(f);
+    await finished(f, 2);
+    const lines = await results(f);
+    expect(lines.find((l) => l.id === 'lacking')).toMatchObject({ conclusion: 'failed', error: 'task lacking: environment variable FLEET_ABSENT is not set on this worker' });
+    expect(lines.find((l) => l.id === 'envy')).toMatchObject({ conclusion: 'success' });
+    const second = f.server.messageRequests().find((r) => taskOf(r) === 'envy' && r.body.messages.length === 3)!;
+    expect(second.body.messages[2].content[0].content).toBe('named=given other=');
+  }, 120_000);
+
   it('a bad tasks file: the line is named and nothing of the file is queued', async () => {
     const f = await setUp(twoTurns);
     const cases: Array<[string, string]> = [
