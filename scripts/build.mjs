@@ -43,6 +43,9 @@ const VENDORS = {
   turndown: ['turndown'],
   // cosmiconfig's Explorer (see cli/config-search.ts): loaded only when a config file exists.
   cosmiconfig: ['cosmiconfig/dist/Explorer.js'],
+  // Redis: the client alone for session-store-redis's runs; BullMQ with the same client for `keel fleet`.
+  ioredis: ['ioredis'],
+  bullmq: ['bullmq'],
   // The MCP client (with ajv): loaded only once a server is configured.
   mcp: [
     '@modelcontextprotocol/sdk/client/index.js',

@@ -188,7 +188,7 @@ describe('config errors name the file and the key', () => {
   it('an unknown preset lists the known ones', async () => {
     ws = makeWorkspace({ git: true });
     await expect(assemble(flags({ preset: 'turbo' }), env(), undefined, ws.dir)).rejects.toMatchObject({
-      message: expect.stringMatching(/^--preset: unknown preset "turbo" \(known presets: default, headless, minimal, policy-strict\), and no package "turbo" is installed \(looked in .*\)$/),
+      message: expect.stringMatching(/^--preset: unknown preset "turbo" \(known presets: default, headless, minimal, policy-strict, fleet-worker\), and no package "turbo" is installed \(looked in .*\)$/),
       exitCode: 2,
     });
   });

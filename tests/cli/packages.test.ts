@@ -184,7 +184,7 @@ describe('presets by package name', () => {
     const file = ws.write('agent.config.ts', "export default { preset: 'keel-preset-nope' };\n");
     const err = (await assemble(flags(), env(), undefined, ws.dir).catch((e: unknown) => e)) as Error & { exitCode: number };
     expect(err.exitCode).toBe(2);
-    expect(err.message).toMatch(/^.*agent\.config\.ts: preset: unknown preset "keel-preset-nope" \(known presets: default, headless, minimal, policy-strict\), and no package "keel-preset-nope" is installed \(looked in /);
+    expect(err.message).toMatch(/^.*agent\.config\.ts: preset: unknown preset "keel-preset-nope" \(known presets: default, headless, minimal, policy-strict, fleet-worker\), and no package "keel-preset-nope" is installed \(looked in /);
     expect(err.message.startsWith(`${file}: preset: `)).toBe(true);
     writeFileSync(file, "export default { preset: 'keel-preset-plugin' };\n");
     await expect(assemble(flags(), env(), undefined, ws.dir)).rejects.toThrow(

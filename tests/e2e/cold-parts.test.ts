@@ -39,6 +39,8 @@ const MARKERS: Record<string, string> = {
   'tool-agent': 'ended without a result',
   'tool-documents': 'is not a readable PDF',
   'ui-plain': 'Ctrl+R searches it as you type',
+  fleet: 'one JSON object a line, with the full result and the patch',
+  'session-store-redis': 'No sessions in Redis yet.',
 };
 
 type Start = 'from the snapshot' | 'without the snapshot';
@@ -105,6 +107,8 @@ describe('the plugins’ cold parts', () => {
         const one = await traced(start, ['-p', 'hi'], { cwd: ws.dir, env });
         expect(one.stdout).toBe('one turn\n');
         expect(one.cold).toEqual([]);
+        // Nor BullMQ or the Redis client (the fleet plugin is in the default preset; its code is cold).
+        expect(one.reads.filter((file) => /vendor\/(bullmq|ioredis)\.cjs$/.test(file))).toEqual([]);
         const edit = await traced(start, ['-p', 'edit a.txt', '--permission-mode', 'auto'], { cwd: ws.dir, env });
         expect(edit.stdout).toBe('edited\n');
         expect(edit.cold).toEqual([]);

@@ -29,7 +29,7 @@ kernel.use(definePlugin(() => ({ name: 'third-party', kernel: '^1.0.0', apply() 
 console.log(JSON.stringify({ version: KERNEL_VERSION, presets: PRESET_NAMES, stage: Stage.EARLY, zod: typeof z.object, print: print().name, modes: kernel.modes.names() }));`,
     );
     const out = JSON.parse(execFileSync(process.execPath, [script], { cwd: ws.dir }).toString());
-    expect(out).toEqual({ version: '1.0.0', presets: ['default', 'headless', 'minimal', 'policy-strict'], stage: -100, zod: 'function', print: 'print', modes: ['print'] });
+    expect(out).toEqual({ version: '1.0.0', presets: ['default', 'headless', 'minimal', 'policy-strict', 'fleet-worker'], stage: -100, zod: 'function', print: 'print', modes: ['print'] });
   });
 
   it('runs the keel/sdk example from the README against a scripted server', async () => {

@@ -135,7 +135,7 @@ describe('failures are one line with the right exit code', () => {
     const { env, ws } = await prepare([]);
     const run = await runKeel(['--preset', 'turbo', '-p', 'hi'], { cwd: ws.dir, env });
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^keel: --preset: unknown preset "turbo" \(known presets: default, headless, minimal, policy-strict\), and no package "turbo" is installed \(looked in [^\n]*\)\n$/);
+    expect(run.stderr).toMatch(/^keel: --preset: unknown preset "turbo" \(known presets: default, headless, minimal, policy-strict, fleet-worker\), and no package "turbo" is installed \(looked in [^\n]*\)\n$/);
   });
 
   it('a bad config', async () => {

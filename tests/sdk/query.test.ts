@@ -153,7 +153,7 @@ describe('query() from keel/sdk', () => {
   it('names a bad option in its error', async () => {
     const { env, ws } = await prepare([]);
     const q = query({ prompt: 'x', options: { cwd: ws.dir, env, preset: 'turbo' } });
-    await expect(q.next()).rejects.toThrow('query() options: unknown preset "turbo" (known presets: default, headless, minimal, policy-strict)');
+    await expect(q.next()).rejects.toThrow('query() options: unknown preset "turbo" (known presets: default, headless, minimal, policy-strict, fleet-worker)');
     const bad = query({ prompt: 'x', options: { cwd: ws.dir, env, permissionMode: 'yolo' } });
     await expect(bad.next()).rejects.toThrow(/query\(\) options: permissionMode: must be one of/);
   });

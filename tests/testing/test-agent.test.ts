@@ -70,6 +70,6 @@ describe('testAgent', () => {
     agent = undefined;
     expect(existsSync(dir)).toBe(false);
     expect(existsSync(home)).toBe(false);
-    await expect(testAgent({ preset: 'nope', script: [] })).rejects.toThrow('testAgent: preset: no built-in preset "nope" (known presets: default, headless, minimal, policy-strict)');
+    await expect(testAgent({ preset: 'nope', script: [] })).rejects.toThrow('testAgent: preset: no built-in preset "nope" (known presets: default, headless, minimal, policy-strict, fleet-worker)');
   });
 });

@@ -1,0 +1,91 @@
+/** A tasks file (JSON Lines, one task a line), validated whole before anything is queued. */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const taskSchema = z
+  .object({
+    // BullMQ's custom job ids may not be plain integers and may not hold ':' (its key separator).
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" and "-" only, starting with a letter or digit (at most 128)')
+      .refine((id) => !/^\d+$/.test(id), 'must not be a plain number')
+      .optional(),
+    repo: z.string().min(1).optional(),
+    ref: z.string().min(1).optional(),
+    cwd: z.string().min(1).optional(),
+    prompt: z.string().min(1),
+    preset: z.string().min(1).optional(),
+    permissionMode: z.enum(['auto', 'edits', 'ask', 'manual', 'plan', 'default', 'acceptEdits', 'bypassPermissions']).optional(),
+    maxTurns: z.number().int().positive().optional(),
+    maxBudgetUsd: z.number().positive().optional(),
+    jsonSchema: z.record(z.string(), z.unknown()).optional(),
+    env: z.array(z.string().regex(ENV_NAME, 'an environment variable name')).optional(),
+  })
+  .strict()
+  .superRefine((task, ctx) => {
+    if (!task.repo === !task.cwd) ctx.addIssue({ code: 'custom', message: 'give exactly one of "repo" (with "ref") or "cwd"', path: task.repo ? ['cwd'] : ['repo'] });
+    if (task.jsonSchema) {
+      try {
+        z.fromJSONSchema(task.jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `not a JSON Schema zod can read: ${(err as Error).message}`, path: ['jsonSchema'] });
+      }
+    }
+  });
+
+export type TaskInput = z.infer<typeof taskSchema>;
+/** A task as queued: an id, absolute local paths, and the session its runs use. */
+export type Task = TaskInput & { id: string; sessionId: string };
+
+/**
+ * Parses a whole file. Any bad line fails the file with one line naming it: `tasks.jsonl: line 3: prompt: …`.
+ * Relative `cwd` and local `repo` paths are resolved against `base` (the submitter's folder), for workers to find.
+ */
+export function parseTasks(text: string, source: string, base: string): Task[] {
+  const tasks: Task[] = [];
+  const seen = new Map<string, number>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (!line) continue;
+    const at = `${source}: line ${i + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (err) {
+      throw new TaskFileError(`${at}: not valid JSON (${(err as Error).message})`);
+    }
+    const parsed = taskSchema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
+      throw new TaskFileError(`${at}: ${field}${issue.message}`);
+    }
+    const task = parsed.data;
+    const id = task.id ?? `t-${randomUUID().slice(0, 13)}`;
+    const earlier = seen.get(id);
+    if (earlier !== undefined) throw new TaskFileError(`${at}: id "${id}" is also the id of line ${earlier}`);
+    seen.set(id, i + 1);
+    tasks.push({
+      ...task,
+      id,
+      sessionId: randomUUID(),
+      ...(task.cwd ? { cwd: path.resolve(base, task.cwd) } : {}),
+      ...(task.repo && isLocalPath(task.repo) ? { repo: path.resolve(base, task.repo) } : {}),
+    });
+  }
+  if (tasks.length === 0) throw new TaskFileError(`${source}: no tasks (one JSON object a line)`);
+  return tasks;
+}
+
+/** A git URL (scheme://, user@host:path) is left as it is; anything else is a local path. */
+function isLocalPath(repo: string): boolean {
+  return !/^[a-z][a-z0-9+.-]*:\/\//i.test(repo) && !/^[^/\s]+@[^/\s]+:/.test(repo);
+}
+
+export class TaskFileError extends Error {}
+
+export type { TaskResult } from './keys.js';

@@ -1,0 +1,119 @@
+/** The store's Redis side, loaded when the first session starts: the connection, resume, listing. */
+import type { Redis } from 'ioredis';
+import { KeelError, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
+import { ALL_SESSIONS, projectSessions, streamKey } from './keys.js';
+import { SessionStream } from './log.js';
+import { loadSession } from './reader.js';
+import { headerFor, newRecorder, syncMessages, writeBoundary, type Recorder } from './recorder.js';
+import { connectRedis } from './redis.js';
+import { createRedactor } from './secrets.js';
+
+export { connectRedis } from './redis.js';
+
+export interface StoreSettings {
+  url: string;
+  lockMs: number;
+  now: () => number;
+}
+
+export interface SessionSummary {
+  id: string;
+  lastActivity: number;
+  turns: number;
+  costUsd: number;
+  firstPrompt?: string;
+  projectRoot?: string;
+}
+
+const NAME = 'session-store-redis';
+
+export async function openClient(url: string): Promise<Redis> {
+  return connectRedis(url, NAME);
+}
+
+/** Resolves `--resume <id>`: the id itself, or the one session whose id starts with it. */
+async function resolveId(client: Redis, wanted: string): Promise<string> {
+  if ((await client.exists(streamKey(wanted))) > 0) return wanted;
+  const ids = (await client.zrange(ALL_SESSIONS, '0', '-1')).filter((id) => id.startsWith(wanted));
+  if (ids.length === 1) return ids[0];
+  if (ids.length === 0) throw new KeelError(`no session matches "${wanted}" in Redis (keel sessions lists them)`, { exitCode: 2 });
+  throw new KeelError(`"${wanted}" matches ${ids.length} sessions (${ids.slice(0, 3).join(', ')}…); give more of the id`, { exitCode: 2 });
+}
+
+export async function openOrResume(kernel: Kernel, client: Redis, session: Session, settings: StoreSettings): Promise<Recorder> {
+  const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
+  const onError = (err: Error) => kernel.log('error', `cannot write session ${session.id} to Redis: ${err.message}; this session is no longer saved`, NAME);
+  const recorderFor = (id: string, parent?: string, subagent = false): Recorder =>
+    newRecorder(new SessionStream(client, id, session.projectRoot, redact, onError), headerFor(session, settings.now(), parent, subagent), settings.now);
+  // A holder that died keeps the lock until its expiry: wait that long, no longer.
+  const lockWait = settings.lockMs + 1_000;
+
+  const resume = session.resume;
+  if (!resume || (!resume.id && !resume.latest)) {
+    if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
+    const rec = recorderFor(session.id, session.parentSessionId, Boolean(session.parentSessionId));
+    await rec.stream.acquire(settings.lockMs, lockWait);
+    return rec;
+  }
+  const sourceId = resume.id ? await resolveId(client, resume.id) : await newest(client, session.projectRoot);
+  if (!resume.fork) session.id = sourceId;
+  const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
+  // Resuming in place appends to the stream: take its lock before reading, so no other process is writing it.
+  if (!resume.fork) await rec.stream.acquire(settings.lockMs, lockWait);
+  try {
+    const source = resume.fork ? new SessionStream(client, sourceId, session.projectRoot, redact, onError) : rec.stream;
+    const loaded = await loadSession(source, (message) => kernel.log('warn', message, NAME));
+    for (const message of loaded.messages) session.messages.push(message);
+    session.resumedFrom = sourceId;
+    rec.base = loaded.stats;
+    session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
+    if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
+    if (resume.fork) {
+      await rec.stream.acquire(settings.lockMs, lockWait);
+      session.parentSessionId = sourceId;
+      writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
+      await rec.stream.flush();
+      return rec;
+    }
+    rec.headerWritten = loaded.entries > 0;
+    if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
+    // What came from the stream is in it; a synthesized tail result is written now, so the stream stays valid.
+    const inStream = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
+    rec.recorded = inStream;
+    rec.last = loaded.messages[inStream - 1] as MessageParam | undefined;
+    syncMessages(session, rec);
+    await rec.stream.flush();
+    return rec;
+  } catch (err) {
+    await rec.stream.release().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function newest(client: Redis, projectRoot: string): Promise<string> {
+  const [id] = await client.zrevrange(projectSessions(projectRoot), 0, 0);
+  if (!id) throw new KeelError(`no session in Redis for ${projectRoot} to continue`, { exitCode: 2 });
+  return id;
+}
+
+/** A project's sessions, newest first, read from their streams. */
+export async function listSessions(client: Redis, projectRoot: string | undefined): Promise<SessionSummary[]> {
+  const key = projectRoot ? projectSessions(projectRoot) : ALL_SESSIONS;
+  const entries = await client.zrevrange(key, 0, 199, 'WITHSCORES');
+  const out: SessionSummary[] = [];
+  for (let i = 0; i < entries.length; i += 2) {
+    const id = entries[i];
+    const stream = new SessionStream(client, id, projectRoot ?? '', (t) => t, () => undefined);
+    const loaded = await loadSession(stream, () => undefined);
+    const first = loaded.messages.find((m) => m.role === 'user');
+    const prompt = first && (typeof first.content === 'string' ? first.content : first.content.find((b) => b.type === 'text')?.text);
+    out.push({ id, lastActivity: Number(entries[i + 1]), turns: loaded.stats.turns, costUsd: loaded.stats.costUsd, firstPrompt: prompt, projectRoot: loaded.header?.projectRoot });
+  }
+  return out;
+}
+
+export function formatList(sessions: SessionSummary[]): string {
+  if (!sessions.length) return 'No sessions in Redis yet.';
+  const rows = sessions.map((s) => `${s.id}  ${new Date(s.lastActivity).toISOString().slice(0, 16).replace('T', ' ')}  ${String(s.turns).padStart(5)}  $${s.costUsd.toFixed(4)}  ${(s.firstPrompt ?? '').replace(/\s+/g, ' ').slice(0, 60)}`);
+  return ['ID                                    LAST ACTIVITY     TURNS     COST  FIRST PROMPT', ...rows].join('\n');
+}

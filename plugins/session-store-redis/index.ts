@@ -1,0 +1,192 @@
+/**
+ * session-store-redis: the session store's contract (plugins/session-store) on Redis Streams — one stream per
+ * session, one entry per record, the same records, totals and repair rules — so `--resume <id>` works on any
+ * machine that reaches the same Redis. The preset `fleet-worker` swaps it in for the file store.
+ *
+ * Records are queued from the synchronous event taps in the order they are made (one connection sends them in
+ * order) and awaited at the end of every turn, so a `kill -9` loses at most the turn in flight; Redis's own
+ * durability (AOF) covers the rest.
+ */
+import { z } from 'zod';
+import { definePlugin, errorMessage, KeelError, Stage, type AgentEvent, type Kernel, type Session } from '../../kernel/index.js';
+import { countResponse, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
+
+const NAME = 'session-store-redis';
+
+export interface RedisSessionsConfig {
+  /** The Redis URL (default: the KEEL_REDIS_URL environment variable). */
+  url?: string;
+  /**
+   * How long the writer's lock lives without being extended (default: KEEL_REDIS_SESSION_LOCK_MS, else 30000 ms): a
+   * killed writer's session is free after it. A fleet worker sets it for its runs to its own job lock's duration.
+   */
+  lockMs?: number;
+}
+
+export interface SessionStoreRedisOptions extends RedisSessionsConfig {
+  now?: () => number;
+}
+
+declare module '../../kernel/plugin.js' {
+  interface KeelConfig {
+    redisSessions?: RedisSessionsConfig;
+  }
+}
+
+const configSchema = z.object({ url: z.string().min(1).optional(), lockMs: z.number().int().min(100).optional() }).strict();
+
+type Cold = typeof import('./cold.js');
+type Client = Awaited<ReturnType<Cold['openClient']>>;
+
+export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
+  name: NAME,
+  kernel: '^1.0.0',
+  config: { redisSessions: configSchema },
+  apply(kernel) {
+    const open = new Set<Session>();
+    let lastActive: Session | undefined;
+    let connection: { cold: Cold; client: Client } | undefined;
+    let connecting: Promise<{ cold: Cold; client: Client }> | undefined;
+
+    const url = () => {
+      const value = opts.url ?? kernel.config.redisSessions?.url ?? process.env.KEEL_REDIS_URL;
+      if (!value) throw new KeelError(`${NAME}: no Redis URL: set redisSessions.url in the config or KEEL_REDIS_URL`, { exitCode: 2 });
+      return value;
+    };
+    const connect = () =>
+      (connecting ??= (async () => {
+        const cold = await import('./cold.js');
+        const client = await cold.openClient(url());
+        connection = { cold, client };
+        return connection;
+      })().catch((err: unknown) => {
+        connecting = undefined;
+        throw err;
+      }));
+
+    kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.EARLY }, async (session) => {
+      const { cold, client } = await connect();
+      const rec = await cold.openOrResume(kernel, client, session, {
+        url: url(),
+        lockMs: opts.lockMs ?? kernel.config.redisSessions?.lockMs ?? (Number(process.env.KEEL_REDIS_SESSION_LOCK_MS) || 30_000),
+        now: opts.now ?? Date.now,
+      });
+      session.data.set(NAME, rec);
+      open.add(session);
+      lastActive = session;
+    });
+
+    kernel.hooks.event.tap(NAME, (event) => {
+      const session = sessionOf(event, open) ?? lastActive;
+      const rec = session && recorderOf(session);
+      if (!session || !rec || rec.stream.failed) return;
+      lastActive = session;
+      guarded(kernel, rec, () => record(event, session, rec));
+    });
+
+    // The end of a turn is its commit: every record of it is in Redis before the next request goes out.
+    kernel.hooks.postTurn.tapPromise({ name: NAME, stage: Stage.LATE }, async (_record, turn) => {
+      const rec = recorderOf(turn.session);
+      if (!rec || rec.stream.failed || !connection) return;
+      guarded(kernel, rec, () => syncMessages(turn.session, rec));
+      await rec.stream.flush();
+    });
+
+    /** Flushes, releases the lock, and lets the connection go when no session is open (the process may then exit). */
+    const close = async (session: Session) => {
+      const rec = recorderOf(session);
+      open.delete(session);
+      if (rec) {
+        if (!rec.stream.failed) guarded(kernel, rec, () => syncMessages(session, rec));
+        await rec.stream.flush();
+        await rec.stream.release().catch(() => undefined);
+        session.data.delete(NAME);
+      }
+      if (open.size === 0 && connection) {
+        const { client } = connection;
+        connection = undefined;
+        connecting = undefined;
+        await client.quit().catch(() => client.disconnect());
+      }
+    };
+
+    /** For work outside a session (`keel sessions`): the connection is let go after, unless a session holds it. */
+    const withClient = async <T>(fn: (c: { cold: Cold; client: Client }) => Promise<T>): Promise<T> => {
+      const c = await connect();
+      try {
+        return await fn(c);
+      } finally {
+        if (open.size === 0 && connection === c) {
+          connection = undefined;
+          connecting = undefined;
+          await c.client.quit().catch(() => c.client.disconnect());
+        }
+      }
+    };
+
+    kernel.services.provide('session-store', {
+      list: (projectRoot: string) => withClient(({ cold, client }) => cold.listSessions(client, projectRoot)),
+      fileOf: () => undefined,
+      close(session: Session) {
+        void close(session).catch((err: unknown) => kernel.log('error', `${NAME}: closing session ${session.id}: ${errorMessage(err)}`, NAME));
+      },
+      persist(session: Session) {
+        const rec = recorderOf(session);
+        if (rec && !rec.stream.failed) guarded(kernel, rec, () => syncMessages(session, rec));
+      },
+    });
+
+    kernel.commands.register({
+      name: 'sessions',
+      description: 'list the sessions in Redis (id, last activity, turns, cost, first prompt); --all for every project',
+      async run(args, ctx) {
+        const words = args.split(/\s+/);
+        return withClient(async ({ cold, client }) => {
+          const list = await cold.listSessions(client, words.includes('--all') ? undefined : ctx.session.projectRoot);
+          return words.includes('--json') ? JSON.stringify(list) : cold.formatList(list);
+        });
+      },
+    });
+
+  },
+}));
+
+function recorderOf(session: Session): Recorder | undefined {
+  return session.data.get(NAME) as Recorder | undefined;
+}
+
+function sessionOf(event: AgentEvent, open: Set<Session>): Session | undefined {
+  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
+  for (const session of open) if (session.messages.lastIndexOf(event.message) !== -1) return session;
+  return undefined;
+}
+
+function record(event: AgentEvent, session: Session, rec: Recorder): void {
+  switch (event.type) {
+    case 'user_message':
+    case 'tool_results':
+    case 'result':
+      syncMessages(session, rec);
+      break;
+    case 'assistant_message':
+      countResponse(rec, event.response);
+      syncMessages(session, rec, { message: event.message, response: event.response });
+      break;
+    case 'usage':
+      writeUsage(rec, event);
+      break;
+    case 'compact':
+      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
+      break;
+    default:
+      break;
+  }
+}
+
+function guarded(kernel: Kernel, rec: Recorder, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    kernel.log('error', `${NAME}: cannot record session ${rec.stream.id}: ${errorMessage(err)}`, NAME);
+  }
+}

@@ -1,0 +1,497 @@
+/**
+ * keel fleet end to end: a real Redis per test (redis-server, AOF on), the built binary as submitter and workers,
+ * the scripted Anthropic server as the model. BullMQ's state is read with BullMQ itself.
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { callTool, plainMessages, say, startAnthropicServer, type RecordedRequest, type ScriptedServer, type ScriptedTurn } from '../helpers/anthropic-server.js';
+import { collect, runKeel, spawnKeel, type KeelRun } from '../helpers/cli.js';
+import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+const RESUME_PROMPT_START = 'Your previous run of this task was interrupted';
+
+interface Fleet {
+  redis: TestRedis;
+  server: ScriptedServer;
+  ws: Workspace;
+  env: Record<string, string>;
+  workers: Worker[];
+  queue: Queue;
+  conn: Redis;
+}
+
+let fleet: Fleet | undefined;
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((b: { type?: string; text?: string }) => (b.type === 'text' ? b.text : '')).join('');
+  return '';
+}
+/** The task a request belongs to: the name in its first user message ("task <name>: …"). */
+const taskOf = (request: RecordedRequest): string => /task ([\w-]+):/.exec(textOf(request.body.messages[0].content))?.[1] ?? '?';
+const lastText = (request: RecordedRequest): string => textOf(request.body.messages.at(-1).content);
+
+async function setUp(route: (request: RecordedRequest) => ScriptedTurn | undefined, fleetConfig: Record<string, unknown> = {}): Promise<Fleet> {
+  const redis = await startRedis();
+  const server = await startAnthropicServer([], { route });
+  const ws = makeWorkspace();
+  execFileSync('git', ['init', '--quiet', ws.dir]);
+  ws.write('README.md', 'a project\n');
+  execFileSync('git', ['-C', ws.dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--quiet', '--allow-empty', '-m', 'start']);
+  execFileSync('git', ['-C', ws.dir, 'add', '-A']);
+  execFileSync('git', ['-C', ws.dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--quiet', '-m', 'readme']);
+  // Short locks and stalled checks keep a take-over within seconds.
+  const config = {
+    fleet: { redisUrl: redis.url, workDir: path.join(path.dirname(ws.dir), 'work'), lockDurationMs: 2_000, stalledIntervalMs: 500, maxStalledCount: 5, ...fleetConfig },
+  };
+  writeFileSync(path.join(ws.home, 'agent.config.json'), JSON.stringify(config));
+  const env = { KEEL_HOME: ws.home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key' };
+  const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
+  conn.on('error', () => undefined);
+  const queue = new Queue('keel-fleet', { connection: conn });
+  queue.on('error', () => undefined);
+  fleet = { redis, server, ws, env, workers: [], queue, conn };
+  return fleet;
+}
+
+afterEach(async () => {
+  const f = fleet;
+  fleet = undefined;
+  if (!f) return;
+  for (const worker of f.workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+  await Promise.allSettled(f.workers.map((w) => w.done));
+  await f.queue.close().catch(() => undefined);
+  f.conn.disconnect();
+  await f.server.close();
+  await f.redis.cleanup();
+  f.ws.cleanup();
+});
+
+interface Worker {
+  child: ChildProcess;
+  done: Promise<KeelRun>;
+  /** What it has written to stderr so far. */
+  stderr(): string;
+}
+
+function startWorker(f: Fleet, args: string[] = []): Worker {
+  const child = spawnKeel(['fleet', 'work', ...args], { cwd: f.ws.dir, env: f.env });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const worker = { child, done: collect(child, 170_000), stderr: () => stderr };
+  f.workers.push(worker);
+  return worker;
+}
+
+function submit(f: Fleet, tasks: Array<Record<string, unknown>>): Promise<KeelRun> {
+  const file = f.ws.write('tasks.jsonl', tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
+  return runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env, timeoutMs: 30_000 });
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const finished = (f: Fleet, n: number) =>
+  until(`${n} finished tasks`, async () => {
+    const counts = await f.queue.getJobCounts('completed', 'failed');
+    return counts.completed + counts.failed >= n ? counts : undefined;
+  });
+
+async function results(f: Fleet): Promise<any[]> {
+  const run = await runKeel(['fleet', 'results', '--json'], { cwd: f.ws.dir, env: f.env, timeoutMs: 30_000 });
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  return run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+/** Two turns: write out-<name>.txt, then say done. */
+function twoTurns(request: RecordedRequest): ScriptedTurn {
+  const name = taskOf(request);
+  return request.body.messages.length === 1 ? callTool('write_file', { path: `out-${name}.txt`, content: `result ${name}\n` }) : say(`done ${name}`);
+}
+
+describe('keel fleet', () => {
+  it('runs 20 tasks on 3 worker processes, each exactly once, with its result and its patch', async () => {
+    const f = await setUp(twoTurns);
+    const tasks = Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, cwd: '.', prompt: `task t${i}: write your file`, permissionMode: 'edits' }));
+    const queued = await submit(f, tasks);
+    expect(queued.stderr).toBe('');
+    expect(queued.code).toBe(0);
+    for (let i = 0; i < 3; i++) startWorker(f, ['--concurrency', '2']);
+    const counts = await finished(f, 20);
+    expect(counts).toEqual({ completed: 20, failed: 0 });
+
+    const lines = await results(f);
+    expect(lines.map((l) => l.id).sort()).toEqual(tasks.map((t) => t.id).sort());
+    for (const line of lines) {
+      expect(line).toMatchObject({ conclusion: 'success', isError: false, turns: 2, result: `done ${line.id}` });
+      expect(line.patch).toContain(`+++ b/out-${line.id}.txt`);
+      expect(line.patch).toContain(`+result ${line.id}`);
+    }
+    // Exactly once: each task's first and second turn were asked once.
+    const requests = f.server.messageRequests();
+    for (const task of tasks) {
+      const mine = requests.filter((r) => taskOf(r) === task.id);
+      expect(mine.map((r) => r.body.messages.length)).toEqual([1, 3]);
+    }
+    // The checkouts are gone, and the user's repository has no worktree left.
+    expect(execFileSync('git', ['-C', f.ws.dir, 'worktree', 'list']).toString().trim().split('\n')).toHaveLength(1);
+    // status agrees
+    const status = await runKeel(['fleet', 'status', '--json'], { cwd: f.ws.dir, env: f.env });
+    expect(JSON.parse(status.stdout)).toMatchObject({ counts: { completed: 20, failed: 0, active: 0, waiting: 0 } });
+  }, 180_000);
+
+  it('a worker killed with kill -9 mid-task: another takes the task over and resumes its session, earlier turns not asked again', async () => {
+    let held: RecordedRequest | undefined;
+    const f = await setUp((request) => {
+      const name = taskOf(request);
+      if (name !== 'slow') return twoTurns(request);
+      const n = request.body.messages.length;
+      if (n === 1) return callTool('write_file', { path: 'a.txt', content: 'first\n' });
+      if (n === 3) return callTool('write_file', { path: 'b.txt', content: 'second\n' });
+      if (!lastText(request).startsWith(RESUME_PROMPT_START)) {
+        // The third turn of the first run: held until its run goes away (its worker is killed).
+        held = request;
+        return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+      }
+      return say('done slow');
+    });
+    expect((await submit(f, [{ id: 'slow', cwd: '.', prompt: 'task slow: two files', permissionMode: 'edits' }])).code).toBe(0);
+    const first = startWorker(f);
+    const second = startWorker(f);
+    await until('the third turn', async () => held);
+    const job = await f.queue.getJob('slow');
+    const victim = [first, second].find((w) => (job!.progress as { worker?: string }).worker?.endsWith(`:${w.child.pid}`))!;
+    expect(victim).toBeDefined();
+    victim.child.kill('SIGKILL');
+    // The run the dead worker left behind stops by itself: its request goes away unanswered.
+    expect(await held!.finished).toBe('closed-early');
+    await finished(f, 1);
+    const [line] = await results(f);
+    const survivor = victim === first ? second : first;
+    expect(line).toMatchObject({ id: 'slow', conclusion: 'success', result: 'done slow', worker: expect.stringMatching(new RegExp(`:${survivor.child.pid}$`)) });
+    // The work in progress came along: the final patch has both files.
+    expect(line.patch).toContain('+first');
+    expect(line.patch).toContain('+second');
+    const mine = f.server.messageRequests().filter((r) => taskOf(r) === 'slow');
+    // Turns 1 and 2 were asked once; the resumed run sent the history it had, then asked on.
+    expect(mine.map((r) => r.body.messages.length)).toEqual([1, 3, 5, 6]);
+    const resumed = mine[3].body.messages;
+    expect(textOf(resumed[5].content)).toContain(RESUME_PROMPT_START);
+    expect(plainMessages(resumed.slice(0, 5))).toEqual(plainMessages(mine[2].body.messages));
+  }, 180_000);
+
+  it('survives a restart of Redis mid-run: every task finishes', async () => {
+    const f = await setUp(twoTurns);
+    const tasks = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, cwd: '.', prompt: `task r${i}: write`, permissionMode: 'edits' }));
+    expect((await submit(f, tasks)).code).toBe(0);
+    startWorker(f);
+    startWorker(f);
+    await until('3 finished tasks', async () => (await f.queue.getCompletedCount().catch(() => 0)) >= 3);
+    await f.redis.restart();
+    const counts = await finished(f, 10);
+    expect(counts).toEqual({ completed: 10, failed: 0 });
+    const lines = await results(f);
+    expect(lines.map((l) => l.id).sort()).toEqual(tasks.map((t) => t.id).sort());
+    for (const line of lines) expect(line.conclusion).toBe('success');
+  }, 180_000);
+
+  it('holds the fleet-wide request rate across workers (counted from the model server\'s timestamps)', async () => {
+    // 120 requests a minute: one every 500 ms, whichever worker asks.
+    const f = await setUp(
+      (request) => {
+        const n = request.body.messages.length;
+        return n < 5 ? callTool('write_file', { path: `f${n}.txt`, content: `${n}\n` }) : say('done');
+      },
+      { requestsPerMinute: 120 },
+    );
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `q${i}`, cwd: '.', prompt: `task q${i}: three turns`, permissionMode: 'edits' }));
+    expect((await submit(f, tasks)).code).toBe(0);
+    for (let i = 0; i < 3; i++) startWorker(f, ['--concurrency', '2']);
+    expect(await finished(f, 6)).toEqual({ completed: 6, failed: 0 });
+    const times = f.server.messageRequests().map((r) => r.receivedAt).sort((a, b) => a - b);
+    expect(times).toHaveLength(18);
+    // Tokens leave 500 ms apart, so any 2 s holds at most 5 requests (4 gaps); six runs unpaced send far more.
+    for (const start of times) expect(times.filter((t) => t >= start && t < start + 2_000).length).toBeLessThanOrEqual(5);
+    const status = await runKeel(['fleet', 'status'], { cwd: f.ws.dir, env: f.env });
+    expect(status.stdout).toContain('rate limit: 120 requests/min fleet-wide');
+  }, 180_000);
+
+  it('fleet.runRedisUrl: runs get a Redis user that reaches their sessions and not the queue', async () => {
+    const redisForUrl = await startRedis();
+    const admin = new Redis(redisForUrl.url);
+    try {
+      await admin.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel:session*', '~keel:sessions*', '+@all', '-@dangerous');
+      const runUrl = `redis://run:run-secret@127.0.0.1:${redisForUrl.port}`;
+      const probe = new Redis(runUrl);
+      await expect(probe.get('bull:keel-fleet:meta')).rejects.toThrow(/NOPERM/);
+      probe.disconnect();
+    } finally {
+      admin.disconnect();
+      await redisForUrl.cleanup();
+    }
+    // The same user in the fleet's own Redis: the run's session store works through it.
+    const f = await setUp(twoTurns);
+    await f.conn.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel:session*', '~keel:sessions*', '+@all', '-@dangerous');
+    const config = JSON.parse(readFileSync(path.join(f.ws.home, 'agent.config.json'), 'utf8'));
+    config.fleet.runRedisUrl = `redis://run:run-secret@127.0.0.1:${f.redis.port}`;
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify(config));
+    expect((await submit(f, [{ id: 'acl', cwd: '.', prompt: 'task acl: write', permissionMode: 'edits' }])).code).toBe(0);
+    startWorker(f);
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'acl', conclusion: 'success' });
+    expect(await f.conn.exists(`keel:session:${line.sessionId}`)).toBe(1);
+  }, 120_000);
+
+  it('cancel removes a waiting task and aborts a running one', async () => {
+    let held: RecordedRequest | undefined;
+    const f = await setUp((request) => {
+      held = request;
+      return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+    });
+    expect((await submit(f, [{ id: 'running', cwd: '.', prompt: 'task running: wait' }, { id: 'waiting', cwd: '.', prompt: 'task waiting: wait' }])).code).toBe(0);
+    startWorker(f);
+    await until('the running request', async () => held);
+    const cancelWaiting = await runKeel(['fleet', 'cancel', 'waiting'], { cwd: f.ws.dir, env: f.env });
+    expect(cancelWaiting.stdout).toContain('1 waiting removed');
+    expect(await f.queue.getJob('waiting')).toBeUndefined();
+    const cancelRunning = await runKeel(['fleet', 'cancel', 'running'], { cwd: f.ws.dir, env: f.env });
+    expect(cancelRunning.stdout).toContain('1 running aborted');
+    expect(await held!.finished).toBe('closed-early');
+    await finished(f, 1);
+    const lines = await results(f);
+    expect(lines).toEqual([expect.objectContaining({ id: 'running', conclusion: 'cancelled' })]);
+    expect(f.server.messageRequests()).toHaveLength(1);
+    const again = await runKeel(['fleet', 'cancel', 'running'], { cwd: f.ws.dir, env: f.env });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toBe('keel: fleet cancel: task "running" has already failed\n');
+    // retry puts it back; it runs again (and is cancelled again, with --all)
+    const retry = await runKeel(['fleet', 'retry', 'running'], { cwd: f.ws.dir, env: f.env });
+    expect(retry.stdout).toBe('queued task running again\n');
+    await until('the retried request', async () => f.server.messageRequests().length === 2);
+    const all = await runKeel(['fleet', 'cancel', '--all'], { cwd: f.ws.dir, env: f.env });
+    expect(all.stdout).toContain('1 running aborted');
+    await until('the retried task cancelled', async () => (await f.queue.getFailedCount()) === 1 && (await f.queue.getActiveCount()) === 0);
+  }, 180_000);
+
+  it('drains on SIGTERM: the running task finishes, no new one is taken, the worker exits 0', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let heldOnce = false;
+    const f = await setUp((request) => {
+      if (taskOf(request) === 'first' && !heldOnce) {
+        heldOnce = true;
+        return { content: [{ type: 'text', text: 'done first' }], beforeEvent: () => released };
+      }
+      return say(`done ${taskOf(request)}`);
+    }, { requestsPerMinute: 6_000 });
+    expect((await submit(f, [{ id: 'first', cwd: '.', prompt: 'task first: go' }, { id: 'second', cwd: '.', prompt: 'task second: go' }])).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the first request', async () => heldOnce);
+    worker.child.kill('SIGTERM');
+    await until('the drain message', async () => worker.stderr().includes('draining: no new task'));
+    release();
+    const run = await worker.done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('draining: no new task');
+    expect(await f.queue.getJobCounts('completed', 'waiting', 'active')).toEqual({ completed: 1, waiting: 1, active: 0 });
+    expect(f.server.messageRequests().map(taskOf)).toEqual(['first']);
+  }, 180_000);
+
+  it('fleet.drainTimeoutMs hands running tasks back once it has passed', async () => {
+    let held: RecordedRequest | undefined;
+    const f = await setUp(
+      (request) => {
+        if (!held) {
+          held = request;
+          return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+        }
+        return say('done');
+      },
+      { drainTimeoutMs: 300 },
+    );
+    expect((await submit(f, [{ id: 'slowpoke', cwd: '.', prompt: 'task slowpoke: go' }])).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the request', async () => held);
+    worker.child.kill('SIGTERM');
+    const run = await worker.done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('handing task slowpoke back to the queue');
+    expect(await held!.finished).toBe('closed-early');
+    expect(await (await f.queue.getJob('slowpoke'))!.getState()).toBe('waiting');
+  }, 120_000);
+
+  it('a second SIGTERM hands running tasks back; another worker resumes them', async () => {
+    let heldOnce = false;
+    const f = await setUp((request) => {
+      const name = taskOf(request);
+      if (name === 'long' && request.body.messages.length === 1) return callTool('write_file', { path: 'long.txt', content: 'begun\n' });
+      if (name === 'long' && !heldOnce) {
+        heldOnce = true;
+        return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+      }
+      return say(`done ${name}`);
+    });
+    expect((await submit(f, [{ id: 'long', cwd: '.', prompt: 'task long: go', permissionMode: 'edits' }])).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the second turn', async () => heldOnce);
+    worker.child.kill('SIGTERM');
+    await until('the drain message', async () => worker.stderr().includes('draining: no new task'));
+    worker.child.kill('SIGTERM');
+    const run = await worker.done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('handing task long back to the queue');
+    expect(await (await f.queue.getJob('long'))!.getState()).toBe('waiting');
+    startWorker(f);
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'long', conclusion: 'success', result: 'done long' });
+    expect(line.patch).toContain('+begun');
+    const lengths = f.server.messageRequests().map((r) => r.body.messages.length);
+    // Turn 1 once; the handed-back turn is asked again by the resumed run, after the history.
+    expect(lengths).toEqual([1, 3, 4]);
+    expect(lastText(f.server.messageRequests()[2])).toContain(RESUME_PROMPT_START);
+  }, 180_000);
+
+  it('stops taking tasks when the fleet-wide budget is reached', async () => {
+    // Each turn costs $0.03 (10,000 input tokens at $3 per million): a two-turn task costs $0.06.
+    const priced = (turn: ScriptedTurn): ScriptedTurn => ({ ...turn, model: 'claude-sonnet-test', usage: { input_tokens: 10_000, output_tokens: 0 } });
+    const f = await setUp((request) => priced(twoTurns(request)), { budgetUsd: 0.05 });
+    expect((await submit(f, ['b1', 'b2', 'b3'].map((id) => ({ id, cwd: '.', prompt: `task ${id}: write`, permissionMode: 'edits' })))).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the budget stop', async () => worker.stderr().includes('budget of $0.05 reached'));
+    await finished(f, 1);
+    const status = JSON.parse((await runKeel(['fleet', 'status', '--json'], { cwd: f.ws.dir, env: f.env })).stdout);
+    expect(status).toMatchObject({ paused: true, counts: { completed: 1, active: 0 }, budgetUsd: 0.05, budgetStop: expect.stringContaining("the fleet's budget of $0.05 is reached") });
+    expect(status.spentUsd).toBeCloseTo(0.06, 5);
+    expect(await f.queue.getJobCounts('waiting')).toMatchObject({ waiting: 2 });
+    expect(new Set(f.server.messageRequests().map(taskOf)).size).toBe(1);
+    const [line] = await results(f);
+    expect(line.costUsd).toBeCloseTo(0.06, 5);
+  }, 180_000);
+
+  it("a task's own budget ends its run", async () => {
+    const f = await setUp((request) => ({ ...twoTurns(request), model: 'claude-sonnet-test', usage: { input_tokens: 10_000, output_tokens: 0 } }));
+    expect((await submit(f, [{ id: 'capped', cwd: '.', prompt: 'task capped: write', permissionMode: 'edits', maxBudgetUsd: 0.02 }])).code).toBe(0);
+    startWorker(f);
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'capped', isError: true, conclusion: 'error_during_execution', error: expect.stringContaining("the task's budget of $0.02 is spent") });
+    expect(f.server.messageRequests()).toHaveLength(1);
+  }, 180_000);
+
+  it("a task's env names pass those variables of the worker's environment, and only those; a missing one fails the task", async () => {
+    const f = await setUp((request) =>
+      request.body.messages.length === 1 ? callTool('bash', { command: 'echo "named=$FLEET_NAMED other=$FLEET_OTHER"' }) : say('done'),
+    );
+    expect(
+      (await submit(f, [
+        { id: 'envy', cwd: '.', prompt: 'task envy: env', permissionMode: 'auto', env: ['FLEET_NAMED'] },
+        { id: 'lacking', cwd: '.', prompt: 'task lacking: env', env: ['FLEET_ABSENT'] },
+      ])).code,
+    ).toBe(0);
+    f.env = { ...f.env, FLEET_NAMED: 'given', FLEET_OTHER: 'withheld' };
+    startWorker(f);
+    await finished(f, 2);
+    const lines = await results(f);
+    expect(lines.find((l) => l.id === 'lacking')).toMatchObject({ conclusion: 'failed', error: 'task lacking: environment variable FLEET_ABSENT is not set on this worker' });
+    expect(lines.find((l) => l.id === 'envy')).toMatchObject({ conclusion: 'success' });
+    const second = f.server.messageRequests().find((r) => taskOf(r) === 'envy' && r.body.messages.length === 3)!;
+    expect(second.body.messages[2].content[0].content).toBe('named=given other=');
+  }, 120_000);
+
+  it('a bad tasks file: the line is named and nothing of the file is queued', async () => {
+    const f = await setUp(twoTurns);
+    const cases: Array<[string, string]> = [
+      ['{"cwd":".","prompt":"ok"}\n{"cwd":".","prompt":"ok"}\n{"cwd":"."}\n', 'line 3: prompt: Invalid input: expected string, received undefined'],
+      ['{"cwd":".","prompt":"ok"}\nnot json\n', 'line 2: not valid JSON'],
+      ['{"id":"a","cwd":".","prompt":"ok"}\n{"id":"a","cwd":".","prompt":"ok"}\n', 'line 2: id "a" is also the id of line 1'],
+      ['{"id":"12","cwd":".","prompt":"ok"}\n', 'line 1: id: must not be a plain number'],
+      ['{"cwd":".","prompt":"ok","colour":"red"}\n', 'line 1: Unrecognized key: "colour"'],
+      ['{"repo":"x","cwd":".","prompt":"ok"}\n', 'line 1: cwd: give exactly one of "repo" (with "ref") or "cwd"'],
+    ];
+    for (const [text, message] of cases) {
+      const file = f.ws.write('bad.jsonl', text);
+      const run = await runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`keel: fleet submit: ${file}: ${message}`);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toContain('nothing was queued');
+    }
+    expect(await f.queue.count()).toBe(0);
+    // An id already in the fleet: said, and nothing of the second file queued.
+    expect((await submit(f, [{ id: 'x1', cwd: '.', prompt: 'a' }])).code).toBe(0);
+    const dup = await submit(f, [{ id: 'x2', cwd: '.', prompt: 'b' }, { id: 'x1', cwd: '.', prompt: 'c' }]);
+    expect(dup.code).toBe(2);
+    expect(dup.stderr).toBe('keel: fleet submit: task "x1" is already in the fleet (waiting); give it another id, or keel fleet retry x1; nothing was queued\n');
+    expect(await f.queue.getJob('x2')).toBeUndefined();
+    // From standard input too.
+    const piped = await runKeel(['fleet', 'submit', '-'], { cwd: f.ws.dir, env: f.env, input: '{"id":"p1","cwd":".","prompt":"from stdin"}\n' });
+    expect(piped.stdout).toBe('queued 1 task: p1\n');
+  }, 120_000);
+
+  it('Redis down: every command stops at once with one line naming the URL', async () => {
+    const ws = makeWorkspace();
+    try {
+      const url = `redis://127.0.0.1:${await freePort()}`;
+      const env = { KEEL_HOME: ws.home, KEEL_REDIS_URL: url, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
+      ws.write('t.jsonl', '{"cwd":".","prompt":"x"}\n');
+      for (const args of [['fleet', 'status'], ['fleet', 'work'], ['fleet', 'submit', 't.jsonl'], ['fleet', 'results'], ['fleet', 'cancel', '--all'], ['fleet', 'retry', 'x']]) {
+        const run = await runKeel(args, { cwd: ws.dir, env, timeoutMs: 30_000 });
+        expect(run.code, args.join(' ')).toBe(2);
+        expect(run.stderr).toMatch(new RegExp(`^keel: fleet: cannot reach Redis at ${url.replace(/\./g, '\\.')}: .*ECONNREFUSED.*\\n$`));
+      }
+      // A run on the fleet-worker preset says the same of its session store.
+      const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`session-store-redis: cannot reach Redis at ${url}`);
+      // No Redis named at all.
+      const none = await runKeel(['fleet', 'status'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
+      expect(none.stderr).toBe('keel: fleet: no Redis URL: set fleet.redisUrl in the config or KEEL_REDIS_URL\n');
+    } finally {
+      ws.cleanup();
+    }
+  }, 120_000);
+
+  it('status --watch redraws until interrupted', async () => {
+    const f = await setUp(twoTurns);
+    const child = spawnKeel(['fleet', 'status', '--watch'], { cwd: f.ws.dir, env: f.env });
+    let out = '';
+    child.stdout!.on('data', (chunk) => (out += chunk));
+    const done = collect(child, 60_000);
+    await until('two frames', async () => out.split('queue keel-fleet').length > 2);
+    child.kill('SIGINT');
+    const run = await done;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(out).toContain('rate limit: none (fleet.requestsPerMinute)');
+  }, 120_000);
+
+  it('every sub-command has --help', async () => {
+    const ws = makeWorkspace();
+    try {
+      for (const sub of ['submit', 'work', 'status', 'results', 'cancel', 'retry']) {
+        const run = await runKeel(['fleet', sub, '--help'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
+        expect(run.code).toBe(0);
+        expect(run.stdout).toMatch(new RegExp(`^Usage: keel fleet ${sub}`));
+      }
+      const top = await runKeel(['fleet', '--help'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
+      expect(top.stdout).toContain('submit <tasks.jsonl | ->');
+    } finally {
+      ws.cleanup();
+    }
+  });
+});

@@ -1,0 +1,159 @@
+/** session-store-redis against a real Redis: records, resume, repair rules, the writer's lock, secrets. */
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { definePlugin, defineTool, runAgent, z, type AgentEvent, type Kernel, type Session, type SessionInit } from '../../../kernel/index.js';
+import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import permissions from '../../../plugins/permissions/index.js';
+import sessionStoreRedis from '../../../plugins/session-store-redis/index.js';
+import { callTool, plainMessages, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
+import { testKernel, testSession } from '../../helpers/kernel.js';
+import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+
+const API_KEY = 'sk-ant-api03-SECRETSECRETSECRET-test';
+const SESSION = '3f2a9c1e-0b7d-4c51-9d2e-5b8f4f0c2a11';
+
+let redis: TestRedis;
+let conn: Redis;
+let ws: Workspace;
+let server: ScriptedServer | undefined;
+
+beforeEach(async () => {
+  redis = await startRedis();
+  conn = new Redis(redis.url);
+  ws = makeWorkspace();
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  conn.disconnect();
+  await redis.cleanup();
+  ws.cleanup();
+});
+
+const echo = definePlugin(() => ({
+  name: 'test-tools',
+  kernel: '^1.0.0',
+  apply(kernel) {
+    kernel.tools.register(
+      defineTool({ name: 'echo', description: 'returns its input', permission: 'read', input: z.object({ text: z.string() }), execute: async ({ text }) => ({ content: text }) }),
+    );
+  },
+}));
+
+function harness(lockMs = 1_000): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
+  const events: AgentEvent[] = [];
+  const log = definePlugin(() => ({ name: 'event-log', kernel: '^1.0.0', apply: (k) => k.hooks.event.tap('event-log', (e) => void events.push(e)) }));
+  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
+    apiKey: API_KEY,
+    baseURL: server!.url,
+    keelHome: ws.home,
+    cwd: ws.dir,
+    projectRoot: ws.dir,
+    permissionMode: 'auto',
+  });
+  return {
+    kernel,
+    warnings: () => events.flatMap((e) => (e.type === 'log' && e.level === 'warn' ? [e.message] : [])),
+    start: (init = {}) => testSession(kernel, { id: SESSION, ...init }),
+    async close(session) {
+      (kernel.services.get('session-store') as { close(s: Session): void }).close(session);
+      // close() lets go of the lock once every record is in: wait for that.
+      for (let i = 0; i < 100 && (await conn.exists(`keel:session:${session.id}:lock`)); i++) await new Promise((r) => setTimeout(r, 20));
+    },
+  };
+}
+
+async function records(id = SESSION): Promise<Array<Record<string, any>>> {
+  const entries = await conn.xrange(`keel:session:${id}`, '-', '+');
+  return entries.map(([, fields]) => JSON.parse(fields[1]));
+}
+
+describe('session-store-redis', () => {
+  it('writes one stream entry per record, and a resume on another kernel rebuilds the history and its totals', async () => {
+    server = await startAnthropicServer([callTool('echo', { text: 'pong' }), say('first done'), say('second done')]);
+    const one = harness();
+    const session = await one.start();
+    await runAgent(one.kernel, session, 'ping');
+    await one.close(session);
+    const written = await records();
+    expect(written.map((r) => r.type)).toEqual(['header', 'message', 'usage', 'message', 'message', 'usage', 'message']);
+    expect(written[0]).toMatchObject({ type: 'header', id: SESSION, projectRoot: ws.dir });
+    expect(written.at(-1)).toMatchObject({ type: 'message', message: { role: 'assistant' }, stats: { turns: 2 } });
+
+    const two = harness();
+    const resumed = await two.start({ resume: { id: SESSION.slice(0, 8) } });
+    expect(resumed.id).toBe(SESSION);
+    expect(resumed.resumedFrom).toBe(SESSION);
+    expect(resumed.inherited).toMatchObject({ from: SESSION, forked: false, calls: 2 });
+    await runAgent(two.kernel, resumed, 'again');
+    await two.close(resumed);
+    const [, , third] = server.messageRequests();
+    expect(plainMessages(third.body.messages).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect((await records()).at(-1)).toMatchObject({ stats: { turns: 3 } });
+    // Listed for --resume pickers.
+    expect(await conn.zrange('keel:sessions', '0', '-1')).toEqual([SESSION]);
+  });
+
+  it('repairs like the file store: a call without a result is closed as interrupted (and written), a corrupt entry is skipped with a warning', async () => {
+    server = await startAnthropicServer([say('resumed fine')]);
+    const key = `keel:session:${SESSION}`;
+    const add = (record: unknown) => conn.xadd(key, '*', 'r', JSON.stringify(record));
+    await add({ type: 'header', version: 1, id: SESSION, cwd: ws.dir, projectRoot: ws.dir, model: 'm', preset: 'p', createdAt: new Date().toISOString() });
+    await add({ type: 'message', at: 1, message: { role: 'user', content: 'go' } });
+    const corrupt = await conn.xadd(key, '*', 'r', '{not json');
+    await add({ type: 'message', at: 2, message: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_x', name: 'echo', input: { text: 'a' } }] }, stats: { turns: 1, costUsd: 0.5 } });
+    const h = harness();
+    const session = await h.start({ resume: { id: SESSION } });
+    expect(h.warnings()).toEqual([`${key}: entry ${corrupt} is corrupt (not valid JSON); skipped`]);
+    expect(session.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: expect.stringContaining('Interrupted'), is_error: true }] });
+    expect(session.inherited?.costUsd).toBe(0.5);
+    // The synthesized result is in the stream now, so the stream itself is valid.
+    const stream = await conn.xrange(key, '-', '+');
+    expect(JSON.parse(stream.at(-1)![1][1])).toMatchObject({ type: 'message', message: { role: 'user', content: [{ tool_use_id: 'toolu_x' }] } });
+    await runAgent(h.kernel, session, 'go on');
+    await h.close(session);
+  });
+
+  it('one writer at a time: a live writer keeps its lock; a dead one loses it after its expiry', async () => {
+    server = await startAnthropicServer([say('a'), say('b')]);
+    const first = harness(800);
+    const held = await first.start();
+    await runAgent(first.kernel, held, 'hold');
+    const second = harness(800);
+    // The first writer is alive (it extends its lock): the second gives up after the lock's life, naming who holds it.
+    await expect(second.start({ resume: { id: SESSION } })).rejects.toThrow(new RegExp(`session ${SESSION} is in use by another keel process \\(pid ${process.pid} on .+\\); wait for it to end, or add --fork-session`));
+    await first.close(held);
+    const resumed = await second.start({ resume: { id: SESSION } });
+    await second.close(resumed);
+    // A lock nobody extends (its holder was killed): taken over once it expires.
+    await conn.set(`keel:session:${SESSION}:lock`, JSON.stringify({ token: 'x', pid: 1, host: 'gone' }), 'PX', 300);
+    const third = harness(800);
+    const again = await third.start({ resume: { id: SESSION } });
+    expect(JSON.parse((await conn.get(`keel:session:${SESSION}:lock`))!).pid).toBe(process.pid);
+    await third.close(again);
+  });
+
+  it('keeps the API key out of every record', async () => {
+    server = await startAnthropicServer([say(`the key is ${API_KEY}`)]);
+    const h = harness();
+    const session = await h.start();
+    await runAgent(h.kernel, session, `remember ${API_KEY} and sk-ant-other0123456789`);
+    await h.close(session);
+    const text = JSON.stringify(await records());
+    expect(text).not.toContain(API_KEY);
+    expect(text).not.toContain('sk-ant-other0123456789');
+    expect(text).toContain('[REDACTED]');
+  });
+
+  it('an unknown id or an ambiguous prefix stops with one line', async () => {
+    server = await startAnthropicServer([]);
+    const h = harness();
+    await expect(h.start({ resume: { id: 'nope' } })).rejects.toThrow('no session matches "nope" in Redis (keel sessions lists them)');
+    for (const id of ['abc-1', 'abc-2']) {
+      await conn.xadd(`keel:session:${id}`, '*', 'r', JSON.stringify({ type: 'header', version: 1, id }));
+      await conn.zadd('keel:sessions', Date.now(), id);
+    }
+    await expect(h.start({ resume: { id: 'abc' } })).rejects.toThrow('"abc" matches 2 sessions (abc-1, abc-2…); give more of the id');
+  });
+});
