@@ -7,7 +7,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { benchPath, bin, interleaved, measure, printRows, root, runs, say, startAnthropicServer, target } from './lib.mjs';
+import { benchPath, bin, measure, median, printRows, root, runs, say, startAnthropicServer, target } from './lib.mjs';
 
 const server = await startAnthropicServer([], { route: () => say('ok') });
 const base = mkdtempSync(path.join(tmpdir(), 'keel-bench-'));
@@ -40,16 +40,25 @@ const rows = [
   { label: 'keel -p, config importing a plugin', argv: p, opts: { cwd: withPlugin } },
   { label: "repository's config, cache off", argv: p, opts: { cwd: repo, env: { ...env, KEEL_NO_TRANSPILE_CACHE: '1' } } },
 ];
-const results = await interleaved(rows, { env });
+// Rounds alternate their order, and each config row is also reported as the median of its per-round difference
+// to the no-config run of the same round, which cancels most of a loaded machine's drift.
+const samples = rows.map(() => []);
+for (let i = 0; i < runs; i++) {
+  for (const j of i % 2 ? [...rows.keys()].reverse() : [...rows.keys()]) samples[j].push(await measure(rows[j].argv, { env, ...rows[j].opts }));
+}
 await server.close();
 rmSync(base, { recursive: true, force: true });
 
-const [floor, none, own, plugin] = results;
-printRows(`agent.config.ts at start-up, median of ${runs} interleaved runs (Node ${process.version})`, results, floor);
-for (const row of results.slice(2)) {
-  console.log(`  ${row.label.padEnd(38)} ${((row.wall - none.wall) * 1000).toFixed(0).padStart(4)} ms  ${(row.rss - none.rss).toFixed(1).padStart(5)} MiB  over no config  (×${(row.wall / none.wall).toFixed(2)} wall, ×${(row.rss / none.rss).toFixed(2)} RSS)`);
+const pick = (j, key) => samples[j].map((s) => s[key]);
+const results = rows.map((row, j) => ({ label: row.label, wall: median(pick(j, 'wall')), cpu: median(pick(j, 'cpu')), rss: median(pick(j, 'rss')) }));
+const paired = (j, key) => median(samples[j].map((s, i) => s[key] - samples[1][i][key]));
+const [floor] = results;
+printRows(`agent.config.ts at start-up, median of ${runs} alternated rounds (Node ${process.version})`, results, floor);
+console.log('  over no config, median of the per-round differences:');
+for (const j of [2, 3, 4]) {
+  console.log(`  ${rows[j].label.padEnd(38)} wall ${(paired(j, 'wall') * 1000).toFixed(0).padStart(5)} ms  cpu ${(paired(j, 'cpu') * 1000).toFixed(0).padStart(5)} ms  rss ${paired(j, 'rss').toFixed(1).padStart(5)} MiB`);
 }
-target("repository's config over no config, wall", (own.wall - none.wall) * 1000, 30, ' ms');
-target("repository's config over no config, RSS", own.rss - none.rss, 5, ' MiB');
-target('plugin-importing config over no config, wall', (plugin.wall - none.wall) * 1000, 30, ' ms');
-target('plugin-importing config over no config, RSS', plugin.rss - none.rss, 5, ' MiB');
+target("repository's config over no config, wall", paired(2, 'wall') * 1000, 30, ' ms');
+target("repository's config over no config, RSS", paired(2, 'rss'), 5, ' MiB');
+target('plugin-importing config over no config, wall', paired(3, 'wall') * 1000, 30, ' ms');
+target('plugin-importing config over no config, RSS', paired(3, 'rss'), 5, ' MiB');
