@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
 import { keelModule } from './keel-modules.js';
+import { entryFile } from './resolve-package.js';
 import { nativeImport } from './native-import.js';
 import type { TranspileCache } from './transpile-cache.js';
 
@@ -70,7 +71,14 @@ export class ModuleGraph {
       if (!found) throw Object.assign(new Error(`Cannot find module '${specifier}' imported from ${parent}`), { code: 'ERR_MODULE_NOT_FOUND' });
       return found;
     }
-    return createRequire(parent).resolve(specifier);
+    try {
+      return createRequire(parent).resolve(specifier);
+    } catch (err) {
+      // An ES-module-only package (its exports offer `import` but no `require`): its entry as Node's import() picks it.
+      const entry = importEntry(parent, specifier);
+      if (entry) return entry;
+      throw err;
+    }
   }
 
   /** Whether the package holding `file` lists `keel` as a dependency of any kind (a Keel plugin or preset). */
@@ -114,6 +122,21 @@ function resolvePath(base: string): string | undefined {
   for (const ext of EXTENSIONS) if (isFile(base + ext)) return base + ext;
   for (const ext of EXTENSIONS) if (isFile(path.join(base, `index${ext}`))) return path.join(base, `index${ext}`);
   return undefined;
+}
+
+/** The `import` entry of package `name` (no subpath) as found from `parent`'s folder up; undefined if none. */
+function importEntry(parent: string, name: string): string | undefined {
+  if (!/^(@[\w.-]+\/)?[\w.-]+$/.test(name)) return undefined;
+  for (let dir = path.dirname(parent); ; ) {
+    const pkgDir = path.join(dir, 'node_modules', name);
+    if (isFile(path.join(pkgDir, 'package.json'))) {
+      const entry = entryFile(pkgDir, JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as Record<string, unknown>);
+      return isFile(entry) ? entry : undefined;
+    }
+    const up = path.dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
 }
 
 function packageRootOf(file: string): string | undefined {

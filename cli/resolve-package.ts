@@ -58,7 +58,7 @@ function notInstalled(name: string, dirs: string[], ctx: SearchContext): string 
 }
 
 /** The file `import(name)` would load: `exports` (import, node, default), else `main`, else index.js. */
-function entryFile(dir: string, pkg: Record<string, unknown>): string {
+export function entryFile(dir: string, pkg: Record<string, unknown>): string {
   const pick = (target: unknown): string | undefined => {
     if (typeof target === 'string') return target;
     if (Array.isArray(target)) return target.map(pick).find(Boolean);

@@ -36,9 +36,10 @@ const run = (extra: Record<string, string> = {}) =>
 
 /** A config whose plugin records, at apply time, whether what it imported is what the kernel it is given uses. */
 function writeIdentityConfig(out: string): void {
-  // A plugin package as npm installs it: an ES module with keel as a peer, its own `import 'keel'`.
+  // A plugin package as npm installs it: an ES module only (exports offer `import` alone), keel as a peer, its own
+  // `import 'keel'`.
   const pkg = ws.path('node_modules/keel-plugin-probe');
-  ws.write('node_modules/keel-plugin-probe/package.json', JSON.stringify({ name: 'keel-plugin-probe', version: '1.0.0', type: 'module', main: 'index.js', peerDependencies: { keel: '*' } }));
+  ws.write('node_modules/keel-plugin-probe/package.json', JSON.stringify({ name: 'keel-plugin-probe', version: '1.0.0', type: 'module', exports: { '.': { import: './index.js' } }, peerDependencies: { keel: '*' } }));
   ws.write('node_modules/keel-plugin-probe/index.js', "import * as keel from 'keel';\nimport { Registry } from 'keel';\nexport const seen = { keel, Registry };\nexport default keel.definePlugin(() => ({ name: 'probe', kernel: '*', apply() {} }));\n");
   expect(existsSync(pkg)).toBe(true);
   ws.write(
