@@ -174,6 +174,23 @@ describe('the transpile cache', () => {
     expect(entries()).toHaveLength(2);
   }, 120_000);
 
+  it('a config importing its own TypeScript files (written as .js), JSON and awaiting at top level loads, from the cache too', async () => {
+    ws.write('lib/rules.ts', "import { Stage } from 'keel';\nexport const late: number = Stage.LATE;\nexport default ['one', 'two'] as string[];\n");
+    ws.write('lib/extra.json', JSON.stringify({ turns: 4 }));
+    ws.write(
+      'agent.config.ts',
+      `import { defineConfig } from 'keel';\nimport { writeFileSync } from 'node:fs';\nimport rules, { late } from './lib/rules.js';\nimport extra from './lib/extra.json';\nconst later = await Promise.resolve(late);\nwriteFileSync(${JSON.stringify(marker('graph'))}, JSON.stringify({ rules, later, extra }));\nexport default defineConfig({ maxTurns: extra.turns });\n`,
+    );
+    for (let i = 0; i < 2; i++) {
+      const r = await run();
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(readFileSync(marker('graph'), 'utf8'))).toEqual({ rules: ['one', 'two'], later: expect.any(Number), extra: { turns: 4 } });
+      rmSync(marker('graph'));
+    }
+    expect(entries()).toHaveLength(2);
+  }, 120_000);
+
   it("this repository's own agent.config.ts loads through the cache", async () => {
     cpSync(path.join(REPO, 'agent.config.ts'), ws.path('agent.config.ts'));
     for (let i = 0; i < 2; i++) {
