@@ -56,7 +56,7 @@ export async function loadConfigModule(file: string): Promise<Record<string, unk
 }
 
 /**
- * ":line:column" of a syntax error (jiti puts "<file>:<line>:<column>", column from 0, on a later line of its
+ * ":line:column" of a syntax error (`transform` puts "<file>:<line>:<column>", column from 0, on a later line of its
  * message) or of the config's own frame in a runtime error's stack; "" when neither names the file.
  */
 /** JSON.parse's "at position N" (Node 20) as [, line, column]. */
