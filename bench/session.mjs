@@ -40,8 +40,14 @@ if (peer) rows.push({ label: `${peer.join(' ')} edit session`, argv: [...peer, '
 const results = await interleaved(rows, { env, cwd: project });
 await server.close();
 printRows(`edit session (read → edit → bash → answer), median of ${runs} interleaved runs`, results, results[0]);
-target('edit session / node -e 0', results[1].wall / results[0].wall, 4, '×');
+// Node 24 (what users run) is held to the tighter target of issue 33; Node 20 keeps its own.
+target('edit session / node -e 0', results[1].wall / results[0].wall, Number(process.versions.node.split('.')[0]) >= 24 ? 3 : 4, '×');
 if (peer) console.log(`  keel / ${peer[0]}: ×${(results[1].wall / results[2].wall).toFixed(2)} wall, ×${(results[1].rss / results[2].rss).toFixed(2)} RSS`);
+// BENCH_LOOP=0: the edit session only (bench/node24.mjs runs it so under Node 24).
+if (process.env.BENCH_LOOP === '0') {
+  rmSync(base, { recursive: true, force: true });
+  process.exit(0);
+}
 
 // The long loop: one process, probed from inside at chosen turns.
 const turns = Number(process.env.BENCH_TURNS ?? 1000);

@@ -24,7 +24,8 @@ rmSync(home, { recursive: true, force: true });
 
 const [floor, version, help, turn] = results;
 printRows(`start-up, median of ${runs} interleaved runs (Node ${process.version})`, results, floor);
-target('one-turn -p / node -e 0', turn.wall / floor.wall, 3, '×');
+// Node 24 (what users run) is held to the tighter target of issue 33; Node 20 keeps its own.
+target('one-turn -p / node -e 0', turn.wall / floor.wall, Number(process.versions.node.split('.')[0]) >= 24 ? 2 : 3, '×');
 target('one-turn -p peak RSS', turn.rss, 80, ' MiB');
 target('--version / node -e 0', version.wall / floor.wall, 1.5, '×');
 target('--help / node -e 0', help.wall / floor.wall, 1.5, '×');

@@ -34,7 +34,7 @@ export const CONFIG_FILES = [
 ];
 
 export interface ConfigFileLoader {
-  /** Loads a config module (TypeScript through jiti). Throws a KeelError naming the file on failure. */
+  /** Loads a config module (TypeScript included, see load-module.ts). Throws a KeelError naming the file on failure. */
   (file: string): Promise<Record<string, unknown>>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The config searches where Keel runs code anyway, through cosmiconfig: the user's config in `$KEEL_HOME`, and a
  * trusted project's from the working folder up to the project root (never above). Keel's own names only
- * (`agent.config.*`, no package.json key, no rc files) and its own loader (jiti for TypeScript, file:line errors).
+ * (`agent.config.*`, no package.json key, no rc files) and its own loader (load-module.ts: TypeScript, cached, file:line errors).
  *
  * Built from cosmiconfig's Explorer rather than `cosmiconfig()`: that function first searches `process.cwd()` for a
  * meta-config (`.config/config.*`, run as code, or package.json's `cosmiconfig` key), whatever the folder's trust.

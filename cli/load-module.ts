@@ -1,46 +1,44 @@
-/** Loads config modules (TypeScript included) through jiti, resolving `keel` to this copy of Keel. */
-import { existsSync, readFileSync } from 'node:fs';
+/** Loads config modules (TypeScript included), resolving `keel` to the running Keel. */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { errorMessage, KeelError } from '../kernel/errors.js';
 import { nativeImport } from './native-import.js';
+import { keelHome } from './config-files.js';
+import { isTypeScript, ModuleGraph } from './module-graph.js';
+import { KEEL_VERSION } from './program.js';
+import { TranspileCache } from './transpile-cache.js';
 
-/** The package root of this copy of Keel (works from sources, dist/ and the bundle). */
-export function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const pkg = path.join(dir, 'package.json');
-    if (existsSync(pkg)) {
-      try {
-        if (JSON.parse(readFileSync(pkg, 'utf8')).name === 'keel') return dir;
-      } catch {
-        // not ours; keep climbing
-      }
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the keel package root');
-    dir = parent;
+
+let jiti: ReturnType<typeof import('jiti').createJiti> | undefined;
+
+/** TypeScript or an ES module to the async CommonJS form ModuleGraph runs (jiti's Babel transform, on a cache miss only). */
+async function transform(source: string, file: string): Promise<string> {
+  if (!jiti) {
+    const { createJiti } = (await nativeImport('jiti')) as unknown as typeof import('jiti');
+    jiti = createJiti(file, { interopDefault: true, moduleCache: false, fsCache: false });
   }
+  const code = jiti.transform({ source, filename: file, ts: isTypeScript(file), async: true });
+  // jiti answers a syntax error with code that throws it; raised here instead, so that it is never cached.
+  const failed = /^exports\.__JITI_ERROR__ = (.*)$/s.exec(code);
+  if (failed) {
+    const { line, column, code: kind, message } = JSON.parse(failed[1]!) as { line: number; column: number; code: string; message: string };
+    throw new SyntaxError(`${kind}: ${message.trim()}\n    at ${file}:${line}:${column}`);
+  }
+  return code;
 }
 
-function keelAliases(): Record<string, string> {
-  const root = packageRoot();
-  const built = path.join(root, 'dist');
-  const useBuilt = existsSync(path.join(built, 'kernel', 'index.js'));
-  const base = useBuilt ? built : root;
-  const ext = useBuilt ? '.js' : '.ts';
-  return {
-    'keel/presets': path.join(base, 'presets', `index${ext}`),
-    'keel/plugins': path.join(base, 'plugins'),
-    keel: path.join(base, 'kernel', `index${ext}`),
-  };
+/** The transpile cache in `$KEEL_HOME/cache/transpiled` (none with `KEEL_NO_TRANSPILE_CACHE=1`). */
+function transpileCache(): TranspileCache | undefined {
+  if (process.env.KEEL_NO_TRANSPILE_CACHE === '1') return undefined;
+  return new TranspileCache(path.join(keelHome(), 'cache', 'transpiled'), KEEL_VERSION);
 }
 
-/** Imports a module through jiti (TypeScript included), with `keel` resolving to this copy of Keel. */
+/**
+ * Imports a module (TypeScript included) with `keel` resolving to the running Keel (see module-graph.ts); the
+ * transformed code is cached in `$KEEL_HOME`.
+ */
 export async function importModule(file: string): Promise<Record<string, unknown> | undefined> {
-  const { createJiti } = (await nativeImport('jiti')) as unknown as typeof import('jiti');
-  const jiti = createJiti(file, { alias: keelAliases(), interopDefault: true, moduleCache: false, fsCache: false });
-  return (await jiti.import(file)) as Record<string, unknown> | undefined;
+  return new ModuleGraph(transpileCache(), transform).load(path.resolve(file));
 }
 
 /** Imports a config file and returns its default export (or the module's namespace for JSON). */
@@ -58,7 +56,7 @@ export async function loadConfigModule(file: string): Promise<Record<string, unk
 }
 
 /**
- * ":line:column" of a syntax error (jiti puts "<file>:<line>:<column>", column from 0, on a later line of its
+ * ":line:column" of a syntax error (`transform` puts "<file>:<line>:<column>", column from 0, on a later line of its
  * message) or of the config's own frame in a runtime error's stack; "" when neither names the file.
  */
 /** JSON.parse's "at position N" (Node 20) as [, line, column]. */

@@ -58,7 +58,7 @@ function notInstalled(name: string, dirs: string[], ctx: SearchContext): string 
 }
 
 /** The file `import(name)` would load: `exports` (import, node, default), else `main`, else index.js. */
-function entryFile(dir: string, pkg: Record<string, unknown>): string {
+export function entryFile(dir: string, pkg: Record<string, unknown>): string {
   const pick = (target: unknown): string | undefined => {
     if (typeof target === 'string') return target;
     if (Array.isArray(target)) return target.map(pick).find(Boolean);
@@ -104,6 +104,13 @@ interface Loaded {
   source: Omit<PackageSource, 'kind' | 'provides'>;
 }
 
+function dependsOnKeel(pkg: Record<string, unknown>): boolean {
+  return ['dependencies', 'peerDependencies', 'devDependencies', 'optionalDependencies'].some((field) => {
+    const deps = pkg[field];
+    return typeof deps === 'object' && deps !== null && Object.hasOwn(deps, 'keel');
+  });
+}
+
 /** Imports a package by name from the first folder that has it; undefined when none does. */
 async function loadPackage(name: string, dirs: string[], at: string, named: { source: string; key: string }): Promise<Loaded | undefined> {
   const dir = dirs.map((d) => path.join(d, name)).find((d) => isFile(path.join(d, 'package.json')));
@@ -117,9 +124,10 @@ async function loadPackage(name: string, dirs: string[], at: string, named: { so
   const file = entryFile(dir, pkg);
   let mod: Record<string, unknown> | undefined;
   try {
-    // Built packages load natively; a TypeScript entry, or one that cannot find `keel` from where it is installed
-    // (its peer left out, as in $KEEL_HOME), goes through jiti like agent.config.ts, `keel` being this copy.
-    mod = /\.[mc]?ts$/.test(file)
+    // A package that depends on Keel (a plugin or preset: `keel` as a peer or any dependency), a TypeScript entry,
+    // or one that cannot find `keel` from where it is installed loads like agent.config.ts (load-module.ts), its
+    // `import 'keel'` being the running Keel, never a second copy from node_modules; other packages load natively.
+    mod = /\.[mc]?ts$/.test(file) || dependsOnKeel(pkg)
       ? await importModule(file)
       : ((await nativeImport(pathToFileURL(file).href).catch((err: unknown) => {
           if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && /'keel(\/[\w/-]+)?'/.test(errorMessage(err))) return importModule(file);

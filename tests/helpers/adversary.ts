@@ -12,8 +12,12 @@ import { callTool, callTools, say, startAnthropicServer, type ScriptStep, type S
 import { runKeel, type KeelRun } from './cli.js';
 
 /** Secret strings planted outside the project: none may ever appear in a request to the model. */
-/** What Keel itself keeps under $KEEL_HOME on every run: session files, the checkpoints /rewind uses, and the records of running tool processes and sandboxed commands. */
-const KEEL_BOOKKEEPING = new Set(['sessions', 'checkpoints', 'processes', 'sandbox-runs']);
+/**
+ * What Keel itself keeps under $KEEL_HOME on every run: session files, the checkpoints /rewind uses, the records of
+ * running tool processes and sandboxed commands, and the cache of transformed config modules (`cache/transpiled`:
+ * an entry never runs unless signed with the user's key, tests/e2e/config-speed.test.ts).
+ */
+const KEEL_BOOKKEEPING = new Set(['sessions', 'checkpoints', 'processes', 'sandbox-runs', 'cache']);
 
 export const SECRETS = {
   sshKey: 'CANARY-SSH-PRIVATE-KEY-8f1d',
