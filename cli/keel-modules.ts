@@ -8,7 +8,9 @@ import * as kernel from '../kernel/index.js';
 import * as presets from '../presets/index.js';
 import * as acp from '../plugins/acp/index.js';
 import * as askUser from '../plugins/ask-user/index.js';
+import * as budget from '../plugins/budget/index.js';
 import * as checkpoints from '../plugins/checkpoints/index.js';
+import * as claudeCommands from '../plugins/claude-commands/index.js';
 import * as claudeSettings from '../plugins/claude-settings/index.js';
 import * as compactApiMicro from '../plugins/compact-api-micro/index.js';
 import * as compactAuto from '../plugins/compact-auto/index.js';
@@ -18,23 +20,35 @@ import * as compactSnip from '../plugins/compact-snip/index.js';
 import * as contextBudget from '../plugins/context-budget/index.js';
 import * as customCommands from '../plugins/custom-commands/index.js';
 import * as denialLog from '../plugins/denial-log/index.js';
+import * as fleet from '../plugins/fleet/index.js';
+import * as goal from '../plugins/goal/index.js';
 import * as inspect from '../plugins/inspect/index.js';
 import * as instructions from '../plugins/instructions/index.js';
+import * as managedSettings from '../plugins/managed-settings/index.js';
 import * as mcpBridge from '../plugins/mcp-bridge/index.js';
 import * as memoryIndex from '../plugins/memory-index/index.js';
+import * as modelFallback from '../plugins/model-fallback/index.js';
+import * as network from '../plugins/network/index.js';
+import * as outputStyles from '../plugins/output-styles/index.js';
 import * as permissions from '../plugins/permissions/index.js';
 import * as planMode from '../plugins/plan-mode/index.js';
 import * as policyStrict from '../plugins/policy-strict/index.js';
 import * as print from '../plugins/print/index.js';
 import * as queryAnthropic from '../plugins/query-anthropic/index.js';
+import * as queryBedrock from '../plugins/query-bedrock/index.js';
 import * as queryOpenai from '../plugins/query-openai/index.js';
 import * as queryRetry from '../plugins/query-retry/index.js';
 import * as queryService from '../plugins/query-service/index.js';
+import * as queryVertex from '../plugins/query-vertex/index.js';
 import * as sandbox from '../plugins/sandbox/index.js';
 import * as sdk from '../plugins/sdk/index.js';
 import * as sessionStore from '../plugins/session-store/index.js';
+import * as sessionStoreRedis from '../plugins/session-store-redis/index.js';
 import * as skills from '../plugins/skills/index.js';
+import * as statusLine from '../plugins/status-line/index.js';
+import * as structuredOutput from '../plugins/structured-output/index.js';
 import * as systemPrompt from '../plugins/system-prompt/index.js';
+import * as telemetry from '../plugins/telemetry/index.js';
 import * as toolAgent from '../plugins/tool-agent/index.js';
 import * as toolBash from '../plugins/tool-bash/index.js';
 import * as toolDocuments from '../plugins/tool-documents/index.js';
@@ -50,12 +64,16 @@ import * as userHooks from '../plugins/user-hooks/index.js';
 
 /** `keel/plugins/<folder>` → the plugin module; tests/cli/keel-modules.test.ts checks it lists every folder. */
 export const BUILT_IN_PLUGIN_MODULES: Readonly<Record<string, Record<string, unknown>>> = {
-  acp, 'ask-user': askUser, checkpoints, 'claude-settings': claudeSettings, 'compact-api-micro': compactApiMicro,
-  'compact-auto': compactAuto, 'compact-full': compactFull, 'compact-micro': compactMicro, 'compact-snip': compactSnip,
-  'context-budget': contextBudget, 'custom-commands': customCommands, 'denial-log': denialLog, inspect, instructions,
-  'mcp-bridge': mcpBridge, 'memory-index': memoryIndex, permissions, 'plan-mode': planMode, 'policy-strict': policyStrict,
-  print, 'query-anthropic': queryAnthropic, 'query-openai': queryOpenai, 'query-retry': queryRetry,
-  'query-service': queryService, sandbox, sdk, 'session-store': sessionStore, skills, 'system-prompt': systemPrompt,
+  acp, 'ask-user': askUser, budget, checkpoints, 'claude-commands': claudeCommands, 'claude-settings': claudeSettings,
+  'compact-api-micro': compactApiMicro, 'compact-auto': compactAuto, 'compact-full': compactFull,
+  'compact-micro': compactMicro, 'compact-snip': compactSnip, 'context-budget': contextBudget,
+  'custom-commands': customCommands, 'denial-log': denialLog, fleet, goal, inspect, instructions,
+  'managed-settings': managedSettings, 'mcp-bridge': mcpBridge, 'memory-index': memoryIndex,
+  'model-fallback': modelFallback, network, 'output-styles': outputStyles, permissions, 'plan-mode': planMode,
+  'policy-strict': policyStrict, print, 'query-anthropic': queryAnthropic, 'query-bedrock': queryBedrock,
+  'query-openai': queryOpenai, 'query-retry': queryRetry, 'query-service': queryService, 'query-vertex': queryVertex,
+  sandbox, sdk, 'session-store': sessionStore, 'session-store-redis': sessionStoreRedis, skills,
+  'status-line': statusLine, 'structured-output': structuredOutput, 'system-prompt': systemPrompt, telemetry,
   'tool-agent': toolAgent, 'tool-bash': toolBash, 'tool-documents': toolDocuments, 'tool-search': toolSearch,
   'tool-todo': toolTodo, 'tool-web': toolWeb, 'tool-web-search': toolWebSearch, 'tools-fs': toolsFs, 'ui-ink': uiInk,
   'ui-plain': uiPlain, usage, 'user-hooks': userHooks,

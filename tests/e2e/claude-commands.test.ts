@@ -29,7 +29,7 @@ function gitRepo(dir: string): (...args: string[]) => string {
   return git;
 }
 
-const EVERY_COMMAND = ['add-dir', 'agents', 'bashes', 'compact', 'config', 'context', 'cost', 'doctor', 'export', 'help', 'hooks', 'init', 'login', 'mcp', 'memory', 'model', 'output-style', 'permissions', 'plan', 'review', 'rewind', 'sessions', 'skills', 'status', 'todos'];
+const EVERY_COMMAND = ['add-dir', 'agents', 'bashes', 'compact', 'config', 'context', 'cost', 'doctor', 'export', 'goal', 'help', 'hooks', 'init', 'login', 'mcp', 'memory', 'model', 'output-style', 'permissions', 'plan', 'review', 'rewind', 'sessions', 'skills', 'status', 'todos'];
 
 describe("Claude Code's everyday commands", () => {
   it('/help lists every command, each with a description', async () => {
