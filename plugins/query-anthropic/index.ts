@@ -24,6 +24,8 @@ export interface AnthropicMessagesService {
   fetch: typeof fetch;
   /** The id a platform knows a Claude model id or alias by (platform-models.ts); Bedrock's depends on the region. */
   platformModel(platform: CloudPlatform, model: string, region?: string): string;
+  /** A logger for such a client: the SDK's own logging goes to the kernel log at debug level, under `plugin`. */
+  logger(plugin: string): ReturnType<typeof sdkLogger>;
 }
 
 export type { Platform } from './errors.js';
@@ -84,6 +86,7 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
       // Through the network service's routes (proxies, client certificates), decided on each request.
       fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
       platformModel,
+      logger: (plugin) => sdkLogger(kernel, plugin),
     });
 
     const auth = {
@@ -125,9 +128,9 @@ async function networkFetch(kernel: Kernel): Promise<typeof fetch> {
  * The SDK's own logging (e.g. "Could not parse message into JSON" on a malformed stream) goes to the kernel log
  * at debug level: the failure itself reaches the user once, as the retry or the final error.
  */
-function sdkLogger(kernel: Kernel) {
+function sdkLogger(kernel: Kernel, plugin = NAME) {
   const log = (message: string, ...rest: unknown[]) =>
-    kernel.log('debug', [message, ...rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)))].join(' '), NAME);
+    kernel.log('debug', [message, ...rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)))].join(' '), plugin);
   return { error: log, warn: log, info: log, debug: log };
 }
 

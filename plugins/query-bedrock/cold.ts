@@ -21,7 +21,7 @@ export function bedrockQuery(kernel: Kernel, settings: BedrockSettings): Bedrock
     // Retries are the retry service's, for every provider alike.
     maxRetries: 0,
     fetch: messages.fetch,
-    logger: sdkLogger(kernel),
+    logger: messages.logger(NAME),
   });
   return (request, turn) =>
     messages.query(client, request, turn, {
@@ -32,11 +32,4 @@ export function bedrockQuery(kernel: Kernel, settings: BedrockSettings): Bedrock
       credentialsHint: CREDENTIALS_HINT,
       endpointHint: 'ANTHROPIC_BEDROCK_BASE_URL / bedrock.baseURL',
     });
-}
-
-/** The SDK's own logging goes to the kernel log at debug level; failures reach the user once, as errors. */
-function sdkLogger(kernel: Kernel) {
-  const log = (message: string, ...rest: unknown[]) =>
-    kernel.log('debug', [message, ...rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)))].join(' '), NAME);
-  return { error: log, warn: log, info: log, debug: log };
 }
