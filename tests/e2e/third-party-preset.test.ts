@@ -34,7 +34,7 @@ beforeAll(() => {
   writeFileSync(path.join(project, 'notes.md'), 'Ship on Fridays.\n');
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: project, stdio: 'ignore' });
 }, 180_000);
-afterAll(() => ws?.cleanup());
+afterAll(() => ws?.cleanup(), 120_000);
 
 describe('a packed third-party preset named in agent.config.ts', () => {
   it('runs its own tests', () => {
