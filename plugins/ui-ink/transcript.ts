@@ -177,7 +177,7 @@ export class Transcript {
           this.print(`${paint.red(glyphs.cross)} ${toolTitle(event.call, paint)} ${paint.red('denied')}: ${paint.dim(event.decision.reason)}`);
         } else if (event.source === 'user') {
           const allowed = event.decision.behavior === 'allow';
-          const what = event.choice === 'allow_session' ? 'allowed for this session' : event.choice === 'deny_session' ? 'denied for this session' : allowed ? 'allowed' : 'denied';
+          const what = event.choice === 'allow_session' ? 'allowed for this session' : event.choice === 'deny_session' ? `denied ${paint.dim(`(deny rule ${event.call.name} added for this session; /permissions remove ${event.call.name} lifts it)`)}` : allowed ? 'allowed' : 'denied';
           this.print(`${allowed ? paint.green(glyphs.check) : paint.red(glyphs.cross)} ${toolTitle(event.call, paint)} ${what}`);
         }
         return;

@@ -48,7 +48,12 @@ export function retryLine(event: Extract<AgentEvent, { type: 'retry' }>): string
   return `[retry] Retrying in ${wait} (${event.attempt}/${event.maxRetries}): ${event.cause}`;
 }
 
-export const LABELS: Record<PermissionChoice, string> = { allow_once: 'Allow once', allow_session: 'Allow this session', deny: 'Deny', deny_session: 'Deny this session' };
+/** What "Deny, and don't ask again" left behind: a session deny rule that /permissions lists and removes. */
+export function denyRuleNote(tool: string): string {
+  return `deny rule ${tool} added for this session; /permissions remove ${tool} lifts it`;
+}
+
+export const LABELS: Record<PermissionChoice, string> = { allow_once: 'Allow once', allow_session: 'Allow this session', deny: 'Deny', deny_session: "Deny, and don't ask again" };
 
 /** Events some plugins add (web search, permission mode changes), read by shape: no plugin is imported. */
 interface WebSearchEvent {
@@ -83,7 +88,7 @@ export function eventLines(event: AgentEvent): string[] {
     case 'tool_end':
       return resultLines(event.call, event.result);
     case 'permission':
-      if (event.source === 'user') return [`[permission] ${callLine(event.call)}: ${event.choice ? LABELS[event.choice] : event.decision.behavior}`];
+      if (event.source === 'user') return [`[permission] ${callLine(event.call)}: ${event.choice ? LABELS[event.choice] : event.decision.behavior}${event.choice === 'deny_session' ? ` (${denyRuleNote(event.call.name)})` : ''}`];
       return event.decision.behavior === 'deny' ? [`[denied] ${callLine(event.call)}: ${event.decision.reason}`] : [];
     case 'retry':
       return [retryLine(event)];

@@ -80,7 +80,7 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     ]);
     send(t, 'run the first');
     await t.waitFor(/bash wants permission/);
-    expect(t.screen()).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny this session/);
+    expect(t.screen()).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny, and don't ask again/);
     t.keys('y');
     await t.waitFor(/first done/);
     expect(t.screen()).toContain('allowed-42');

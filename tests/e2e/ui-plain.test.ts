@@ -71,7 +71,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     const { term: t, server: s } = await start([callTool('bash', { command: 'echo plain-$((1+1))' }), say('one'), callTool('bash', { command: 'echo not-run' }), say('two')]);
     send(t, 'first');
     await t.waitFor(/Answer \[1-4/);
-    expect(t.screen()).toMatch(/1\) Allow once {2}2\) Allow this session {2}3\) Deny {2}4\) Deny this session/);
+    expect(t.screen()).toMatch(/1\) Allow once {2}2\) Allow this session {2}3\) Deny {2}4\) Deny, and don't ask again/);
     send(t, 'y');
     await t.waitFor(/^one$/m);
     expect(t.screen()).toContain('| plain-2');
@@ -83,6 +83,34 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(t.screen()).toContain('[permission] bash: echo not-run: Deny');
     expect(t.screen()).not.toContain('[not run]');
     expect(s.requests[3].body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
+  });
+
+  it('"Deny" asks again at the next prompt; "Deny, and don\'t ask again" is a deny rule /permissions lists and removes', async () => {
+    const call = () => callTool('bash', { command: 'echo denied-twice' });
+    const { term: t, server: s } = await start([call(), say('one'), call(), say('two'), call(), say('three'), call(), say('four')], { width: 200 });
+    const question = /echo denied-twice[^\n]*\n(?:[^\n]*\n)*?[^\n]*Answer \[1-4[^\n]*\s*$/;
+    send(t, 'first');
+    await t.waitFor(question);
+    send(t, '3');
+    await t.waitFor(/^one$/m);
+    send(t, 'second');
+    // Asked again: a plain "Deny" is not remembered past its prompt.
+    await t.waitFor(question);
+    send(t, '4');
+    await t.waitFor(/^two$/m);
+    expect(t.screen()).toContain("[permission] bash: echo denied-twice: Deny, and don't ask again (deny rule bash added for this session; /permissions remove bash lifts it)");
+    send(t, 'third');
+    await t.waitFor(/^three$/m);
+    expect(t.screen()).toMatch(/\[denied\] bash: echo denied-twice: Permission denied: [^\n]*bash/);
+    send(t, '/permissions');
+    await t.waitFor(/deny:\n\s+bash {2}\(this session\)/);
+    send(t, '/permissions remove bash');
+    await t.waitFor(/Removed: bash/);
+    send(t, 'fourth');
+    await t.waitFor(question);
+    send(t, 'y');
+    await t.waitFor(/^four$/m);
+    expect(s.requests.filter((r) => r.body.messages.at(-1).content[0]?.is_error === true)).toHaveLength(3);
   });
 
   it('Esc interrupts a long stream', async () => {
