@@ -11,7 +11,18 @@ import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
 
-const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
+/**
+ * Shift+Tab's cycle, Claude Code's: ask → edits → plan → ask. `auto` and `manual` come only from a flag, config or
+ * /permissions; a session in one of them leaves it for `ask`, and that mode then joins the cycle after plan so
+ * Shift+Tab can come back to it (as Claude Code's bypass mode does when started with it).
+ */
+const CYCLE: PermissionMode[] = ['ask', 'edits', 'plan'];
+
+export function nextCycleMode(current: PermissionMode, outside: PermissionMode | undefined): PermissionMode {
+  const cycle = outside ? [...CYCLE, outside] : CYCLE;
+  const at = cycle.indexOf(current);
+  return at === -1 ? 'ask' : cycle[(at + 1) % cycle.length];
+}
 const BUILTINS = [
   { name: 'help', description: 'show the keys and commands' },
   { name: 'clear', description: 'start a new session (the old one stays on disk)' },
@@ -82,9 +93,11 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     turnController.abort(new Error('interrupted by the user'));
     return true;
   };
+  let outsideMode: PermissionMode | undefined;
   const cycleMode = () => {
     if (!session) return;
-    session.permissionMode = MODES[(MODES.indexOf(session.permissionMode) + 1) % MODES.length];
+    if (!CYCLE.includes(session.permissionMode)) outsideMode = session.permissionMode;
+    session.permissionMode = nextCycleMode(session.permissionMode, outsideMode);
     notice(`[mode] Permission mode: ${session.permissionMode}`);
   };
   const columns = () => (io.stdout as NodeJS.WriteStream).columns || 80;

@@ -52,6 +52,20 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(JSON.stringify(s.requests.at(-1)!.body.messages.at(-1).content[0])).toContain('is_error');
   });
 
+  it('Shift+Tab cycles ask → edits → plan and back to the mode the flag set (auto); !cmd runs without asking and joins the context', async () => {
+    const { term: t, server: s } = await start([say('seen it')], { args: ['--permission-mode', 'auto'], waitFor: /auto mode/ });
+    for (const mode of ['ask', 'edits', 'plan', 'auto', 'ask']) {
+      t.keys('BTab');
+      await t.waitFor(new RegExp(`${mode} mode \\(shift\\+tab\\)`));
+    }
+    send(t, '!echo ink-$((20+1))');
+    await t.waitFor(/ink-21/);
+    expect(t.screen()).not.toContain('wants permission');
+    send(t, 'what did I run?');
+    await t.waitFor(/seen it/);
+    expect(JSON.stringify(s.requests[0]!.body.messages)).toMatch(/<bash-input>echo ink-\$\(\(20\+1\)\)<\/bash-input>.*<bash-stdout>ink-21/);
+  });
+
   it('streams an answer to a typed prompt, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
     const { term: t } = await start([say('Here is **the answer**, streamed.\n\n```js\nconst answer = 42;\n```')]);
     send(t, 'what is the answer?');

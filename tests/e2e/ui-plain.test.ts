@@ -304,7 +304,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
 
   it('runs the commands and keys of the Ink UI: /help, /status, /model, /permissions, /memory, /compact, Shift+Tab, !cmd, #note', async () => {
     const summary = ['Completed tasks', 'Key findings', 'Current state', 'Pending work', 'Important decisions'].map((h) => `## ${h}\n- noted`).join('\n');
-    const { term: t } = await start([say('a first answer'), say(summary)]);
+    const { term: t, server: s } = await start([say('a first answer'), say(summary)]);
     send(t, '/help');
     await t.waitFor(/^\/status - /m);
     const help = t.screen();
@@ -323,13 +323,29 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     send(t, '/memory');
     await t.waitFor(/^> \/memory$[\s\S]*remember the tabs/m);
     t.keys('BTab');
-    await t.waitFor(/\[mode\] Permission mode: auto/);
+    await t.waitFor(/\[mode\] Permission mode: plan/);
+    t.keys('BTab');
+    await t.waitFor(/\[mode\] Permission mode: ask/);
+    // The user's own command runs in ask mode without a question, and the model sees it with the next prompt.
     send(t, '!echo shell-ok');
     await t.waitFor(/\| shell-ok/);
+    expect(t.screen()).not.toContain('[permission]');
     send(t, 'hello');
     await t.waitFor(/^a first answer$/m);
+    expect(JSON.stringify(s.requests[0]!.body.messages)).toContain('<bash-input>echo shell-ok</bash-input>');
     send(t, '/compact');
     await t.waitFor(/\[compact\] Context compacted \(manual\)/);
+  });
+
+  it('Shift+Tab from a mode set by flag (auto) goes to ask, cycles ask → edits → plan, then back to the flag\'s mode', async () => {
+    const { term: t } = await start([say('ok')], { args: ['--permission-mode', 'auto'] });
+    const seen: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      t.keys('BTab');
+      const screen = await t.waitFor(new RegExp(`(?:\\[mode\\] Permission mode: \\w+[\\s\\S]*){${i + 1}}`));
+      seen.push([...screen.matchAll(/\[mode\] Permission mode: (\w+)/g)].at(-1)![1]);
+    }
+    expect(seen).toEqual(['ask', 'edits', 'plan', 'auto', 'ask']);
   });
 
   it('--continue resumes the latest session and prints its conversation once', async () => {
