@@ -132,7 +132,7 @@ async function query(kernel: Kernel, client: MessagesClient, request: QueryReque
   let message: Anthropic.Message;
   try {
     message = retry
-      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'Anthropic API' })
+      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'Anthropic API', url: client.baseURL })
       : await singleAttempt(client, params, signal, attemptOpts);
   } catch (err) {
     throw mapError(err, request.model);

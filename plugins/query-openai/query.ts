@@ -56,7 +56,7 @@ async function query(kernel: Kernel, client: OpenAI, request: QueryRequest, turn
   let result;
   try {
     result = retry
-      ? await retry.run((attempt) => chatAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'OpenAI-compatible API' })
+      ? await retry.run((attempt) => chatAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'OpenAI-compatible API', url: client.baseURL })
       : await chatAttempt(client, params, { signal, alive: () => undefined }, attemptOpts);
   } catch (err) {
     throw mapError(err, request.model);
