@@ -3,6 +3,7 @@
  * frontend. The only file that loads presets, by name. The built-in presets are imported statically (one
  * bundle chunk instead of six on every run: see bench/RESULTS.md); their plugins' heavy parts still load lazily.
  */
+import { didYouMean, nearNames } from './suggest.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { CommanderError, type Command } from 'commander';
 import {
@@ -246,7 +247,13 @@ async function runPluginSubcommand(argv: string[], io: Io, env: NodeJS.ProcessEn
   if (!aside) return undefined;
   const { kernel } = aside;
   const subcommand = kernel.subcommands.get(name);
-  if (!subcommand) return undefined;
+  if (!subcommand) {
+    // `keel sesions`: a lone word near a sub-command's name is a typo, not a paid prompt.
+    const near = argv.length === 1 ? nearNames(name, [...BUILT_IN_NAMES, 'help', ...kernel.subcommands.names()]) : [];
+    if (near.length === 0) return undefined;
+    aside.release();
+    return reportError(new KeelError(`unknown command "${name}"${didYouMean(near)}; keel --help lists the commands (to send it as a prompt: keel -p "${name}")`, { exitCode: 2 }), io);
+  }
   const args = argv.slice(1);
   if (args[0] === '--help' || args[0] === '-h') {
     io.stdout.write(subcommandHelp(subcommand, kernel.subcommands.ownerOf(name)));
