@@ -249,7 +249,7 @@ async function runPluginSubcommand(argv: string[], io: Io, env: NodeJS.ProcessEn
   const subcommand = kernel.subcommands.get(name);
   if (!subcommand) {
     // `keel sesions`: a lone word near a sub-command's name is a typo, not a paid prompt.
-    const near = argv.length === 1 ? nearNames(name, [...BUILT_IN_NAMES, 'help', ...kernel.subcommands.names()]) : [];
+    const near = argv.length === 1 ? nearNames(name, [...BUILT_IN_NAMES, 'help', ...kernel.subcommands.names()], 1) : [];
     if (near.length === 0) return undefined;
     aside.release();
     return reportError(new KeelError(`unknown command "${name}"${didYouMean(near)}; keel --help lists the commands (to send it as a prompt: keel -p "${name}")`, { exitCode: 2 }), io);
