@@ -211,6 +211,10 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   for (const line of resumed ? historyLines(session!.messages) : []) say(line);
   say(`keel - ${session!.cwd}`);
   say(resumed ? `Resumed session ${session!.id} (${session!.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Ctrl+D to exit.');
+  // What `-p` refuses to start without, said at start.
+  if ((kernel.config.provider ?? 'anthropic') === 'anthropic' && !kernel.config.apiKey) {
+    say('[warn] No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.');
+  }
 
   // `keel --ui plain "fix the test"`: the prompt given on the command line is the first one sent.
   let initial = ctx.options.resume === true ? undefined : ctx.prompt?.trim() || undefined;

@@ -66,6 +66,11 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(JSON.stringify(s.requests[0]!.body.messages)).toMatch(/<bash-input>echo ink-\$\(\(20\+1\)\)<\/bash-input>.*<bash-stdout>ink-21/);
   });
 
+  it('says at start when there is no API key, and how to set one', async () => {
+    const { term: t } = await start([say('unused')], { env: { ANTHROPIC_API_KEY: '' } });
+    expect(await t.waitFor(/No API key/)).toMatch(/No API key: set ANTHROPIC_API_KEY \(or apiKey in agent\.config\.ts\), or run keel login/);
+  });
+
   it('streams an answer to a typed prompt, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
     const { term: t } = await start([say('Here is **the answer**, streamed.\n\n```js\nconst answer = 42;\n```')]);
     send(t, 'what is the answer?');

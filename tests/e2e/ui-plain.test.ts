@@ -113,6 +113,11 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(s.requests.filter((r) => r.body.messages.at(-1).content[0]?.is_error === true)).toHaveLength(3);
   });
 
+  it('says at start when there is no API key, and how to set one', async () => {
+    const { term: t } = await start([say('unused')], { env: { ANTHROPIC_API_KEY: '' }, width: 200 });
+    expect(t.screen()).toContain('[warn] No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.');
+  });
+
   it('Esc interrupts a long stream', async () => {
     const { term: t } = await start([say('A long plain answer. '.repeat(5), { beforeEvent: (ctx) => (ctx.index >= 5 ? ctx.closed : undefined) }), say('next one')]);
     send(t, 'go long');
