@@ -347,10 +347,17 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
   for (const layer of layers) validateLayer(layer, shapes);
   const config: ResolvedConfig = { ...mergeLayers(layers, base), preset, packages, trusted, untrustedFiles: untrusted, configFiles: [userFile, projectFile].filter((f): f is string => f !== undefined) };
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
-    const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
-    if (key) config.apiKey = key;
+    const stored = env.ANTHROPIC_API_KEY ? undefined : storedApiKey(home);
+    const key = env.ANTHROPIC_API_KEY || stored;
+    if (key) {
+      config.apiKey = key;
+      config.sources.apiKey = stored ? path.join(home, 'auth.json') : 'env';
+    }
   }
-  if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') config.baseURL = env.ANTHROPIC_BASE_URL;
+  if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') {
+    config.baseURL = env.ANTHROPIC_BASE_URL;
+    config.sources.baseURL = 'env';
+  }
 
   const kernel = createKernel({ config });
   if (options.verbose && io) {

@@ -6,6 +6,7 @@ import { placeBreakpoints } from './cache.js';
 import { mapError } from './errors.js';
 import { streamAttempt, type AttemptOptions } from './stream.js';
 import { nodeFetch } from './transport.js';
+import { apiModel, MODEL_ALIASES, resolveModelAlias } from './models.js';
 
 export interface QueryAnthropicOptions {
   /** Override the API key (otherwise config `apiKey`, `ANTHROPIC_API_KEY`, `$KEEL_HOME/auth.json`). */
@@ -27,6 +28,18 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
   apply(kernel) {
+    // `--model sonnet` and the like: the config holds the model id from here on, so the session, the status line,
+    // pricing, the context window and `keel config` (which names the alias) all see it.
+    if ((kernel.config.provider ?? 'anthropic') === 'anthropic') {
+      for (const key of ['model', 'smallModel'] as const) {
+        const name = kernel.config[key];
+        const id = typeof name === 'string' ? resolveModelAlias(name) : name;
+        if (id === name) continue;
+        kernel.config[key] = id;
+        kernel.config.sources[key] = `${kernel.config.sources[key] ?? 'default'}, alias ${name}`;
+      }
+    }
+    kernel.services.provide('model-aliases', { table: MODEL_ALIASES, resolve: resolveModelAlias });
     let client: MessagesClient | undefined;
     const getClient = async (): Promise<MessagesClient> => {
       if (client) return client;
@@ -105,7 +118,7 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
     ? placeBreakpoints({ tools: request.tools, system: request.system, messages: request.messages })
     : { tools: request.tools, system: request.system, messages: request.messages };
   return {
-    model: request.model,
+    model: apiModel(request.model).model,
     max_tokens: request.maxTokens,
     ...(parts.system.length ? { system: parts.system } : {}),
     messages: parts.messages,
@@ -127,6 +140,7 @@ async function query(kernel: Kernel, client: MessagesClient, request: QueryReque
     emit: turn.emit,
     prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt],
     log: (message: string) => kernel.log('debug', message, NAME),
+    betas: apiModel(request.model).betas,
   };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;

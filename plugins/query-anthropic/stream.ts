@@ -24,6 +24,8 @@ export interface AttemptOptions {
   emit(event: AgentEvent): void;
   /** Where an event whose data is not JSON is described (the kernel log at debug level). */
   log?(message: string): void;
+  /** `anthropic-beta` values the request needs (the 1M context window of a `[1m]` model). */
+  betas?: string[];
 }
 
 /**
@@ -78,7 +80,7 @@ export async function streamAttempt(
   };
   try {
     // The attempt's signal reaches the transport through `fetchOptions` (see ATTEMPT_SIGNAL), not the SDK.
-    response = await client.messages.create(params, { fetchOptions }).asResponse();
+    response = await client.messages.create(params, { fetchOptions, ...(opts.betas?.length ? { headers: { 'anthropic-beta': opts.betas.join(',') } } : {}) }).asResponse();
     ctx.alive();
     const decoder = new SseDecoder();
     try {

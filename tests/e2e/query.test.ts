@@ -26,6 +26,17 @@ async function anthropicProject(script: ScriptStep[], config = 'retry: { baseDel
 }
 
 describe('keel query engine (built CLI)', () => {
+  it('--model resolves Claude Code\'s aliases: sonnet is sent as its id, opus[1m] as the id with the 1M-context beta', async () => {
+    const { server, ws, env, args } = await anthropicProject([say('one'), say('two')]);
+    expect((await runKeel(['-p', 'hi', '--model', 'sonnet', ...args], { cwd: ws.dir, env })).code).toBe(0);
+    expect((await runKeel(['-p', 'hi', '--model', 'opus[1m]', '--output-format', 'json', ...args], { cwd: ws.dir, env })).code).toBe(0);
+    const [first, second] = server.messageRequests();
+    expect(first!.body.model).toBe('claude-sonnet-5-5');
+    expect(first!.headers['anthropic-beta'] ?? '').not.toContain('context-1m');
+    expect(second!.body.model).toBe('claude-opus-4-6');
+    expect(second!.headers['anthropic-beta']).toContain('context-1m-2025-08-07');
+  });
+
   it('a refused connection names the URL it tried', async () => {
     const ws = makeWorkspace({ git: true });
     cleanups.push(() => ws.cleanup());
