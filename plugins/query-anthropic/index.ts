@@ -157,7 +157,10 @@ async function query(kernel: Kernel, client: MessagesClient, request: QueryReque
     cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
     cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
   };
-  const model = message.model || request.model;
+  // A `[1m]` request is priced and windowed as the 1M variant, whatever id the API echoes.
+  const sent = apiModel(request.model);
+  const answered = message.model || sent.model;
+  const model = sent.betas.length && !/\[1m\]$/i.test(answered) ? `${answered}[1m]` : answered;
   const costUsd = kernel.services.get('usage')?.record({ session: turn.session, model, tier: request.tier, usage });
   turn.emit({ type: 'usage', usage, costUsd: costUsd ?? 0, model, tier: request.tier });
   return {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import {
+  normalizePermissionMode,
   definePlugin,
   emptyUsage,
   errorMessage,
@@ -254,6 +255,9 @@ async function openOrResume(
   for (const message of loaded.messages) session.messages.push(message);
   session.resumedFrom = sourceId;
   rec.base = loaded.stats;
+  // The session keeps its permission mode (Shift+Tab, /permissions, an approved plan), unless a flag names one now.
+  const mode = normalizePermissionMode(loaded.stats.permissionMode ?? '');
+  if (mode && kernel.config.sources.permissionMode !== 'flags') session.permissionMode = mode;
   session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
   if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
 

@@ -8,6 +8,7 @@ import { MarkdownStream } from './markdown.js';
 import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
+import { userItems } from './history.js';
 import type { Paint } from './style.js';
 import { PASTE_MIN_LINES } from './paste.js';
 
@@ -229,8 +230,15 @@ export class Transcript {
     for (const message of messages) {
       const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
       const lines: string[] = [];
+      if (message.role === 'user') {
+        for (const item of userItems(message)) {
+          if (item.kind === 'prompt') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(item.text).split('\n').join('\n  ')}`);
+          else if (item.kind === 'shell') lines.push(paint.bold(`! ${item.text}`));
+          else lines.push(`${paint.magenta(glyphs.bullet)} ${paint.bold('Summary of the earlier conversation')} ${paint.dim('(compacted)')}`, ...item.text.split('\n').map((l) => paint.dim(`  ${l}`)));
+        }
+      }
       for (const block of blocks) {
-        if (block.type === 'text' && message.role === 'user') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(block.text).split('\n').join('\n  ')}`);
+        if (block.type === 'text' && message.role === 'user') continue;
         else if (block.type === 'text') {
           const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
           lines.push(...markdown.push(block.text), ...markdown.end());

@@ -1,4 +1,5 @@
 /** Plain-text renderings of events: one line per tool call, results and diffs collapsed, notices spelled out. */
+import { userItems } from './history.js';
 import type { AgentEvent, MessageParam, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
 
 /**
@@ -122,8 +123,15 @@ export function historyLines(messages: MessageParam[]): string[] {
   const out: string[] = [];
   for (const message of messages) {
     const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+    if (message.role === 'user') {
+      for (const item of userItems(message)) {
+        if (item.kind === 'prompt') out.push(`> ${item.text.split('\n').join('\n  ')}`);
+        else if (item.kind === 'shell') out.push(`! ${item.text}`);
+        else out.push('[summary] The earlier conversation, compacted:', ...item.text.split('\n').map((l) => `  | ${l}`));
+      }
+    }
     for (const block of blocks) {
-      if (block.type === 'text' && message.role === 'user') out.push(`> ${block.text.split('\n').join('\n  ')}`);
+      if (block.type === 'text' && message.role === 'user') continue;
       else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
       else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
     }
