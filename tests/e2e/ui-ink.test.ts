@@ -66,6 +66,17 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(JSON.stringify(s.requests[0]!.body.messages)).toMatch(/<bash-input>echo ink-\$\(\(20\+1\)\)<\/bash-input>.*<bash-stdout>ink-21/);
   });
 
+  it('type-ahead: a line and Enter typed before the prompt is drawn are sent', async () => {
+    ws = makeWorkspace({ git: true });
+    server = await startAnthropicServer([say('typed ahead and answered')]);
+    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    // At once, while keel starts: the terminal is still in its line mode, so the line arrives whole, Enter as \n.
+    term.type('hello before start');
+    term.keys('Enter');
+    await term.waitFor(/typed ahead and answered/);
+    expect(JSON.stringify(server.requests[0]!.body.messages[0])).toContain('hello before start');
+  });
+
   it('says at start when there is no API key, and how to set one', async () => {
     const { term: t } = await start([say('unused')], { env: { ANTHROPIC_API_KEY: '' } });
     expect(await t.waitFor(/No API key/)).toMatch(/No API key: set ANTHROPIC_API_KEY \(or apiKey in agent\.config\.ts\), or run keel login/);
