@@ -141,6 +141,7 @@ async function query(kernel: Kernel, client: MessagesClient, request: QueryReque
     prebuilt: tools ? [prebuilt, tools.prebuilt] : [prebuilt],
     log: (message: string) => kernel.log('debug', message, NAME),
     betas: apiModel(request.model).betas,
+    cancelled: () => signal.aborted,
   };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;

@@ -22,6 +22,8 @@ export interface AttemptOptions {
   /** The bytes of the parts of `params` that serialise as placeholders (body.ts). */
   prebuilt?: PrebuiltPart[];
   emit(event: AgentEvent): void;
+  /** True once the user stopped the request: its cut answer is not withdrawn with a message, the UI says interrupted. */
+  cancelled?(): boolean;
   /** Where an event whose data is not JSON is described (the kernel log at debug level). */
   log?(message: string): void;
   /** `anthropic-beta` values the request needs (the 1M context window of a `[1m]` model). */
@@ -105,7 +107,7 @@ export async function streamAttempt(
     if (ctx.signal.aborted && !isAbortError(caught)) caught = abortError(ctx.signal);
     const unexpected = ctx.signal.aborted ? undefined : notAStream(response, head);
     const err = unexpected ?? caught;
-    if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
+    if (shown && !opts.cancelled?.()) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (unexpected) throw unexpected;
     if (response && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
     throw err;

@@ -51,7 +51,7 @@ export function buildChatParams(request: QueryRequest, settings: OpenAISettings)
 async function query(kernel: Kernel, client: OpenAI, request: QueryRequest, turn: Turn, settings: OpenAISettings): Promise<QueryResponse> {
   const params = buildChatParams(request, settings);
   const signal = request.signal ?? turn.signal;
-  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit };
+  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, cancelled: () => signal.aborted };
   const retry = kernel.services.get('retry');
   let result;
   try {

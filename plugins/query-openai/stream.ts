@@ -16,6 +16,8 @@ export interface AttemptContext {
 export interface AttemptOptions {
   visible: boolean;
   emit(event: AgentEvent): void;
+  /** True once the user stopped the request: its cut answer is not withdrawn with a message, the UI says interrupted. */
+  cancelled?(): boolean;
 }
 
 export interface ChatResult {
@@ -105,7 +107,7 @@ export async function chatAttempt(client: OpenAI, params: ChatCompletionCreatePa
       usage: usage ?? { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     };
   } catch (err) {
-    if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
+    if (shown && !opts.cancelled?.()) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number') {
       throw Object.assign(new Error(`the response stream broke: ${errorMessage(err)}`, { cause: err }), { name: 'StreamBrokenError', retryable: true });
     }

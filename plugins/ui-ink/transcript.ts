@@ -187,6 +187,8 @@ export class Transcript {
         this.print(paint.yellow(this.notice));
         return;
       case 'compact':
+        // /compact says what it did itself: one line per event.
+        if (event.trigger === 'manual') return;
         this.print(paint.dim(`${glyphs.dot} Context compacted (${event.trigger}): ${formatTokens(event.preTokens)} ${glyphs.arrow} ${formatTokens(event.postTokens)} tokens`));
         return;
       case 'refusal':

@@ -94,6 +94,8 @@ export function eventLines(event: AgentEvent): string[] {
     case 'retry':
       return [retryLine(event)];
     case 'compact':
+      // /compact says what it did itself: one line per event.
+      if (event.trigger === 'manual') return [];
       return [`[compact] Context compacted (${event.trigger}): ${event.preTokens} -> ${event.postTokens} tokens`];
     case 'refusal':
       return [`[error] The model refused: ${event.text}`];

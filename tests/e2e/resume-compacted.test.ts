@@ -37,7 +37,9 @@ describe.skipIf(!hasTmux)('resuming a compacted session', () => {
       send(term, 'the first prompt');
       await term.waitFor(/a first answer/);
       send(term, '/compact');
-      await term.waitFor(/ompacted/);
+      await term.waitFor(/^Compacted the conversation: \d+ → \d+ tokens\.$/m);
+      // One line for one event.
+      expect(term.screen().match(/ompacted/g)).toHaveLength(1);
       const before = ui === 'plain' ? /\$(\d+\.\d+)\]/.exec(term.screen())![1] : /\$(\d+\.\d+)/.exec(term.screen())![1];
       term.keys('C-d');
       await term.waitFor(/EXIT=0/);
