@@ -38,7 +38,7 @@ export function resultText(result: ToolResult): string {
 export function collapse(text: string, maxLines: number): string[] {
   const lines = text.replace(/\s+$/, '').split('\n');
   if (lines.length <= maxLines) return lines;
-  return [...lines.slice(0, maxLines), `… +${lines.length - maxLines} lines`];
+  return [...lines.slice(0, maxLines), `… +${lines.length - maxLines} ${lines.length - maxLines === 1 ? 'line' : 'lines'}`];
 }
 
 /** A unified diff, coloured: additions green, removals red, hunk headers cyan. */

@@ -34,7 +34,7 @@ function text(result: ToolResult): string {
 
 export function collapse(body: string, max: number): string[] {
   const lines = body.replace(/\s+$/, '').split('\n');
-  return lines.length <= max ? lines : [...lines.slice(0, max), `... +${lines.length - max} lines`];
+  return lines.length <= max ? lines : [...lines.slice(0, max), `... +${lines.length - max} ${lines.length - max === 1 ? 'line' : 'lines'}`];
 }
 
 export function resultLines(call: ToolCall, result: ToolResult): string[] {
