@@ -114,7 +114,9 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         const every = await listSessions(dir, { all: true });
         const summaries = words.includes('--all') ? every : every.filter(pickable);
         if (words.includes('--json')) return listJson(summaries);
-        return formatList(summaries, ctx.session.projectRoot, Boolean(ctx.kernel.modes.get('interactive')), every.length - summaries.length);
+        // On a terminal, with a build that has a UI, the hint opens it; piped, it shows a headless run.
+        const ui = ctx.kernel.modes.list().some((m) => m.name === 'interactive' || m.name.startsWith('interactive:'));
+        return formatList(summaries, ctx.session.projectRoot, ui && Boolean(process.stdout.isTTY), every.length - summaries.length);
       },
     });
 

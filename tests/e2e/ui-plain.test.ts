@@ -356,6 +356,16 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(seen).toEqual(['ask', 'edits', 'plan', 'auto', 'ask']);
   });
 
+  it('keel sessions on a terminal hints keel --resume <id>', async () => {
+    ws = makeWorkspace({ git: true });
+    await recordSession(ws, 1, 'listed one');
+    term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['sessions'], env: { KEEL_HOME: ws.home } });
+    const screen = await term.waitFor(/EXIT=\d+/);
+    expect(screen).toContain('listed one');
+    expect(screen).toMatch(/^Resume one with: keel --resume <id>$/m);
+    expect(screen).toContain('EXIT=0');
+  });
+
   it('--continue resumes the latest session and prints its conversation once', async () => {
     ws = makeWorkspace({ git: true });
     await recordSession(ws, 1, 'the older one');
