@@ -6,7 +6,7 @@ import { runAgent, userMessage, type AgentEvent, type ModeContext, type Permissi
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
-import { CallsNotRun, clean, collapse, eventLines, historyLines, todoLines } from './lines.js';
+import { CallsNotRun, clean, collapse, eventLines, historyLines, resultLines, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
@@ -117,6 +117,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
 
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();
+  const streamed = new Set<string>();
   const onEvent = (event: AgentEvent) => {
     for (const line of notRun.lines(event)) say(line);
     if (event.type === 'text_delta') {
@@ -128,6 +129,12 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     }
     if (event.type === 'assistant_message') {
       if (!atLineStart) say('');
+      return;
+    }
+    // A call whose output was printed live gets its [done] line only: the output is not printed twice.
+    if (event.type === 'tool_output') streamed.add(event.id);
+    if (event.type === 'tool_end' && streamed.delete(event.call.id) && typeof event.result.display?.diff !== 'string') {
+      say(resultLines(event.call, event.result)[0]!);
       return;
     }
     for (const line of eventLines(event)) say(line);

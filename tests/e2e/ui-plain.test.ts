@@ -74,7 +74,10 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(t.screen()).toMatch(/1\) Allow once {2}2\) Allow this session {2}3\) Deny {2}4\) Deny, and don't ask again/);
     send(t, 'y');
     await t.waitFor(/^one$/m);
-    expect(t.screen()).toContain('| plain-2');
+    // The output once, as it streamed, then the call's [done] line alone.
+    expect(t.screen()).toContain('  > plain-2');
+    expect(t.screen().match(/plain-2/g)).toHaveLength(1);
+    expect(t.screen()).toMatch(/^\[done\] bash: echo plain-\$\(\(1\+1\)\)$/m);
     send(t, 'second');
     // A question takes only lines typed after it is asked: wait for this one before answering.
     await t.waitFor(/echo not-run[\s\S]*Answer \[1-4[^\n]*\s*$/);
@@ -334,7 +337,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     await t.waitFor(/\[mode\] Permission mode: ask/);
     // The user's own command runs in ask mode without a question, and the model sees it with the next prompt.
     send(t, '!echo shell-ok');
-    await t.waitFor(/\| shell-ok/);
+    await t.waitFor(/> shell-ok/);
     expect(t.screen()).not.toContain('[permission]');
     send(t, 'hello');
     await t.waitFor(/^a first answer$/m);
@@ -392,7 +395,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       t.record(bytes);
       send(t, 'colour me');
       await t.waitFor(/Caf\? - "quoted" \.\.\. \?\?\?\?/);
-      expect(t.screen()).toContain('| red words');
+      expect(t.screen()).toContain('> red words');
       t.stopRecording();
       const written = readBytes(bytes);
       expect(written).not.toMatch(/[^\x00-\x7f]/);
