@@ -83,3 +83,21 @@ export function formatElapsed(ms: number): string {
   const s = Math.floor(ms / 1000);
   return s >= 60 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${s}s`;
 }
+
+/**
+ * `text` wrapped at word boundaries to `width` columns, the lines after the first indented by `indent` spaces:
+ * a /help description continues under itself, not at column 0. A word longer than the room is left whole.
+ */
+export function hangingWrap(text: string, indent: number, width: number): string[] {
+  const room = Math.max(20, width - indent);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > room) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line || lines.length === 0) lines.push(line);
+  return lines.map((l, i) => (i === 0 ? l : `${' '.repeat(indent)}${l}`));
+}

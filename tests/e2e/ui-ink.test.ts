@@ -77,6 +77,18 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(JSON.stringify(server.requests[0]!.body.messages[0])).toContain('hello before start');
   });
 
+  it('/help wraps a long description under itself, not at column 0', async () => {
+    const { term: t } = await start([], { width: 70, height: 60 });
+    send(t, '/help');
+    const screen = await t.waitFor(/^\/permissions +show the permission mode/m);
+    const lines = screen.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('/permissions'));
+    const indent = lines[at]!.indexOf('show');
+    expect(lines[at + 1]!.slice(0, indent).trim()).toBe('');
+    expect(lines[at + 1]!.slice(indent)).toMatch(/^\S/);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(70);
+  });
+
   it('says at start when there is no API key, and how to set one', async () => {
     const { term: t } = await start([say('unused')], { env: { ANTHROPIC_API_KEY: '' } });
     expect(await t.waitFor(/No API key/)).toMatch(/No API key: set ANTHROPIC_API_KEY \(or apiKey in agent\.config\.ts\), or run keel login/);
