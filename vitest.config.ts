@@ -8,6 +8,8 @@ export default defineConfig({
     // Two cores: keep process-heavy e2e files from starving each other.
     maxWorkers: 2,
     pool: 'forks',
+    // Gives the run a marker and removes its tmux servers, keel processes and temp folders at the end, Ctrl+C included.
+    globalSetup: ['./tests/helpers/global-setup.ts'],
     reporters: ['default', './tests/helpers/summary-reporter.ts'],
   },
 });

@@ -2,6 +2,7 @@
  * Configuration: layers found on disk and in the environment, validated one by one (so an error names its
  * file), then merged key by key. Precedence, highest first: flags → env → project → user → defaults.
  */
+import { didYouMean, nearNames } from './suggest.js';
 import { z, type ZodType } from 'zod';
 import { KeelError } from '../kernel/errors.js';
 import { checkKernelRange, isPlugin, KERNEL_VERSION, type McpServerConfig, type PermissionRules, type Plugin, type Preset } from '../kernel/plugin.js';
@@ -140,7 +141,7 @@ export function validateLayer(
   }
   if (unknown.length) {
     const known = `known keys: ${Object.keys(shapes).sort().join(', ')}`;
-    problems.push(...unknown.map((key) => `${key}: unknown key`));
+    problems.push(...unknown.map((key) => `${key}: unknown key${didYouMean(nearNames(key, Object.keys(shapes)))}`));
     problems[problems.length - 1] += ` (${known})`;
   }
   if (problems.length === 0) return;

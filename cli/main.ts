@@ -4,6 +4,7 @@
  * bundle chunk instead of six on every run: see bench/RESULTS.md); their plugins' heavy parts still load lazily.
  */
 import { READER_GONE_EXIT, watchReader } from './reader.js';
+import { didYouMean, nearNames } from './suggest.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { CommanderError, type Command } from 'commander';
 import {
@@ -265,7 +266,13 @@ async function runPluginSubcommand(argv: string[], io: Io, env: NodeJS.ProcessEn
   if (!aside) return undefined;
   const { kernel } = aside;
   const subcommand = kernel.subcommands.get(name);
-  if (!subcommand) return undefined;
+  if (!subcommand) {
+    // `keel sesions`: a lone word near a sub-command's name is a typo, not a paid prompt.
+    const near = argv.length === 1 ? nearNames(name, [...BUILT_IN_NAMES, 'help', ...kernel.subcommands.names()], 1) : [];
+    if (near.length === 0) return undefined;
+    aside.release();
+    return reportError(new KeelError(`unknown command "${name}"${didYouMean(near)}; keel --help lists the commands (to send it as a prompt: keel -p "${name}")`, { exitCode: 2 }), io);
+  }
   const args = argv.slice(1);
   if (args[0] === '--help' || args[0] === '-h') {
     io.stdout.write(subcommandHelp(subcommand, kernel.subcommands.ownerOf(name)));
@@ -374,10 +381,17 @@ export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?:
     config.managed = managed.policy;
   }
   if (!config.apiKey && (config.provider ?? 'anthropic') === 'anthropic') {
-    const key = env.ANTHROPIC_API_KEY || storedApiKey(home);
-    if (key) config.apiKey = key;
+    const stored = env.ANTHROPIC_API_KEY ? undefined : storedApiKey(home);
+    const key = env.ANTHROPIC_API_KEY || stored;
+    if (key) {
+      config.apiKey = key;
+      config.sources.apiKey = stored ? path.join(home, 'auth.json') : 'env';
+    }
   }
-  if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') config.baseURL = env.ANTHROPIC_BASE_URL;
+  if (!config.baseURL && env.ANTHROPIC_BASE_URL && (config.provider ?? 'anthropic') === 'anthropic') {
+    config.baseURL = env.ANTHROPIC_BASE_URL;
+    config.sources.baseURL = 'env';
+  }
 
   const kernel = createKernel({ config });
   if ((options.verbose || options.debug) && io) {

@@ -502,7 +502,7 @@ export interface Services {
   sandbox: SandboxService;
   /** The project's prompt history file (↑/↓, Ctrl+R), shared by every UI; session-store offers it. */
   promptHistory: PromptHistoryService;
-  /** The user's own `!command`, run through the bash tool under the permission policy; tool-bash offers it. */
+  /** The user's own `!command`, run through the bash tool unasked and added to the conversation; tool-bash offers it. */
   userShell: UserShellService;
   [name: string]: unknown;
 }
@@ -521,7 +521,7 @@ export interface PromptHistoryService {
 }
 
 export interface UserShellService {
-  /** Runs `command` as the bash tool would (asked like the model's calls), not sent to the model. */
+  /** Runs `command` as the bash tool would, without asking (the user typed it); its output joins the conversation. */
   run(session: Session, command: string, ask: (question: Question) => Promise<Answer>, signal: AbortSignal): Promise<ToolResult>;
 }
 

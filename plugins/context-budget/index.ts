@@ -96,6 +96,12 @@ export default definePlugin(() => ({
     const service = createBudget(kernel);
     kernel.services.provide('budget', service);
 
+    // A resumed session's context is estimated at once, so the footer does not say 0 % until the first answer.
+    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+      if (session.messages.length === 0) return;
+      kernel.state.set({ contextTokens: service.used(session) });
+    });
+
     kernel.hooks.postTurn.tapPromise({ name: NAME, stage: Stage.EARLY }, async (record, turn) => {
       measure(turn.session, record);
       service.publish(turn.session);

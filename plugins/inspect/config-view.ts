@@ -44,6 +44,9 @@ export function configEntries(kernel: Kernel): ConfigEntry[] {
     }
     entries.push({ key, value: redact(key, value), source: labelled(sources[key] ?? 'default') });
   }
+  // What `--model sonnet` and the other aliases mean, from the provider's table.
+  const aliases = kernel.services.get('model-aliases') as { table?: Record<string, string> } | undefined;
+  if (aliases?.table && (kernel.config.provider ?? 'anthropic') === 'anthropic') entries.push({ key: 'modelAliases', value: aliases.table, source: 'query-anthropic; [1m] after one asks for the 1M context' });
   entries.push(...managedEntries(kernel));
   return entries;
 

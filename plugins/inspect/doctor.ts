@@ -41,7 +41,8 @@ export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise
   const provider = kernel.config.provider ?? 'anthropic';
   const authFile = path.join(kernel.config.keelHome, 'auth.json');
   let keySource: string | undefined;
-  if (kernel.config.sources.apiKey) keySource = kernel.config.sources.apiKey;
+  // The CLI labels a key from the environment `env` and one from `keel login` with auth.json's path.
+  if (kernel.config.sources.apiKey) keySource = kernel.config.sources.apiKey === 'env' ? 'ANTHROPIC_API_KEY' : kernel.config.sources.apiKey;
   else if (env.ANTHROPIC_API_KEY) keySource = 'ANTHROPIC_API_KEY';
   else if (existsSync(authFile)) keySource = authFile;
   checks.push(
@@ -51,7 +52,7 @@ export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise
   );
   if (kernel.config.baseURL) checks.push({ name: 'endpoint', ok: true, detail: `requests go to ${kernel.config.baseURL}` });
 
-  const files = Object.values(kernel.config.sources).filter((s, i, all) => s !== 'env' && s !== 'flags' && all.indexOf(s) === i);
+  const files = Object.values(kernel.config.sources).filter((s, i, all) => s !== 'env' && s !== 'flags' && s !== authFile && !s.includes(', alias ') && all.indexOf(s) === i);
   checks.push({ name: 'config', ok: true, detail: files.length ? `loaded ${files.join(', ')}` : 'no config files: defaults, environment and flags only' });
   checks.push(
     kernel.config.trusted !== false

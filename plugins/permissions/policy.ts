@@ -22,7 +22,7 @@ export const MATRIX: Record<PermissionMode, Record<PermissionLevel, 'allow' | 'a
 /** Plan mode refuses every tool above read level, whatever the rules say: nothing changes until a plan is approved. */
 function planRefusal(call: ToolCall, tool: ToolDefinition, mode: PermissionMode): Decision | undefined {
   if (MATRIX[mode][tool.permission] !== 'deny') return undefined;
-  return deny(`${call.name} is a ${tool.permission} tool and plan mode runs only read-level tools. Finish exploring, then call exit_plan_mode with your plan so the user can approve it.`);
+  return deny(`${call.name} is ${tool.permission === 'execute' ? 'an' : 'a'} ${tool.permission} tool and plan mode runs only read-level tools. Finish exploring, then call exit_plan_mode with your plan so the user can approve it.`);
 }
 
 /** Built-in tools whose input names a path even when they do not declare `paths`. */

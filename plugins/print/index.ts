@@ -11,6 +11,7 @@ import {
   type Session,
 } from '../../kernel/index.js';
 import { helpText } from './help.js';
+import { refuseUnknownCommand } from './unknown-command.js';
 
 /** The headless and pipe frontend: `--output-format text | json | stream-json`. */
 export default definePlugin(() => ({
@@ -44,6 +45,7 @@ export default definePlugin(() => ({
           session = await ctx.startSession();
           if (ctx.options.outputFormat === 'stream-json') write(protocol.initMessage(kernel, session));
           const slash = await findSlashCommand(kernel, ctx.prompt ?? '');
+          if (!slash) refuseUnknownCommand(kernel, ctx.prompt ?? '');
           const result = slash
             ? await runSlashCommand(kernel, session, slash, signal)
             : await runAgent(kernel, session, ctx.prompt ?? '', { signal, maxTurns: ctx.options.maxTurns });

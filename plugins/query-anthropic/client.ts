@@ -16,4 +16,6 @@ export class MessagesClient extends BaseAnthropic {
 /** What a request needs of a client: this one, or another client of the same SDK (Bedrock's, Vertex's). */
 export interface MessagesLike {
   messages: Pick<Messages, 'create'>;
+  /** Where requests go, for errors that name the endpoint (every client of the SDK has it). */
+  baseURL?: string;
 }

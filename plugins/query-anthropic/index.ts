@@ -36,6 +36,7 @@ declare module '../../kernel/types.js' {
     'anthropic-messages': AnthropicMessagesService;
   }
 }
+import { apiModel, MODEL_ALIASES, resolveModelAlias } from './models.js';
 
 export interface QueryAnthropicOptions {
   /** Override the API key (otherwise config `apiKey`, `ANTHROPIC_API_KEY`, `$KEEL_HOME/auth.json`). */
@@ -57,6 +58,18 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
   apply(kernel) {
+    // `--model sonnet` and the like: the config holds the model id from here on, so the session, the status line,
+    // pricing, the context window and `keel config` (which names the alias) all see it.
+    if ((kernel.config.provider ?? 'anthropic') === 'anthropic') {
+      for (const key of ['model', 'smallModel'] as const) {
+        const name = kernel.config[key];
+        const id = typeof name === 'string' ? resolveModelAlias(name) : name;
+        if (id === name) continue;
+        kernel.config[key] = id;
+        kernel.config.sources[key] = `${kernel.config.sources[key] ?? 'default'}, alias ${name}`;
+      }
+    }
+    kernel.services.provide('model-aliases', { table: MODEL_ALIASES, resolve: resolveModelAlias });
     let client: MessagesClient | undefined;
     // A key given by /login while Keel runs (auth.use): it replaces the configured one for the rest of the process.
     let loggedIn: string | undefined;
@@ -161,7 +174,7 @@ export function buildParams(request: QueryRequest, caching: boolean): Anthropic.
     ? placeBreakpoints({ tools: request.tools, system: request.system, messages: request.messages })
     : { tools: request.tools, system: request.system, messages: request.messages };
   return {
-    model: request.model,
+    model: apiModel(request.model).model,
     max_tokens: request.maxTokens,
     ...(parts.system.length ? { system: parts.system } : {}),
     messages: parts.messages,
@@ -186,12 +199,14 @@ async function query(kernel: Kernel, client: MessagesLike, request: QueryRequest
     prebuilt: prebuilt ? (tools ? [prebuilt, tools.prebuilt] : [prebuilt]) : undefined,
     endpoint: platform && { label: platform.label, hint: platform.endpointHint },
     log: (message: string) => kernel.log('debug', message, NAME),
+    betas: apiModel(request.model).betas,
+    cancelled: () => signal.aborted,
   };
   const retry = kernel.services.get('retry');
   let message: Anthropic.Message;
   try {
     message = retry
-      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: platform?.label ?? 'Anthropic API' })
+      ? await retry.run((attempt) => streamAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: platform?.label ?? 'Anthropic API', url: client.baseURL })
       : await singleAttempt(client, params, signal, attemptOpts);
   } catch (err) {
     throw mapError(err, request.model, platform);
@@ -203,7 +218,10 @@ async function query(kernel: Kernel, client: MessagesLike, request: QueryRequest
     cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
   };
   // On a platform the response names the platform's id (or nothing); usage and prices go by the Claude id asked for.
-  const model = platform ? claudeModel(request.model) : message.model || request.model;
+  // A `[1m]` request is priced and windowed as the 1M variant, whatever id the API echoes.
+  const sent = apiModel(request.model);
+  const answered = message.model || sent.model;
+  const model = platform ? claudeModel(request.model) : sent.betas.length && !/\[1m\]$/i.test(answered) ? `${answered}[1m]` : answered;
   const costUsd = kernel.services.get('usage')?.record({ session: turn.session, model, tier: request.tier, usage });
   turn.emit({ type: 'usage', usage, costUsd: costUsd ?? 0, model, tier: request.tier });
   return {

@@ -6,21 +6,23 @@
  * it is (undated); an id already in the platform's form (`anthropic.…`, `arn:…`, `…@…`) is sent unchanged.
  */
 
+import { apiModel } from './models.js';
+
 export type CloudPlatform = 'bedrock' | 'vertex';
 
-/** Claude ids, undated ids and aliases → the dated id. Newest first within a family. */
+/**
+ * Claude ids and undated ids → the dated id. Newest first within a family. Aliases (`sonnet`, `opus`, `haiku`) are
+ * models.ts's one table, resolved before a request is made.
+ */
 export const CLAUDE_MODELS: Record<string, string> = {
-  opus: 'claude-opus-4-5-20251101',
   'claude-opus-4-5': 'claude-opus-4-5-20251101',
   'claude-opus-4-1': 'claude-opus-4-1-20250805',
   'claude-opus-4-0': 'claude-opus-4-20250514',
   'claude-opus-4': 'claude-opus-4-20250514',
-  sonnet: 'claude-sonnet-4-5-20250929',
   'claude-sonnet-4-5': 'claude-sonnet-4-5-20250929',
   'claude-sonnet-4-0': 'claude-sonnet-4-20250514',
   'claude-sonnet-4': 'claude-sonnet-4-20250514',
   'claude-3-7-sonnet-latest': 'claude-3-7-sonnet-20250219',
-  haiku: 'claude-haiku-4-5-20251001',
   'claude-haiku-4-5': 'claude-haiku-4-5-20251001',
   'claude-3-5-haiku-latest': 'claude-3-5-haiku-20241022',
 };
@@ -42,7 +44,8 @@ export function bedrockGeo(region: string): string {
 /** The id to send to the platform for a Claude model id or alias. */
 export function platformModel(platform: CloudPlatform, model: string, region = ''): string {
   if (platformShaped(platform, model)) return model;
-  const id = CLAUDE_MODELS[model] ?? model;
+  const claude = apiModel(model).model;
+  const id = CLAUDE_MODELS[claude] ?? claude;
   if (platform === 'bedrock') return `${bedrockGeo(region)}.anthropic.${id}-v1:0`;
   const dated = DATED.exec(id);
   return dated ? `${dated[1]}@${dated[2]}` : id;
@@ -54,5 +57,6 @@ export function claudeModel(model: string): string {
   if (bedrock) return bedrock[1];
   const vertex = /^(claude-.+)@(\d{8})$/.exec(model);
   if (vertex) return `${vertex[1]}-${vertex[2]}`;
-  return CLAUDE_MODELS[model] ?? model;
+  const claude = apiModel(model).model;
+  return CLAUDE_MODELS[claude] ?? claude;
 }

@@ -24,8 +24,12 @@ export interface AttemptOptions {
   emit(event: AgentEvent): void;
   /** Names the endpoint and what to check in errors (a cloud platform); the Anthropic API by default. */
   endpoint?: { label: string; hint: string };
+  /** True once the user stopped the request: its cut answer is not withdrawn with a message, the UI says interrupted. */
+  cancelled?(): boolean;
   /** Where an event whose data is not JSON is described (the kernel log at debug level). */
   log?(message: string): void;
+  /** `anthropic-beta` values the request needs (the 1M context window of a `[1m]` model). */
+  betas?: string[];
 }
 
 /**
@@ -80,7 +84,7 @@ export async function streamAttempt(
   };
   try {
     // The attempt's signal reaches the transport through `fetchOptions` (see ATTEMPT_SIGNAL), not the SDK.
-    response = await client.messages.create(params, { fetchOptions }).asResponse();
+    response = await client.messages.create(params, { fetchOptions, ...(opts.betas?.length ? { headers: { 'anthropic-beta': opts.betas.join(',') } } : {}) }).asResponse();
     ctx.alive();
     const decoder = new SseDecoder();
     try {
@@ -105,7 +109,7 @@ export async function streamAttempt(
     if (ctx.signal.aborted && !isAbortError(caught)) caught = abortError(ctx.signal);
     const unexpected = ctx.signal.aborted ? undefined : notAStream(response, head, opts.endpoint);
     const err = unexpected ?? caught;
-    if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
+    if (shown && !opts.cancelled?.()) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (unexpected) throw unexpected;
     if (response && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number' && !permanentErrorEvent(err)) throw brokenStream(err);
     throw err;

@@ -56,12 +56,12 @@ export function buildChatParams(request: QueryRequest, settings: OpenAISettings)
 async function query(kernel: Kernel, client: OpenAI, request: QueryRequest, turn: Turn, settings: OpenAISettings, fetch: AttemptOptions['fetch']): Promise<QueryResponse> {
   const params = buildChatParams(request, settings);
   const signal = request.signal ?? turn.signal;
-  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, ...(fetch ? { fetch } : {}) };
+  const attemptOpts = { visible: request.tier === 'main' && request.stream !== false, emit: turn.emit, cancelled: () => signal.aborted, ...(fetch ? { fetch } : {}) };
   const retry = kernel.services.get('retry');
   let result;
   try {
     result = retry
-      ? await retry.run((attempt) => chatAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'OpenAI-compatible API' })
+      ? await retry.run((attempt) => chatAttempt(client, params, attempt, attemptOpts), { signal, emit: turn.emit, label: 'OpenAI-compatible API', url: client.baseURL })
       : await chatAttempt(client, params, { signal, alive: () => undefined }, attemptOpts);
   } catch (err) {
     throw mapError(err, request.model);

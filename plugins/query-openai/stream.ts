@@ -20,6 +20,8 @@ export interface AttemptOptions {
   emit(event: AgentEvent): void;
   /** The `network` service's fetch (a proxy, a client certificate), when one is set. */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** True once the user stopped the request: its cut answer is not withdrawn with a message, the UI says interrupted. */
+  cancelled?(): boolean;
 }
 
 export interface ChatResult {
@@ -110,7 +112,7 @@ export async function chatAttempt(client: OpenAI, params: ChatCompletionCreatePa
       usage: usage ?? { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     };
   } catch (err) {
-    if (shown) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
+    if (shown && !opts.cancelled?.()) opts.emit({ type: 'withdraw', reason: `the response stream failed: ${errorMessage(err)}` });
     if (connected && !isAbortError(err) && typeof (err as { status?: unknown }).status !== 'number') {
       throw Object.assign(new Error(`the response stream broke: ${errorMessage(err)}`, { cause: err }), { name: 'StreamBrokenError', retryable: true });
     }

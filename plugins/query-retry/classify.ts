@@ -1,6 +1,6 @@
 /** Sorts a failed attempt into "retry" (with the cause users see) or "give up". Structural, so it reads errors of any SDK. */
 
-export type Verdict = { retry: false } | { retry: true; cause: string; /** The server's own wait (429 retry-after). */ waitMs?: number };
+export type Verdict = { retry: false } | { retry: true; cause: string; /** The server's own wait (429 retry-after). */ waitMs?: number; /** No answer came: the endpoint is worth naming. */ connection?: true };
 
 /** Statuses retried with exponential backoff. */
 const BACKOFF_STATUSES = new Set([408, 409, 500, 502, 503, 504, 529]);
@@ -44,7 +44,7 @@ export function classify(err: unknown, now: number): Verdict {
   if (codeInChain(e, (code) => TLS_REFUSAL.test(code) || code === 'ERR_INVALID_CHAR')) return { retry: false };
   // A proxy that refuses the tunnel or the credentials, or a client certificate that cannot be used, refuses again.
   if (codeInChain(e, (code) => NETWORK_REFUSAL.has(code))) return { retry: false };
-  if (isConnectionError(e)) return { retry: true, cause: `connection error: ${connectionDetail(e)}` };
+  if (isConnectionError(e)) return { retry: true, cause: `connection error: ${connectionDetail(e)}`, connection: true };
   return { retry: false };
 }
 

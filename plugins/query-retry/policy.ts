@@ -58,6 +58,8 @@ export interface RetryRunOptions {
   emit?(event: AgentEvent): void;
   /** Names the provider in error messages ("Anthropic API"). */
   label?: string;
+  /** The endpoint tried, named in connection errors so a wrong `baseURL` shows ("… ECONNREFUSED (http://…)"). */
+  url?: string;
 }
 
 /**
@@ -91,6 +93,7 @@ export function createRetryService(settings: RetrySettings, clock: Clock): Retry
           // A watchdog's abort is not the user's: the failure carries a timeout, never the abort, as its cause.
           failure = timeout ? timeoutError(label, timeout.why, number, clock.now() - started) : err;
           verdict = timeout ? (timeout.final ? { retry: false } : { retry: true, cause: timeout.why }) : classify(err, clock.now());
+          if (verdict.retry && verdict.connection && opts.url) verdict = { ...verdict, cause: `${verdict.cause} (${opts.url})` };
         } finally {
           watch.dispose();
         }

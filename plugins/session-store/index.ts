@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import {
+  normalizePermissionMode,
   definePlugin,
   emptyUsage,
   errorMessage,
@@ -113,7 +114,9 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         const every = await listSessions(dir, { all: true });
         const summaries = words.includes('--all') ? every : every.filter(pickable);
         if (words.includes('--json')) return listJson(summaries);
-        return formatList(summaries, ctx.session.projectRoot, Boolean(ctx.kernel.modes.get('interactive')), every.length - summaries.length);
+        // On a terminal, with a build that has a UI, the hint opens it; piped, it shows a headless run.
+        const ui = ctx.kernel.modes.list().some((m) => m.name === 'interactive' || m.name.startsWith('interactive:'));
+        return formatList(summaries, ctx.session.projectRoot, ui && Boolean(process.stdout.isTTY), every.length - summaries.length);
       },
     });
 
@@ -254,6 +257,9 @@ async function openOrResume(
   for (const message of loaded.messages) session.messages.push(message);
   session.resumedFrom = sourceId;
   rec.base = loaded.stats;
+  // The session keeps its permission mode (Shift+Tab, /permissions, an approved plan), unless a flag names one now.
+  const mode = normalizePermissionMode(loaded.stats.permissionMode ?? '');
+  if (mode && kernel.config.sources.permissionMode !== 'flags') session.permissionMode = mode;
   session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
   if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
 

@@ -26,6 +26,8 @@ export interface Recorder {
   usage: TokenUsage;
   /** Once the provider reports main-model usage events, main cost comes from those alone (never counted twice). */
   costFromUsage: boolean;
+  /** The session's permission mode at the last write, recorded with the totals. */
+  mode?: string;
   /** Set after a write failed: the session is no longer saved, and that was reported once. */
   failed: boolean;
   now: () => number;
@@ -53,6 +55,7 @@ export function stats(rec: Recorder): Stats {
     costUsd: rec.base.costUsd + (rec.costFromUsage ? rec.mainUsageCost : rec.responseCost) + rec.smallUsageCost,
     calls: (rec.base.calls ?? 0) + rec.calls,
     usage: addUsage(rec.base.usage ?? emptyUsage(), rec.usage),
+    ...(rec.mode ? { permissionMode: rec.mode } : {}),
   };
 }
 
@@ -64,6 +67,7 @@ function ensureOpen(rec: Recorder): void {
 
 /** Writes every message not yet on file; `annotate` adds provider details to the assistant message it names. */
 export function syncMessages(session: Session, rec: Recorder, annotate?: { message: MessageParam; response: QueryResponse }): void {
+  rec.mode = session.permissionMode;
   const messages = session.messages;
   const rewritten = rec.recorded > messages.length || (rec.recorded > 0 && messages[rec.recorded - 1] !== rec.last);
   if (rewritten) {
@@ -96,6 +100,7 @@ export function writeBoundary(
   info: { trigger: string; preTokens?: number; postTokens?: number; from?: string },
 ): void {
   ensureOpen(rec);
+  rec.mode = session.permissionMode;
   const refs: SideRef[] = [];
   const messages = session.messages.map((message, m) => {
     const extracted = extractSideFiles(message, rec.side, m);

@@ -14,6 +14,8 @@ export interface Stats {
   /** Model calls of every tier with their token use (absent in files written before they were kept). */
   calls?: number;
   usage?: TokenUsage;
+  /** The session's permission mode when this was written, so a resume keeps it (absent in older files). */
+  permissionMode?: string;
 }
 
 export interface HeaderRecord {

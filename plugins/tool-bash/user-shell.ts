@@ -1,8 +1,10 @@
 /**
- * `!cmd`: runs a shell command through the bash tool, under the same permission policy as the model's calls
- * (prePermission, then the user's answer), and shows its output. The conversation is not sent to the model.
+ * `!cmd`: the user's own shell command. The user typed it, so it runs without a permission question (as in
+ * Claude Code; the sandbox, when on, still confines it, since the bash tool asks it before spawning), its output
+ * is shown like a tool call's, and the command with its output joins the conversation as a user message
+ * (`<bash-input>` / `<bash-stdout>`), so the model sees it with the next prompt. Nothing is sent now.
  */
-import { auxiliaryTurn, errorMessage, type Answer, type Kernel, type Question, type Session, type ToolResult, type UserShellService } from '../../kernel/index.js';
+import { auxiliaryTurn, errorMessage, type Answer, type Kernel, type MessageParam, type Question, type Session, type ToolResult, type UserShellService } from '../../kernel/index.js';
 
 let counter = 0;
 
@@ -11,11 +13,25 @@ export function userShell(kernel: Kernel): UserShellService {
   return { run: (session, command, ask, signal) => runShell(kernel, session, command, ask, signal) };
 }
 
+/** The text of a result's content. */
+function resultText(result: ToolResult): string {
+  if (typeof result.content === 'string') return result.content;
+  return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
+}
+
+/** What the model is told the user ran: Claude Code's tags, so a model trained on them reads them alike. */
+export function shellMessage(command: string, result: ToolResult): MessageParam {
+  const output = resultText(result);
+  const tag = result.isError ? 'bash-stderr' : 'bash-stdout';
+  return { role: 'user', content: [{ type: 'text', text: `<bash-input>${command}</bash-input>` }, { type: 'text', text: `<${tag}>${output}</${tag}>` }] };
+}
+
 export async function runShell(
   kernel: Kernel,
   session: Session,
   command: string,
-  ask: (question: Question) => Promise<Answer>,
+  // The user's own command asks nothing; kept for the service's signature.
+  _ask: (question: Question) => Promise<Answer>,
   signal: AbortSignal,
 ): Promise<ToolResult> {
   const tool = kernel.tools.get('bash');
@@ -24,18 +40,6 @@ export async function runShell(
   const parsed = tool.input.safeParse(call.input);
   if (!parsed.success) return { content: `!: ${errorMessage(parsed.error)}`, isError: true };
   const turn = auxiliaryTurn(kernel, session, signal);
-  let decision = await kernel.hooks.prePermission.promise(call, turn).catch((err: unknown) => ({ behavior: 'deny' as const, reason: `permission check failed: ${errorMessage(err)}` }));
-  decision ??= { behavior: 'deny', reason: 'no permission policy allowed bash' };
-  if (decision.behavior === 'ask') {
-    const answer = await ask({ kind: 'permission', call, tool, reason: decision.reason, preview: decision.preview, options: ['allow_once', 'allow_session', 'deny', 'deny_session'] });
-    const choice = answer.kind === 'permission' ? answer.choice : 'deny';
-    const allowed = choice === 'allow_once' || choice === 'allow_session';
-    decision = allowed ? { behavior: 'allow' } : { behavior: 'deny', reason: 'Permission denied by the user' };
-    kernel.emit({ type: 'permission', call, decision, source: 'user', choice });
-  } else if (decision.behavior === 'deny') {
-    kernel.emit({ type: 'permission', call, decision, source: 'policy' });
-  }
-  if (decision.behavior !== 'allow') return { content: decision.reason, isError: true, display: { denied: true } };
   const started = Date.now();
   kernel.emit({ type: 'tool_start', call, tool });
   let result: ToolResult;
@@ -47,5 +51,12 @@ export async function runShell(
     result = { content: `Error: ${errorMessage(err)}`, isError: true };
   }
   kernel.emit({ type: 'tool_end', call, result, durationMs: Date.now() - started });
+  if (!signal.aborted) {
+    // Into the conversation (and the session file, which follows user_message events).
+    const message = shellMessage(command, result);
+    session.messages.push(message);
+    kernel.state.set({ messages: session.messages.slice() });
+    kernel.emit({ type: 'user_message', message });
+  }
   return { ...result, display: { ...result.display, shown: true } };
 }

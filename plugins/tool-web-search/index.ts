@@ -139,7 +139,7 @@ interface DenialLogLike {
 
 /**
  * Whether the user has refused web search for this turn without asking anyone: plan mode (no network) or
- * "Deny this session" (denial-log). A bare deny rule has already taken the tool out (the permissions plugin's
+ * a session deny rule ("Deny, and don't ask again", denial-log). A bare deny rule has already taken the tool out (the permissions plugin's
  * selectTools tap runs first). The prePermission hook is not consulted: its taps may run user hooks.
  */
 function deniedNow(kernel: Kernel, turn: Turn): boolean {

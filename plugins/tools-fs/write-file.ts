@@ -47,9 +47,9 @@ export const writeFileTool = defineTool({
       await writeAll(handle, bytes);
       remember(ctx.session, abs, bytes, await handle.stat());
       const lines = splitLines(args.content).length;
-      if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true, ...textsForDisplay(undefined, args.content) } };
+      if (before === undefined) return { content: `Created ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, created: true, ...textsForDisplay(undefined, args.content) } };
       const diff = await unifiedDiff(shown, before, args.content);
-      return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff, ...textsForDisplay(before, args.content) } };
+      return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, diff, ...textsForDisplay(before, args.content) } };
     } finally {
       await handle.close();
     }

@@ -3,7 +3,7 @@
  * (UI built-ins first, then the registry), `!cmd` the shell, `#note` the memory index. No React here.
  */
 import { runAgent, userMessage, type Kernel, type ModeContext, type PromptHistory as History, type Session, type ToolResult } from '../../kernel/index.js';
-import { resultText, collapse } from './format.js';
+import { resultText, collapse, hangingWrap } from './format.js';
 import type { QuestionQueue } from './questions.js';
 import type { Paint } from './style.js';
 import type { Transcript } from './transcript.js';
@@ -155,7 +155,10 @@ export class Controller {
     if (name === 'exit' || name === 'quit') return 'exit';
     if (name === 'help') {
       const width = Math.max(...this.commandNames().map((c) => c.name.length)) + 2;
-      this.transcript.print(...KEYS_HELP.map((l) => p.dim(l)), '', ...this.commandNames().map((c) => `/${c.name.padEnd(width)}${p.dim(c.description)}`));
+      // A description longer than the line continues under itself, not at column 0.
+      const columns = Math.max(40, (process.stdout.columns || 80) - 1);
+      const rows = this.commandNames().flatMap((c) => hangingWrap(c.description, 0, columns - width - 1).map((l, i) => (i === 0 ? `/${c.name.padEnd(width)}${p.dim(l)}` : p.dim(`${' '.repeat(width + 1)}${l}`))));
+      this.transcript.print(...KEYS_HELP.map((l) => p.dim(l)), '', ...rows);
       return 'continue';
     }
     if (name === 'clear') {

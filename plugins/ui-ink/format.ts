@@ -38,7 +38,7 @@ export function resultText(result: ToolResult): string {
 export function collapse(text: string, maxLines: number): string[] {
   const lines = text.replace(/\s+$/, '').split('\n');
   if (lines.length <= maxLines) return lines;
-  return [...lines.slice(0, maxLines), `… +${lines.length - maxLines} lines`];
+  return [...lines.slice(0, maxLines), `… +${lines.length - maxLines} ${lines.length - maxLines === 1 ? 'line' : 'lines'}`];
 }
 
 /** A unified diff, coloured: additions green, removals red, hunk headers cyan. */
@@ -82,4 +82,22 @@ export function formatTokens(n: number): string {
 export function formatElapsed(ms: number): string {
   const s = Math.floor(ms / 1000);
   return s >= 60 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${s}s`;
+}
+
+/**
+ * `text` wrapped at word boundaries to `width` columns, the lines after the first indented by `indent` spaces:
+ * a /help description continues under itself, not at column 0. A word longer than the room is left whole.
+ */
+export function hangingWrap(text: string, indent: number, width: number): string[] {
+  const room = Math.max(20, width - indent);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > room) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line || lines.length === 0) lines.push(line);
+  return lines.map((l, i) => (i === 0 ? l : `${' '.repeat(indent)}${l}`));
 }

@@ -70,7 +70,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   bridge.questions = questions;
   // The user's statusLine command (plugin status-line) runs while this UI is up; App shows its line.
   const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
-  greet(controller.session, transcript, paint, glyphs.dot);
+  greet(controller.session, transcript, paint, glyphs.dot, missingKey(kernel));
   // SIGINT, SIGTERM or SIGHUP abort the whole run (the CLI's handler): the turn stops and the UI leaves. In raw
   // mode Ctrl+C arrives as a key instead.
   const onAbort = () => {
@@ -119,13 +119,20 @@ function terminalStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
   });
 }
 
-function greet(session: Session, transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string): void {
+function greet(session: Session, transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string, keyProblem: string | null): void {
   const resumed = session.resumedFrom || session.messages.length > 0;
   transcript.printHistory(session.messages);
   transcript.print(
     `${paint.bold('keel')} ${paint.dim(`${dot} ${session.cwd}`)}`,
     paint.dim(resumed ? `Resumed session ${session.id} (${session.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Esc to interrupt, Ctrl+D to exit.'),
+    ...(keyProblem ? [paint.yellow(keyProblem)] : []),
   );
+}
+
+/** What `-p` refuses to start without, said at start: no key for the Anthropic provider. */
+export function missingKey(kernel: ModeContext['kernel']): string | null {
+  if ((kernel.config.provider ?? 'anthropic') !== 'anthropic' || kernel.config.apiKey) return null;
+  return 'No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.';
 }
 
 /** The trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). */

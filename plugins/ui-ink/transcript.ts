@@ -8,6 +8,7 @@ import { MarkdownStream } from './markdown.js';
 import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
+import { userItems } from './history.js';
 import type { Paint } from './style.js';
 import { PASTE_MIN_LINES } from './paste.js';
 
@@ -177,7 +178,7 @@ export class Transcript {
           this.print(`${paint.red(glyphs.cross)} ${toolTitle(event.call, paint)} ${paint.red('denied')}: ${paint.dim(event.decision.reason)}`);
         } else if (event.source === 'user') {
           const allowed = event.decision.behavior === 'allow';
-          const what = event.choice === 'allow_session' ? 'allowed for this session' : event.choice === 'deny_session' ? 'denied for this session' : allowed ? 'allowed' : 'denied';
+          const what = event.choice === 'allow_session' ? 'allowed for this session' : event.choice === 'deny_session' ? `denied ${paint.dim(`(deny rule ${event.call.name} added for this session; /permissions remove ${event.call.name} lifts it)`)}` : allowed ? 'allowed' : 'denied';
           this.print(`${allowed ? paint.green(glyphs.check) : paint.red(glyphs.cross)} ${toolTitle(event.call, paint)} ${what}`);
         }
         return;
@@ -186,6 +187,8 @@ export class Transcript {
         this.print(paint.yellow(this.notice));
         return;
       case 'compact':
+        // /compact says what it did itself: one line per event.
+        if (event.trigger === 'manual') return;
         this.print(paint.dim(`${glyphs.dot} Context compacted (${event.trigger}): ${formatTokens(event.preTokens)} ${glyphs.arrow} ${formatTokens(event.postTokens)} tokens`));
         return;
       case 'refusal':
@@ -229,8 +232,15 @@ export class Transcript {
     for (const message of messages) {
       const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
       const lines: string[] = [];
+      if (message.role === 'user') {
+        for (const item of userItems(message)) {
+          if (item.kind === 'prompt') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(item.text).split('\n').join('\n  ')}`);
+          else if (item.kind === 'shell') lines.push(paint.bold(`! ${item.text}`));
+          else lines.push(`${paint.magenta(glyphs.bullet)} ${paint.bold('Summary of the earlier conversation')} ${paint.dim('(compacted)')}`, ...item.text.split('\n').map((l) => paint.dim(`  ${l}`)));
+        }
+      }
       for (const block of blocks) {
-        if (block.type === 'text' && message.role === 'user') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(block.text).split('\n').join('\n  ')}`);
+        if (block.type === 'text' && message.role === 'user') continue;
         else if (block.type === 'text') {
           const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
           lines.push(...markdown.push(block.text), ...markdown.end());

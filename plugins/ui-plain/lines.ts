@@ -1,4 +1,5 @@
 /** Plain-text renderings of events: one line per tool call, results and diffs collapsed, notices spelled out. */
+import { userItems } from './history.js';
 import type { AgentEvent, MessageParam, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
 
 /**
@@ -33,7 +34,7 @@ function text(result: ToolResult): string {
 
 export function collapse(body: string, max: number): string[] {
   const lines = body.replace(/\s+$/, '').split('\n');
-  return lines.length <= max ? lines : [...lines.slice(0, max), `... +${lines.length - max} lines`];
+  return lines.length <= max ? lines : [...lines.slice(0, max), `... +${lines.length - max} ${lines.length - max === 1 ? 'line' : 'lines'}`];
 }
 
 export function resultLines(call: ToolCall, result: ToolResult): string[] {
@@ -48,7 +49,12 @@ export function retryLine(event: Extract<AgentEvent, { type: 'retry' }>): string
   return `[retry] Retrying in ${wait} (${event.attempt}/${event.maxRetries}): ${event.cause}`;
 }
 
-export const LABELS: Record<PermissionChoice, string> = { allow_once: 'Allow once', allow_session: 'Allow this session', deny: 'Deny', deny_session: 'Deny this session' };
+/** What "Deny, and don't ask again" left behind: a session deny rule that /permissions lists and removes. */
+export function denyRuleNote(tool: string): string {
+  return `deny rule ${tool} added for this session; /permissions remove ${tool} lifts it`;
+}
+
+export const LABELS: Record<PermissionChoice, string> = { allow_once: 'Allow once', allow_session: 'Allow this session', deny: 'Deny', deny_session: "Deny, and don't ask again" };
 
 /** Events some plugins add (web search, permission mode changes), read by shape: no plugin is imported. */
 interface WebSearchEvent {
@@ -83,11 +89,13 @@ export function eventLines(event: AgentEvent): string[] {
     case 'tool_end':
       return resultLines(event.call, event.result);
     case 'permission':
-      if (event.source === 'user') return [`[permission] ${callLine(event.call)}: ${event.choice ? LABELS[event.choice] : event.decision.behavior}`];
+      if (event.source === 'user') return [`[permission] ${callLine(event.call)}: ${event.choice ? LABELS[event.choice] : event.decision.behavior}${event.choice === 'deny_session' ? ` (${denyRuleNote(event.call.name)})` : ''}`];
       return event.decision.behavior === 'deny' ? [`[denied] ${callLine(event.call)}: ${event.decision.reason}`] : [];
     case 'retry':
       return [retryLine(event)];
     case 'compact':
+      // /compact says what it did itself: one line per event.
+      if (event.trigger === 'manual') return [];
       return [`[compact] Context compacted (${event.trigger}): ${event.preTokens} -> ${event.postTokens} tokens`];
     case 'refusal':
       return [`[error] The model refused: ${event.text}`];
@@ -117,8 +125,15 @@ export function historyLines(messages: MessageParam[]): string[] {
   const out: string[] = [];
   for (const message of messages) {
     const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+    if (message.role === 'user') {
+      for (const item of userItems(message)) {
+        if (item.kind === 'prompt') out.push(`> ${item.text.split('\n').join('\n  ')}`);
+        else if (item.kind === 'shell') out.push(`! ${item.text}`);
+        else out.push('[summary] The earlier conversation, compacted:', ...item.text.split('\n').map((l) => `  | ${l}`));
+      }
+    }
     for (const block of blocks) {
-      if (block.type === 'text' && message.role === 'user') out.push(`> ${block.text.split('\n').join('\n  ')}`);
+      if (block.type === 'text' && message.role === 'user') continue;
       else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
       else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
     }

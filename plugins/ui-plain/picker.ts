@@ -14,7 +14,7 @@ export async function pickSession(sessions: SessionSummary[], say: (text: string
     const shown = sessions.filter((s) => s.id.includes(query) || (s.firstPrompt ?? '').toLowerCase().includes(query.toLowerCase())).slice(0, 20);
     say(query ? `Sessions matching "${query}":` : 'Sessions of this project, newest first:');
     if (shown.length === 0) say('  (none)');
-    shown.forEach((s, i) => say(`  ${i + 1}) ${s.lastActivity.toISOString().slice(0, 16).replace('T', ' ')} ${s.id.slice(0, 8)} ${s.turns} turns $${s.costUsd.toFixed(2)} ${(s.firstPrompt ?? '(no prompt)').replace(/\s+/g, ' ').slice(0, 60)}`));
+    shown.forEach((s, i) => say(`  ${i + 1}) ${s.lastActivity.toISOString().slice(0, 16).replace('T', ' ')} ${s.id.slice(0, 8)} ${s.turns} ${s.turns === 1 ? 'turn' : 'turns'} $${s.costUsd.toFixed(2)} ${(s.firstPrompt ?? '(no prompt)').replace(/\s+/g, ' ').slice(0, 60)}`));
     const reply = await ask('Number to resume, text to search, Enter for a new session: ');
     if (reply === null || reply.trim() === '') return null;
     const n = Number(reply.trim());

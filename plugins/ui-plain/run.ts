@@ -6,12 +6,23 @@ import { runAgent, userMessage, type AgentEvent, type ModeContext, type Permissi
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
-import { CallsNotRun, clean, collapse, eventLines, historyLines, todoLines } from './lines.js';
+import { CallsNotRun, clean, collapse, eventLines, historyLines, resultLines, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
 
-const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
+/**
+ * Shift+Tab's cycle, Claude Code's: ask → edits → plan → ask. `auto` and `manual` come only from a flag, config or
+ * /permissions; a session in one of them leaves it for `ask`, and that mode then joins the cycle after plan so
+ * Shift+Tab can come back to it (as Claude Code's bypass mode does when started with it).
+ */
+const CYCLE: PermissionMode[] = ['ask', 'edits', 'plan'];
+
+export function nextCycleMode(current: PermissionMode, outside: PermissionMode | undefined): PermissionMode {
+  const cycle = outside ? [...CYCLE, outside] : CYCLE;
+  const at = cycle.indexOf(current);
+  return at === -1 ? 'ask' : cycle[(at + 1) % cycle.length];
+}
 const BUILTINS = [
   { name: 'help', description: 'show the keys and commands' },
   { name: 'clear', description: 'start a new session (the old one stays on disk)' },
@@ -96,9 +107,11 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     turnController.abort(new Error('interrupted by the user'));
     return true;
   };
+  let outsideMode: PermissionMode | undefined;
   const cycleMode = () => {
     if (!session) return;
-    session.permissionMode = MODES[(MODES.indexOf(session.permissionMode) + 1) % MODES.length];
+    if (!CYCLE.includes(session.permissionMode)) outsideMode = session.permissionMode;
+    session.permissionMode = nextCycleMode(session.permissionMode, outsideMode);
     notice(`[mode] Permission mode: ${session.permissionMode}`);
   };
   const columns = () => (io.stdout as NodeJS.WriteStream).columns || 80;
@@ -118,6 +131,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
 
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();
+  const streamed = new Set<string>();
   const onEvent = (event: AgentEvent) => {
     for (const line of notRun.lines(event)) say(line);
     if (event.type === 'text_delta') {
@@ -129,6 +143,12 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     }
     if (event.type === 'assistant_message') {
       if (!atLineStart) say('');
+      return;
+    }
+    // A call whose output was printed live gets its [done] line only: the output is not printed twice.
+    if (event.type === 'tool_output') streamed.add(event.id);
+    if (event.type === 'tool_end' && streamed.delete(event.call.id) && typeof event.result.display?.diff !== 'string') {
+      say(resultLines(event.call, event.result)[0]!);
       return;
     }
     for (const line of eventLines(event)) say(line);
@@ -224,6 +244,10 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   for (const line of resumed ? historyLines(session!.messages) : []) say(line);
   say(`keel - ${session!.cwd}`);
   say(resumed ? `Resumed session ${session!.id} (${session!.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Ctrl+D to exit.');
+  // What `-p` refuses to start without, said at start.
+  if ((kernel.config.provider ?? 'anthropic') === 'anthropic' && !kernel.config.apiKey) {
+    say('[warn] No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.');
+  }
 
   // `keel --ui plain "fix the test"`: the prompt given on the command line is the first one sent.
   let initial = ctx.options.resume === true ? undefined : ctx.prompt?.trim() || undefined;

@@ -116,9 +116,14 @@ export default definePlugin(() => ({
 
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
       // The session store (EARLY) has set what a resumed or forked session carries from its file.
-      if (session.inherited && !session.data.has(NAME)) session.data.set(NAME, inheritedBook(session.inherited));
+      const inherited = session.inherited && !session.data.has(NAME) ? session.inherited : undefined;
+      if (inherited) session.data.set(NAME, inheritedBook(inherited));
       bookOf(session);
       kernel.state.set({ contextWindow: windowFor(session.model) });
+      // A resumed (or forked) session starts from what it had spent, as /cost does, not from $0.
+      if (inherited) {
+        kernel.state.set((state) => ({ cost: state.cost + inherited.costUsd, tokenUsage: addUsage(state.tokenUsage, inherited.usage ?? {}) }));
+      }
     });
 
     kernel.commands.register({

@@ -153,7 +153,7 @@ describe('config errors name the file and the key', () => {
     const err = (await assemble(flags(), env(), undefined, ws.dir).catch((e: unknown) => e)) as Error & { exitCode: number };
     expect(err.exitCode).toBe(2);
     expect(err.message.split('\n')).toHaveLength(1);
-    expect(err.message).toMatch(new RegExp(`^${file.replace(/[.]/g, '\\.')}: maxTurns: .*; permissionMode: must be one of .*; modle: unknown key; colour: unknown key \\(known keys: `));
+    expect(err.message).toMatch(new RegExp(`^${file.replace(/[.]/g, '\\.')}: maxTurns: .*; permissionMode: must be one of .*; modle: unknown key \\(did you mean model\\?\\); colour: unknown key \\(known keys: `));
   });
 
   it.each([

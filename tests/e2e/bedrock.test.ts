@@ -45,7 +45,7 @@ describe('Amazon Bedrock', () => {
       CREDS,
     );
     ws = makeWorkspace({ git: true });
-    const run = await runKeel(['-p', 'hi', '--model', 'sonnet', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'], {
+    const run = await runKeel(['-p', 'hi', '--model', 'claude-sonnet-4-5', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'], {
       cwd: ws.dir,
       env: bedrockEnv(server.url, ws.home),
       timeoutMs: 60_000,

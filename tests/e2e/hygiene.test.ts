@@ -5,6 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { staleBuild } from '../helpers/fresh-build.js';
 import { privateTmux } from '../helpers/tmux.js';
+import { cleanRun } from '../helpers/global-setup.js';
+import { RUN_MARKER_VAR } from '../helpers/run-marker.js';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 const TESTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,12 +28,37 @@ afterEach(() => {
 });
 
 describe('test hygiene', () => {
+  it('the global teardown (also run on Ctrl+C) ends a run\'s tmux servers, marked processes and temp folders, and only that run\'s', async () => {
+    const marker = `r${Date.now().toString(16).slice(-8)}`;
+    const other = `${marker}x`;
+    const socket = `keel-ui-${marker}-0123456789ab`;
+    spawnSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', 'sleep 600']);
+    const sleeper = spawn('sleep', ['600'], { env: { PATH: process.env.PATH, [RUN_MARKER_VAR]: marker }, stdio: 'ignore' });
+    const bystander = spawn('sleep', ['600'], { env: { PATH: process.env.PATH, [RUN_MARKER_VAR]: other }, stdio: 'ignore' });
+    const folder = mkdtempSync(path.join(os.tmpdir(), `keel-test-${marker}-`));
+    const kept = mkdtempSync(path.join(os.tmpdir(), `keel-test-${other}-`));
+    try {
+      const exited = new Promise((resolve) => sleeper.once('exit', resolve));
+      cleanRun(marker);
+      await exited;
+      expect(spawnSync('tmux', ['-L', socket, 'has-session']).status).not.toBe(0);
+      expect(existsSync(folder)).toBe(false);
+      expect(existsSync(kept)).toBe(true);
+      expect(bystander.exitCode).toBeNull();
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server']);
+      sleeper.kill('SIGKILL');
+      bystander.kill('SIGKILL');
+      cleanRun(other);
+    }
+  });
+
   it('every tmux command in the tests goes through a private socket (tmux -L)', () => {
     // `tmux -V` starts no server; anything else must use helpers/tmux.ts.
     const direct = /(?:execFileSync|spawnSync|spawn|execFile)\(\s*'tmux'\s*,\s*\[\s*(?!'-L'|'-V')/;
     const offenders = testFiles(TESTS).filter((file) => !file.endsWith(path.join('helpers', 'tmux.ts')) && direct.test(readFileSync(file, 'utf8')));
     expect(offenders).toEqual([]);
-    expect(privateTmux().socket).toMatch(/^keel-test-\d+-[0-9a-f]{8}$/);
+    expect(privateTmux().socket).toMatch(/^keel-test-\d+-r[0-9a-f]{8}-[0-9a-f]{8}$/);
   });
 
   it('a source newer than the build, or a missing build, makes the e2e helpers refuse to run', () => {

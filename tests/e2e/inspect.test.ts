@@ -30,6 +30,19 @@ describe('keel config', () => {
   });
 });
 
+describe('keel config: env and model aliases', () => {
+  it('labels apiKey and baseURL from the environment (env), and resolves a model alias, naming it', async () => {
+    ws = makeWorkspace({ git: true });
+    const run = await runKeel(['config'], { cwd: ws.dir, env: { ...env(), ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_MODEL: 'sonnet[1m]', KEEL_SMALL_MODEL: 'haiku' } });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('apiKey = "[set]"  (env)');
+    expect(run.stdout).toContain('baseURL = "http://127.0.0.1:9"  (env)');
+    expect(run.stdout).toContain('model = "claude-sonnet-5-5[1m]"  (env, alias sonnet[1m])');
+    expect(run.stdout).toMatch(/smallModel = "claude-haiku-5-5"  \(env, alias haiku\)/);
+    expect(run.stdout).toContain('modelAliases = {"sonnet":"claude-sonnet-5-5","opus":"claude-opus-4-6","haiku":"claude-haiku-5-5"}  (query-anthropic; [1m] after one asks for the 1M context)');
+  });
+});
+
 describe('keel plugins', () => {
   it('lists the plugins with their source, then every hook’s taps in order', async () => {
     ws = makeWorkspace({ git: true });

@@ -152,7 +152,7 @@ describe('MCP servers over the wire', () => {
     expect(await processesGone(ws.dir)).toEqual([]);
   }, 90_000);
 
-  it('runs an MCP prompt headless: keel -p "/mcp__local__args-prompt …" waits for the server instead of calling it unknown', async () => {
+  it('runs an MCP prompt headless: keel -p "/mcp__local__args-prompt …" waits for the server instead of calling it unknown; a name no server offers is unknown', async () => {
     const { env, ws, server } = await prepare([say('Sunny in Paris.')]);
     const config = mcpConfig({ local: { command: process.execPath, args: [EVERYTHING, 'stdio', ws.dir] } });
     const run = await runKeel(['-p', '/mcp__local__args-prompt city=Paris', '--mcp-config', config], { cwd: ws.dir, env, timeoutMs: 60_000 });
@@ -161,11 +161,12 @@ describe('MCP servers over the wire', () => {
     expect(run.stdout).toBe('Sunny in Paris.\n');
     const sent = server.messageRequests()[0]!.body.messages[0] as { content: unknown };
     expect(text(sent.content)).toContain("What's weather in Paris?");
-    // A name no server offers still goes to the model as text, once the servers have answered.
+    // A name no server offers, once the servers have answered, is an unknown command (exit 2), not a paid prompt.
     const { env: env2, ws: ws2, server: server2 } = await prepare([say('no such prompt')]);
     const other = await runKeel(['-p', '/mcp__local__nope', '--mcp-config', mcpConfig({ local: { command: process.execPath, args: [EVERYTHING, 'stdio', ws2.dir] } })], { cwd: ws2.dir, env: env2, timeoutMs: 60_000 });
-    expect(other.code).toBe(0);
-    expect(text((server2.messageRequests()[0]!.body.messages[0] as { content: unknown }).content)).toContain('/mcp__local__nope');
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/^keel: unknown command \/mcp__local__nope\b/);
+    expect(server2.messageRequests()).toHaveLength(0);
     expect(await processesGone(ws.dir)).toEqual([]);
   }, 90_000);
 

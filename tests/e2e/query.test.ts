@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { say, startAnthropicServer, type ScriptStep } from '../helpers/anthropic-server.js';
 import { ndjson, runKeel } from '../helpers/cli.js';
 import { startOpenAIServer, type ChatStep } from '../helpers/openai-server.js';
+import { freePort } from '../helpers/mcp.js';
 import { makeWorkspace } from '../helpers/workspace.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -25,6 +26,27 @@ async function anthropicProject(script: ScriptStep[], config = 'retry: { baseDel
 }
 
 describe('keel query engine (built CLI)', () => {
+  it('--model resolves Claude Code\'s aliases: sonnet is sent as its id, opus[1m] as the id with the 1M-context beta', async () => {
+    const { server, ws, env, args } = await anthropicProject([say('one'), say('two')]);
+    expect((await runKeel(['-p', 'hi', '--model', 'sonnet', ...args], { cwd: ws.dir, env })).code).toBe(0);
+    expect((await runKeel(['-p', 'hi', '--model', 'opus[1m]', '--output-format', 'json', ...args], { cwd: ws.dir, env })).code).toBe(0);
+    const [first, second] = server.messageRequests();
+    expect(first!.body.model).toBe('claude-sonnet-5-5');
+    expect(first!.headers['anthropic-beta'] ?? '').not.toContain('context-1m');
+    expect(second!.body.model).toBe('claude-opus-4-6');
+    expect(second!.headers['anthropic-beta']).toContain('context-1m-2025-08-07');
+  });
+
+  it('a refused connection names the URL it tried', async () => {
+    const ws = makeWorkspace({ git: true });
+    cleanups.push(() => ws.cleanup());
+    ws.write('agent.config.ts', 'export default { retry: { baseDelayMs: 1 } };\n');
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const run = await runKeel(['-p', 'hello', '--config', 'agent.config.ts'], { cwd: ws.dir, env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home } });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr.trim()).toBe(`keel: Anthropic API: connection error: ECONNREFUSED (${url}) (gave up after 3 retries)`);
+  });
+
   it('shows two retries in stream-json when the API answers 529 twice, then prints the answer', async () => {
     const { server, ws, env, args } = await anthropicProject([{ status: 529 }, { status: 529 }, say('steady now')]);
     const run = await runKeel(['-p', 'hello', '--output-format', 'stream-json', ...args], { cwd: ws.dir, env });

@@ -5,21 +5,21 @@
  * refuses a scripted `git push` through it.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer } from '../helpers/anthropic-server.js';
 import { collect } from '../helpers/cli.js';
-import { installPacked, REPO_ROOT } from '../helpers/pack.js';
+import { installPacked, npm, pack, REPO_ROOT } from '../helpers/pack.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 const example = path.join(REPO_ROOT, 'examples', 'keel-plugin-git-guard');
 let ws: Workspace;
 let keel: string;
 
-function runInstalled(args: string[], extraEnv: Record<string, string> = {}) {
+function runInstalled(args: string[], extraEnv: Record<string, string> = {}, cwd = ws.path('app')) {
   const child = spawn(process.execPath, [keel, ...args], {
-    cwd: ws.path('app'),
+    cwd,
     env: { PATH: process.env.PATH, HOME: ws.home, KEEL_HOME: ws.home, NO_COLOR: '1', ...extraEnv },
   });
   child.stdin!.end();
@@ -89,4 +89,27 @@ describe('a packed third-party plugin', () => {
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/prePermission: .*git-guard/);
   }, 90_000);
+
+  it('installs alone into $KEEL_HOME with a plain npm install (its keel peer is optional) and loads there in an untrusted folder', async () => {
+    // --offline: npm must not need the registry, as it would to fetch a required `keel` peer.
+    const home = ws.path('user-home');
+    mkdirSync(home, { recursive: true });
+    npm(['install', '--offline', pack(ws.path('packs'), example)], home);
+    expect(existsSync(path.join(home, 'node_modules', 'keel'))).toBe(false);
+    writeFileSync(path.join(home, 'agent.config.ts'), "export default { plugins: [['keel-plugin-git-guard', { branches: ['main'] }]] };\n");
+    const elsewhere = ws.path('elsewhere');
+    mkdirSync(elsewhere, { recursive: true });
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: elsewhere, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    const server = await startAnthropicServer([callTool('bash', { command: 'git push origin main' }, 'push'), say('done')]);
+    try {
+      const run = await runInstalled(['-p', 'ship it', '--permission-mode', 'auto'], { KEEL_HOME: home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url }, elsewhere);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const result = server.messageRequests()[1]!.body.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? m.content : [])).find((b: { type: string }) => b.type === 'tool_result');
+      expect(result).toMatchObject({ is_error: true, content: expect.stringContaining('git-guard: pushing to the protected branch main') });
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });

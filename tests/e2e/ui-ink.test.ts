@@ -52,6 +52,48 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(JSON.stringify(s.requests.at(-1)!.body.messages.at(-1).content[0])).toContain('is_error');
   });
 
+  it('Shift+Tab cycles ask → edits → plan and back to the mode the flag set (auto); !cmd runs without asking and joins the context', async () => {
+    const { term: t, server: s } = await start([say('seen it')], { args: ['--permission-mode', 'auto'], waitFor: /auto mode/ });
+    for (const mode of ['ask', 'edits', 'plan', 'auto', 'ask']) {
+      t.keys('BTab');
+      await t.waitFor(new RegExp(`${mode} mode \\(shift\\+tab\\)`));
+    }
+    send(t, '!echo ink-$((20+1))');
+    await t.waitFor(/ink-21/);
+    expect(t.screen()).not.toContain('wants permission');
+    send(t, 'what did I run?');
+    await t.waitFor(/seen it/);
+    expect(JSON.stringify(s.requests[0]!.body.messages)).toMatch(/<bash-input>echo ink-\$\(\(20\+1\)\)<\/bash-input>.*<bash-stdout>ink-21/);
+  });
+
+  it('type-ahead: a line and Enter typed before the prompt is drawn are sent', async () => {
+    ws = makeWorkspace({ git: true });
+    server = await startAnthropicServer([say('typed ahead and answered')]);
+    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    // At once, while keel starts: the terminal is still in its line mode, so the line arrives whole, Enter as \n.
+    term.type('hello before start');
+    term.keys('Enter');
+    await term.waitFor(/typed ahead and answered/);
+    expect(JSON.stringify(server.requests[0]!.body.messages[0])).toContain('hello before start');
+  });
+
+  it('/help wraps a long description under itself, not at column 0', async () => {
+    const { term: t } = await start([], { width: 70, height: 60 });
+    send(t, '/help');
+    const screen = await t.waitFor(/^\/permissions +show the permission mode/m);
+    const lines = screen.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('/permissions'));
+    const indent = lines[at]!.indexOf('show');
+    expect(lines[at + 1]!.slice(0, indent).trim()).toBe('');
+    expect(lines[at + 1]!.slice(indent)).toMatch(/^\S/);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(70);
+  });
+
+  it('says at start when there is no API key, and how to set one', async () => {
+    const { term: t } = await start([say('unused')], { env: { ANTHROPIC_API_KEY: '' } });
+    expect(await t.waitFor(/No API key/)).toMatch(/No API key: set ANTHROPIC_API_KEY \(or apiKey in agent\.config\.ts\), or run keel login/);
+  });
+
   it('streams an answer to a typed prompt, runs /cost, recalls history with Up, and Ctrl+D exits with the session saved', async () => {
     const { term: t } = await start([say('Here is **the answer**, streamed.\n\n```js\nconst answer = 42;\n```')]);
     send(t, 'what is the answer?');
@@ -80,7 +122,7 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     ]);
     send(t, 'run the first');
     await t.waitFor(/bash wants permission/);
-    expect(t.screen()).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny this session/);
+    expect(t.screen()).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny, and don't ask again/);
     t.keys('y');
     await t.waitFor(/first done/);
     expect(t.screen()).toContain('allowed-42');
@@ -103,6 +145,8 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     await t.waitFor(/The start of a long answer/);
     t.keys('Escape');
     await t.waitFor(/Interrupted\./);
+    // Only that it was interrupted: no "cut off … Request was aborted" for the user's own stop.
+    expect(t.screen()).not.toMatch(/cut off|aborted/);
     expect(await s.requests[0].finished).toBe('closed-early');
     send(t, 'and now?');
     await t.waitFor(/after the interruption/);

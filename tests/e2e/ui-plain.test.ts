@@ -71,10 +71,13 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     const { term: t, server: s } = await start([callTool('bash', { command: 'echo plain-$((1+1))' }), say('one'), callTool('bash', { command: 'echo not-run' }), say('two')]);
     send(t, 'first');
     await t.waitFor(/Answer \[1-4/);
-    expect(t.screen()).toMatch(/1\) Allow once {2}2\) Allow this session {2}3\) Deny {2}4\) Deny this session/);
+    expect(t.screen()).toMatch(/1\) Allow once {2}2\) Allow this session {2}3\) Deny {2}4\) Deny, and don't ask again/);
     send(t, 'y');
     await t.waitFor(/^one$/m);
-    expect(t.screen()).toContain('| plain-2');
+    // The output once, as it streamed, then the call's [done] line alone.
+    expect(t.screen()).toContain('  > plain-2');
+    expect(t.screen().match(/plain-2/g)).toHaveLength(1);
+    expect(t.screen()).toMatch(/^\[done\] bash: echo plain-\$\(\(1\+1\)\)$/m);
     send(t, 'second');
     // A question takes only lines typed after it is asked: wait for this one before answering.
     await t.waitFor(/echo not-run[\s\S]*Answer \[1-4[^\n]*\s*$/);
@@ -85,12 +88,46 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(s.requests[3].body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', is_error: true });
   });
 
+  it('"Deny" asks again at the next prompt; "Deny, and don\'t ask again" is a deny rule /permissions lists and removes', async () => {
+    const call = () => callTool('bash', { command: 'echo denied-twice' });
+    const { term: t, server: s } = await start([call(), say('one'), call(), say('two'), call(), say('three'), call(), say('four')], { width: 200 });
+    const question = /echo denied-twice[^\n]*\n(?:[^\n]*\n)*?[^\n]*Answer \[1-4[^\n]*\s*$/;
+    send(t, 'first');
+    await t.waitFor(question);
+    send(t, '3');
+    await t.waitFor(/^one$/m);
+    send(t, 'second');
+    // Asked again: a plain "Deny" is not remembered past its prompt.
+    await t.waitFor(question);
+    send(t, '4');
+    await t.waitFor(/^two$/m);
+    expect(t.screen()).toContain("[permission] bash: echo denied-twice: Deny, and don't ask again (deny rule bash added for this session; /permissions remove bash lifts it)");
+    send(t, 'third');
+    await t.waitFor(/^three$/m);
+    expect(t.screen()).toMatch(/\[denied\] bash: echo denied-twice: Permission denied: [^\n]*bash/);
+    send(t, '/permissions');
+    await t.waitFor(/deny:\n\s+bash {2}\(this session\)/);
+    send(t, '/permissions remove bash');
+    await t.waitFor(/Removed: bash/);
+    send(t, 'fourth');
+    await t.waitFor(question);
+    send(t, 'y');
+    await t.waitFor(/^four$/m);
+    expect(s.requests.filter((r) => r.body.messages.at(-1).content[0]?.is_error === true)).toHaveLength(3);
+  });
+
+  it('says at start when there is no API key, and how to set one', async () => {
+    const { term: t } = await start([say('unused')], { env: { ANTHROPIC_API_KEY: '' }, width: 200 });
+    expect(t.screen()).toContain('[warn] No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.');
+  });
+
   it('Esc interrupts a long stream', async () => {
     const { term: t } = await start([say('A long plain answer. '.repeat(5), { beforeEvent: (ctx) => (ctx.index >= 5 ? ctx.closed : undefined) }), say('next one')]);
     send(t, 'go long');
     await t.waitFor(/A long plain answer/);
     t.keys('Escape');
     await t.waitFor(/\[interrupted\]/);
+    expect(t.screen()).not.toMatch(/cut off|aborted/);
     send(t, 'again');
     await t.waitFor(/next one/);
   });
@@ -276,7 +313,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
 
   it('runs the commands and keys of the Ink UI: /help, /status, /model, /permissions, /memory, /compact, Shift+Tab, !cmd, #note', async () => {
     const summary = ['Completed tasks', 'Key findings', 'Current state', 'Pending work', 'Important decisions'].map((h) => `## ${h}\n- noted`).join('\n');
-    const { term: t } = await start([say('a first answer'), say(summary)]);
+    const { term: t, server: s } = await start([say('a first answer'), say(summary)]);
     send(t, '/help');
     await t.waitFor(/^\/status - /m);
     // The list is longer than the screen: read the scrollback too.
@@ -296,13 +333,41 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     send(t, '/memory');
     await t.waitFor(/^> \/memory$[\s\S]*remember the tabs/m);
     t.keys('BTab');
-    await t.waitFor(/\[mode\] Permission mode: auto/);
+    await t.waitFor(/\[mode\] Permission mode: plan/);
+    t.keys('BTab');
+    await t.waitFor(/\[mode\] Permission mode: ask/);
+    // The user's own command runs in ask mode without a question, and the model sees it with the next prompt.
     send(t, '!echo shell-ok');
-    await t.waitFor(/\| shell-ok/);
+    await t.waitFor(/> shell-ok/);
+    expect(t.screen()).not.toContain('[permission]');
     send(t, 'hello');
     await t.waitFor(/^a first answer$/m);
+    expect(JSON.stringify(s.requests[0]!.body.messages)).toContain('<bash-input>echo shell-ok</bash-input>');
     send(t, '/compact');
-    await t.waitFor(/\[compact\] Context compacted \(manual\)/);
+    await t.waitFor(/^Compacted the conversation: \d+ → \d+ tokens\.$/m);
+    // One line for one event.
+    expect(t.screen()).not.toContain('[compact]');
+  });
+
+  it('Shift+Tab from a mode set by flag (auto) goes to ask, cycles ask → edits → plan, then back to the flag\'s mode', async () => {
+    const { term: t } = await start([say('ok')], { args: ['--permission-mode', 'auto'] });
+    const seen: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      t.keys('BTab');
+      const screen = await t.waitFor(new RegExp(`(?:\\[mode\\] Permission mode: \\w+[\\s\\S]*){${i + 1}}`));
+      seen.push([...screen.matchAll(/\[mode\] Permission mode: (\w+)/g)].at(-1)![1]);
+    }
+    expect(seen).toEqual(['ask', 'edits', 'plan', 'auto', 'ask']);
+  });
+
+  it('keel sessions on a terminal hints keel --resume <id>', async () => {
+    ws = makeWorkspace({ git: true });
+    await recordSession(ws, 1, 'listed one');
+    term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['sessions'], env: { KEEL_HOME: ws.home } });
+    const screen = await term.waitFor(/EXIT=\d+/);
+    expect(screen).toContain('listed one');
+    expect(screen).toMatch(/^Resume one with: keel --resume <id>$/m);
+    expect(screen).toContain('EXIT=0');
   });
 
   it('--continue resumes the latest session and prints its conversation once', async () => {
@@ -331,7 +396,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       t.record(bytes);
       send(t, 'colour me');
       await t.waitFor(/Caf\? - "quoted" \.\.\. \?\?\?\?/);
-      expect(t.screen()).toContain('| red words');
+      expect(t.screen()).toContain('> red words');
       t.stopRecording();
       const written = readBytes(bytes);
       expect(written).not.toMatch(/[^\x00-\x7f]/);

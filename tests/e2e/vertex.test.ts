@@ -92,7 +92,7 @@ describe('Google Vertex AI', () => {
     server = await startVertexServer([say('configured')], { project: 'other-project', region: 'us-east5' });
     ws = makeWorkspace({ git: true });
     const { CLAUDE_CODE_USE_VERTEX: _on, CLOUD_ML_REGION: _region, ANTHROPIC_VERTEX_PROJECT_ID: _project, ANTHROPIC_VERTEX_BASE_URL: _url, ...env } = vertexEnv(server, ws);
-    ws.write('agent.config.json', JSON.stringify({ provider: 'vertex', vertex: { region: 'us-east5', projectId: 'other-project', baseURL: `${server.url}/v1` }, model: 'haiku' }));
+    ws.write('agent.config.json', JSON.stringify({ provider: 'vertex', vertex: { region: 'us-east5', projectId: 'other-project', baseURL: `${server.url}/v1` }, model: 'claude-haiku-4-5' }));
     const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env, timeoutMs: 30_000 });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('configured\n');

@@ -1,4 +1,5 @@
 /** Spawns the built `keel` binary as a real process. Run `npm run build` (npm test does) first. */
+import { RUN_MARKER_VAR, runMarker } from './run-marker.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +34,8 @@ export const NODE_PATH = `${path.dirname(process.execPath)}${path.delimiter}${pr
 
 /** Environment for a hermetic run: only what the test gives, plus PATH/HOME basics. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: NODE_PATH, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1' };
+  // The run's marker lets the global teardown find a keel process a Ctrl+C left running.
+  const env: NodeJS.ProcessEnv = { PATH: NODE_PATH, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1', [RUN_MARKER_VAR]: runMarker };
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }

@@ -15,11 +15,17 @@ export function npm(args: string[], cwd: string): string {
  * (an ES module package). Returns the installed `keel` binary.
  */
 export function installPacked(packs: string, project: string, packages: string[]): string {
-  mkdirSync(packs, { recursive: true });
-  // --ignore-scripts: packing must not rebuild dist/ under the other tests' feet; `npm test` built it already.
-  const tarballs = [REPO_ROOT, ...packages].map((dir) => path.join(packs, npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', packs], dir).trim().split('\n').pop()!));
+  const tarballs = [REPO_ROOT, ...packages].map((dir) => pack(packs, dir));
   mkdirSync(project, { recursive: true });
   writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  npm(['install', '--prefer-offline', '--ignore-scripts', '--no-save', ...tarballs], project);
+  // A plain install, as the README says (no --legacy-peer-deps): the packages' `keel` peer is optional.
+  npm(['install', '--prefer-offline', '--no-save', ...tarballs], project);
   return path.join(project, 'node_modules', 'keel', 'bin', 'keel.js');
+}
+
+/** Packs one package folder into `packs` and returns the tarball's path. */
+export function pack(packs: string, dir: string): string {
+  mkdirSync(packs, { recursive: true });
+  // --ignore-scripts: packing must not rebuild dist/ under the other tests' feet; `npm test` built it already.
+  return path.join(packs, npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', packs], dir).trim().split('\n').pop()!);
 }

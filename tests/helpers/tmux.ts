@@ -3,6 +3,7 @@
  * keys in with send-keys, the screen out with capture-pane, and the bytes the program wrote with pipe-pane.
  * `kill()` ends the tmux server of the socket; tests call it in afterEach.
  */
+import { runMarker } from './run-marker.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -48,7 +49,7 @@ function shellQuote(s: string): string {
 
 /** Starts `keel <args>` in a new terminal of `width`×`height`; the shell prints EXIT=<code> when it ends. */
 export function startKeelTerminal(opts: { cwd: string; env: Record<string, string>; args?: string[]; width?: number; height?: number; history?: number }): Terminal {
-  const socket = `keel-ui-${randomBytes(6).toString('hex')}`;
+  const socket = `keel-ui-${runMarker}-${randomBytes(6).toString('hex')}`;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   const env = { LANG: 'C.UTF-8', TERM: 'xterm-256color', ...opts.env };
   // `env -i`: only what the test gives reaches keel (no CI variable, which would switch Ink to CI output).
@@ -115,7 +116,7 @@ export interface PrivateTmux {
 
 /** tmux on a private socket (`tmux -L`), so tests never touch a developer's own tmux server. */
 export function privateTmux(): PrivateTmux {
-  const socket = `keel-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const socket = `keel-test-${process.pid}-${runMarker}-${randomBytes(4).toString('hex')}`;
   return {
     socket,
     run: (args) => execFileSync('tmux', ['-L', socket, ...args]).toString(),

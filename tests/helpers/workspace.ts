@@ -1,4 +1,5 @@
 /** Temp workspaces and KEEL_HOME dirs that tests create and always remove. */
+import { runMarker } from './run-marker.js';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +15,7 @@ export interface Workspace {
 }
 
 export function makeWorkspace(opts: { git?: boolean } = {}): Workspace {
-  const base = mkdtempSync(path.join(tmpdir(), 'keel-test-'));
+  const base = mkdtempSync(path.join(tmpdir(), `keel-test-${runMarker}-`));
   const dir = path.join(base, 'project');
   const home = path.join(base, 'home');
   mkdirSync(dir, { recursive: true });

@@ -57,4 +57,21 @@ describe("the README's plugin example", () => {
     const result = await tool.execute(tool.input.parse({ name: 'Keel' }), { signal, session, turn, call: { id: 'c', name: 'hello', input: {} }, kernel, cwd: ws.dir, emit: () => undefined });
     expect(result.content).toBe('Ahoy, Keel!');
   });
+
+  it('the command, hook and service example seals, counts a tool call and answers its command', async () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Writing a plugin'));
+    const code = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!).find((c) => c.includes("name: 'counter'"));
+    expect(code).toBeDefined();
+    const file = ws.write('counter.ts', code!);
+    const jiti = createJiti(import.meta.url, { alias: { keel: path.join(root, 'kernel/index.ts') } });
+    const mod = (await jiti.import(file)) as { default: () => Plugin };
+    const kernel = createKernel({ config: defaultConfig({ cwd: ws.dir, projectRoot: ws.dir, keelHome: ws.home }) });
+    for (const plugin of (await loadPreset('minimal'))!.plugins) kernel.use(plugin);
+    kernel.use(mod.default()).seal();
+    const session = await startSession(kernel, { cwd: ws.dir, projectRoot: ws.dir });
+    kernel.emit({ type: 'tool_end', call: { id: 'c', name: 'ls', input: {} }, result: { content: '' }, durationMs: 1 });
+    expect((kernel.services.get('counter') as { count(): number }).count()).toBe(1);
+    expect(await kernel.commands.get('calls')!.run('', { kernel, session, print: () => undefined, signal: new AbortController().signal })).toBe('Tool calls so far: 1');
+  });
 });

@@ -3,7 +3,7 @@
  * never redrawn); below them a live region, kept shorter than the screen, shows the answer's unfinished
  * line, running tools, a question or the prompt, the spinner and the footer.
  */
-import React, { useEffect, useState, useSyncExternalStore } from 'react';
+import React, { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { Box, Static, Text, useApp, useStdout } from 'ink';
 import type { AppState, PermissionMode } from '../../../kernel/index.js';
 import type { Controller } from '../controller.js';
@@ -29,7 +29,18 @@ export interface AppProps {
   onExit(): void;
 }
 
-const MODES: PermissionMode[] = ['ask', 'edits', 'auto', 'manual'];
+/**
+ * Shift+Tab's cycle, Claude Code's: ask → edits → plan → ask. `auto` and `manual` come only from a flag, config or
+ * /permissions; a session in one of them leaves it for `ask`, and that mode then joins the cycle after plan so
+ * Shift+Tab can come back to it (as Claude Code's bypass mode does when started with it).
+ */
+const CYCLE: PermissionMode[] = ['ask', 'edits', 'plan'];
+
+export function nextCycleMode(current: PermissionMode, outside: PermissionMode | undefined): PermissionMode {
+  const cycle = outside ? [...CYCLE, outside] : CYCLE;
+  const at = cycle.indexOf(current);
+  return at === -1 ? 'ask' : cycle[(at + 1) % cycle.length];
+}
 
 /** A new dialog (fresh state) for each question, even when two in a row look alike. */
 const questionKeys = new WeakMap<object, number>();
@@ -83,6 +94,8 @@ export function App(props: AppProps): React.ReactElement {
   const [hint, setHint] = useState<string | null>(null);
   const [armedExit, setArmedExit] = useState(false);
   const [, setModeTick] = useState(0);
+  // A mode outside Shift+Tab's cycle (auto, manual) the session was in: the cycle comes back to it.
+  const outsideMode = useRef<PermissionMode | undefined>(undefined);
 
   useEffect(() => {
     if (!hint) return;
@@ -205,7 +218,8 @@ export function App(props: AppProps): React.ReactElement {
             }}
             onCtrlD={exit}
             onCycleMode={() => {
-              session.permissionMode = MODES[(MODES.indexOf(session.permissionMode) + 1) % MODES.length];
+              if (!CYCLE.includes(session.permissionMode)) outsideMode.current = session.permissionMode;
+              session.permissionMode = nextCycleMode(session.permissionMode, outsideMode.current);
               setModeTick((n) => n + 1);
             }}
           />

@@ -11,7 +11,7 @@ const LABELS: Record<PermissionChoice, string> = {
   allow_once: 'Allow once',
   allow_session: 'Allow this session',
   deny: 'Deny',
-  deny_session: 'Deny this session',
+  deny_session: "Deny, and don't ask again",
 };
 
 export interface PermissionDialogProps {

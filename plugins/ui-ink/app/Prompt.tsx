@@ -91,12 +91,16 @@ export function Prompt(props: PromptProps): React.ReactElement {
     update({ search: { query, match: query ? history.search(query) : null } });
   };
 
-  /** Typed text, or a paste. A chunk ending in one Enter is typing followed by Enter. */
+  /**
+   * Typed text, or a paste. A chunk ending in one Enter is typing followed by Enter — also as `\n`: a line typed
+   * before the UI put the terminal in raw mode arrives whole from the line discipline, its Enter turned into a
+   * newline (ICRNL). Real pastes come bracketed (bracketed.ts), not through here.
+   */
   const typed = (input: string) => {
     const state = live.current.editor;
     const text = input.replace(/\r\n?/g, '\n');
     const lines = text.split('\n');
-    if (lines.length === 2 && lines[1] === '' && input.endsWith('\r')) {
+    if (lines.length === 2 && lines[1] === '' && /[\r\n]$/.test(input)) {
       const next = ed.insert(state, lines[0]);
       if (next.text.endsWith('\\')) return edit(ed.insert(ed.backspace(next), '\n'));
       return submit(next.text);

@@ -89,22 +89,34 @@ describe('denial-log', () => {
     expect(runs).toEqual(['b.txt']);
   });
 
-  it('"Deny this session" refuses every later call of the tool without asking; the model is told why', async () => {
+  it('"Deny" is remembered for the prompt only: a later prompt asks again about the same call', async () => {
+    const { kernel, session, asked, requests } = await run([callTool('write_file', { path: 'a.txt' }, 't1'), say('ok'), callTool('write_file', { path: 'a.txt' }, 't2'), say('ok')], ['deny', 'deny']);
+    await runAgent(kernel, session, 'try again');
+    expect(asked.map((q) => (q.kind === 'permission' ? q.call.id : ''))).toEqual(['t1', 't2']);
+    expect(resultFor(server!.messageRequests(), 't2')).toMatchObject({ is_error: true, content: expect.stringContaining('Permission denied by the user') });
+    expect(requests).toHaveLength(2);
+    expect(runs).toEqual([]);
+  });
+
+  it('"Deny, and don\'t ask again" adds a session deny rule that /permissions lists and removes; then the tool is asked again', async () => {
     const { asked, result, requests, kernel, session } = await run(
-      [callTool('write_file', { path: 'a.txt' }, 't1'), callTool('write_file', { path: 'b.txt' }, 't2'), say('ok')],
-      ['deny_session'],
+      [callTool('write_file', { path: 'a.txt' }, 't1'), callTool('write_file', { path: 'b.txt' }, 't2'), say('ok'), callTool('write_file', { path: 'c.txt' }, 't3'), say('ok')],
+      ['deny_session', 'allow_once'],
     );
     expect(asked).toHaveLength(1);
     expect(resultFor(requests, 't1')).toMatchObject({ is_error: true, content: expect.stringContaining('Permission denied by the user') });
-    expect(resultFor(requests, 't2')).toMatchObject({ is_error: true, content: PREVIOUSLY_DENIED });
+    expect(resultFor(requests, 't2')).toMatchObject({ is_error: true, content: expect.stringMatching(/Permission denied: .*write_file/) });
     expect(result.permissionDenials.map((d) => d.tool_use_id)).toEqual(['t1', 't2']);
-    expect(runs).toEqual([]);
     expect(kernel.services.get('denial-log')?.isDenied(session, 'write_file')).toBe(true);
-  });
-
-  it('"Deny" is not a session denial: the tool is not marked denied', async () => {
-    const { kernel, session } = await run([callTool('write_file', { path: 'a.txt' }, 't1'), say('ok')], ['deny']);
+    const command = kernel.commands.get('permissions')!;
+    const ctx = { kernel, session, print: () => undefined, signal: new AbortController().signal };
+    expect(await command.run('', ctx)).toMatch(/deny:\n {2}write_file {2}\(this session\)/);
+    expect(await command.run('remove write_file', ctx)).toBe('Removed: write_file');
+    expect(await command.run('', ctx)).not.toMatch(/deny:/);
     expect(kernel.services.get('denial-log')?.isDenied(session, 'write_file')).toBe(false);
+    await runAgent(kernel, session, 'once more');
+    expect(asked.map((q) => (q.kind === 'permission' ? q.call.id : ''))).toEqual(['t1', 't3']);
+    expect(runs).toEqual(['c.txt']);
   });
 
   it('"Allow this session" after "Deny" lets the denied call through too', async () => {
@@ -171,10 +183,10 @@ describe('denial-log', () => {
     kernel.emit({ type: 'permission', call: { id: 'w3', name: 'write_file', input: { path: '.git/config' } }, decision: { behavior: 'deny', reason: 'no' }, source: 'user', choice: 'deny' });
     expect(await decide('w4', '.git/config')).toEqual({ behavior: 'deny', reason: PREVIOUSLY_DENIED });
     expect((await decide('w5', 'c.txt'))?.behavior).toBe('allow');
-    // "Deny this session" then withdraws the allowance too.
+    // "Deny, and don't ask again" then withdraws the allowance too: a deny rule beats it.
     expect((await decide('w6', '.git/hooks/pre-commit'))?.behavior).toBe('ask');
     kernel.emit({ type: 'permission', call: { id: 'w6', name: 'write_file', input: { path: '.git/hooks/pre-commit' } }, decision: { behavior: 'deny', reason: 'no' }, source: 'user', choice: 'deny_session' });
-    expect(await decide('w7', 'e.txt')).toEqual({ behavior: 'deny', reason: PREVIOUSLY_DENIED });
+    expect((await decide('w7', 'e.txt'))?.behavior).toBe('deny');
   });
 
   it('answers are per session', async () => {
@@ -183,7 +195,7 @@ describe('denial-log', () => {
     const service = kernel.services.get('denial-log')!;
     expect(service.isDenied(session, 'write_file')).toBe(true);
     expect(service.isDenied(other, 'write_file')).toBe(false);
-    service.forget(session, 'write_file');
+    await kernel.commands.get('permissions')!.run('remove write_file', { kernel, session, print: () => undefined, signal: new AbortController().signal });
     expect(service.isDenied(session, 'write_file')).toBe(false);
   });
 

@@ -21,7 +21,7 @@ describe('classify', () => {
 
   it('retries connection errors and streams marked retryable, not other errors', () => {
     expect(classify(Object.assign(new Error('Connection error.'), { name: 'APIConnectionError' }), 0)).toMatchObject({ retry: true });
-    expect(classify(Object.assign(new Error('fetch failed'), { cause: { code: 'ECONNRESET' } }), 0)).toEqual({ retry: true, cause: 'connection error: ECONNRESET' });
+    expect(classify(Object.assign(new Error('fetch failed'), { cause: { code: 'ECONNRESET' } }), 0)).toEqual({ retry: true, cause: 'connection error: ECONNRESET', connection: true });
     expect(classify(Object.assign(new Error('the response stream broke: terminated'), { retryable: true }), 0)).toEqual({
       retry: true,
       cause: 'the response stream broke: terminated',

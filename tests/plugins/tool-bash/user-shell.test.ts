@@ -1,6 +1,6 @@
 /**
  * The services both UIs consume instead of their own copies: tool-bash's `userShell` (the user's `!command`,
- * under the permission policy) and session-store's `promptHistory` (the project's prompt history file).
+ * run without asking and added to the conversation) and session-store's `promptHistory` (the project's prompt history file).
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,32 +24,41 @@ const policy = (decision: Decision | undefined): Plugin => ({
 });
 
 describe('userShell (tool-bash)', () => {
-  it("runs the user's command through the bash tool when the policy allows it, and marks the result shown", async () => {
-    h = await harness([policy({ behavior: 'allow' }), toolBash()]);
-    const result = await h.kernel.services.get('userShell')!.run(h.session, 'echo from-the-user', async () => ({ kind: 'permission', choice: 'deny' }), new AbortController().signal);
-    expect(textOf(result)).toContain('from-the-user');
-    expect(result.display?.shown).toBe(true);
-    expect(h.events.some((e) => e.type === 'tool_start')).toBe(true);
+  it("runs the user's command without asking, even where the policy would ask or deny, and marks the result shown", async () => {
+    for (const decision of [{ behavior: 'ask', reason: 'needs a yes' }, { behavior: 'deny', reason: 'no' }, undefined] as const) {
+      h = await harness([policy(decision), toolBash()]);
+      const canary = h.ws.path('ran');
+      const asked: string[] = [];
+      const ask = async (): Promise<Answer> => {
+        asked.push('asked');
+        return { kind: 'permission', choice: 'deny' };
+      };
+      const result = await h.kernel.services.get('userShell')!.run(h.session, `touch ${canary} && echo from-the-user`, ask, new AbortController().signal);
+      expect(asked).toEqual([]);
+      expect(textOf(result)).toContain('from-the-user');
+      expect(result.display?.shown).toBe(true);
+      expect(readFileSync(canary, 'utf8')).toBe('');
+      expect(h.events.some((e) => e.type === 'tool_start')).toBe(true);
+      h.cleanup();
+    }
+    h = undefined;
   });
 
-  it('asks the user on an ask, and a denial runs nothing', async () => {
-    h = await harness([policy({ behavior: 'ask', reason: 'needs a yes' }), toolBash()]);
-    const canary = h.ws.path('ran');
-    const asked: string[] = [];
-    const ask = async (question: { kind: string; reason?: string }): Promise<Answer> => {
-      asked.push(`${question.kind}: ${question.reason}`);
-      return { kind: 'permission', choice: 'deny' };
-    };
-    const result = await h.kernel.services.get('userShell')!.run(h.session, `touch ${canary}`, ask, new AbortController().signal);
-    expect(asked).toEqual(['permission: needs a yes']);
-    expect(result).toMatchObject({ isError: true, content: 'Permission denied by the user', display: { denied: true } });
-    expect(() => readFileSync(canary)).toThrow();
-  });
-
-  it('fails closed without a permission policy', async () => {
+  it('adds the command and its output to the conversation as one user message, a failing command with its output and exit code', async () => {
     h = await harness([policy(undefined), toolBash()]);
-    const result = await h.kernel.services.get('userShell')!.run(h.session, 'echo no', async () => ({ kind: 'permission', choice: 'allow_once' }), new AbortController().signal);
-    expect(result).toMatchObject({ isError: true, content: 'no permission policy allowed bash' });
+    const shell = h.kernel.services.get('userShell')!;
+    await shell.run(h.session, 'echo shell-out', async () => ({ kind: 'permission', choice: 'deny' }), new AbortController().signal);
+    expect(h.session.messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: [
+        { type: 'text', text: '<bash-input>echo shell-out</bash-input>' },
+        { type: 'text', text: expect.stringMatching(/^<bash-stdout>shell-out[\s\S]*<\/bash-stdout>$/) },
+      ],
+    });
+    expect(h.events.some((e) => e.type === 'user_message')).toBe(true);
+    await shell.run(h.session, 'echo broke >&2; exit 3', async () => ({ kind: 'permission', choice: 'deny' }), new AbortController().signal);
+    expect(h.session.messages).toHaveLength(2);
+    expect(JSON.stringify(h.session.messages.at(-1))).toMatch(/<bash-stdout>broke[\s\S]*\b3\b[\s\S]*<\/bash-stdout>/);
   });
 });
 

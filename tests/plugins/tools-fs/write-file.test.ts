@@ -35,7 +35,7 @@ describe('write_file', () => {
 
     await h.run('read_file', { path: 'doc.txt' });
     const ok = await h.run('write_file', { path: 'doc.txt', content: 'agent\n' });
-    expect(textOf(ok)).toBe('Overwrote doc.txt (1 lines).');
+    expect(textOf(ok)).toBe('Overwrote doc.txt (1 line).');
     expect(ok.display?.diff).toContain('-v2 from the user\n+agent');
     expect(readFileSync(h.ws.path('doc.txt'), 'utf8')).toBe('agent\n');
   });

@@ -179,7 +179,7 @@ describe('the permission dialog', () => {
     expect(frame).toContain('bash wants permission (1 more waiting)');
     expect(frame).toContain('rm -rf build');
     expect(frame).toContain('bash is an execute tool');
-    expect(frame).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny this session/);
+    expect(frame).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny, and don't ask again/);
   });
 
   it('answers by digit, by y and n, by arrows and Enter, and denies on Esc', async () => {

@@ -1,0 +1,68 @@
+/**
+ * Resuming a compacted session: the history printed is the real one (the summary once, marked as such, not as a
+ * prompt), the totals (cost, tokens) and the context estimate come back, and the session keeps its permission mode.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+
+let ws: Workspace | undefined;
+let term: Terminal | undefined;
+let server: ScriptedServer | undefined;
+afterEach(async () => {
+  term?.kill();
+  await server?.close();
+  ws?.cleanup();
+  term = ws = server = undefined;
+});
+
+// A long line in it, so the resumed context is big enough to show as more than 0 %.
+const summary = ['Completed tasks', 'Key findings', 'Current state', 'Pending work', 'Important decisions'].map((h) => `## ${h}\n- the summary says hi`).join('\n') + `\n- ${'finding '.repeat(2000)}`;
+
+function send(t: Terminal, text: string): void {
+  t.type(text);
+  t.keys('Enter');
+}
+
+describe.skipIf(!hasTmux)('resuming a compacted session', () => {
+  for (const ui of ['plain', 'ink'] as const) {
+    it(`${ui}: prints the summary once, marked; restores cost, tokens and context; keeps the mode`, async () => {
+      ws = makeWorkspace({ git: true });
+      server = await startAnthropicServer([say('a first answer', { usage: { input_tokens: 20_000, output_tokens: 500 } }), say(summary), say('after resume')]);
+      const env = { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url };
+      const ready = ui === 'plain' ? /^> ?$/m : /edits mode/;
+      term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['--ui', ui, '--permission-mode', 'edits'], env });
+      await term.waitFor(ready);
+      send(term, 'the first prompt');
+      await term.waitFor(/a first answer/);
+      send(term, '/compact');
+      await term.waitFor(/^Compacted the conversation: \d+ → \d+ tokens\.$/m);
+      // One line for one event.
+      expect(term.screen().match(/ompacted/g)).toHaveLength(1);
+      const before = ui === 'plain' ? /\$(\d+\.\d+)\]/.exec(term.screen())![1] : /\$(\d+\.\d+)/.exec(term.screen())![1];
+      term.keys('C-d');
+      await term.waitFor(/EXIT=0/);
+      term.kill();
+      term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['--ui', ui, '--continue'], env });
+      await term.waitFor(/Resumed session/);
+      const screen = term.history();
+      // The summary once, marked; the prompt it kept, as a prompt; none of the compaction's own words as prompts.
+      expect(screen.match(/the summary says hi/g)).toHaveLength(5);
+      expect(screen).toMatch(ui === 'plain' ? /^\[summary\] The earlier conversation, compacted:$/m : /Summary of the earlier conversation \(compacted\)/);
+      expect(screen).toMatch(/^> the first prompt$/m);
+      expect(screen).not.toContain('This session continues');
+      expect(screen).not.toContain('verbatim');
+      expect(screen).not.toContain('<summary>');
+      // The mode kept, the cost restored, the context estimated from the resumed messages.
+      send(term, '/status');
+      const status = await term.waitFor(/^Cost: .*$/m);
+      expect(status).toMatch(/^Permission mode: edits$/m);
+      const context = /^Context: (\d+) \/ \d+ tokens \((\d+)%\)$/m.exec(status)!;
+      expect(Number(context[1])).toBeGreaterThan(1000);
+      expect(Number(context[2])).toBeGreaterThan(0);
+      expect(status).toContain(`$${before}`);
+      if (ui === 'ink') expect(await term.waitFor(/edits mode/)).toContain(`$${before}`);
+    });
+  }
+});
