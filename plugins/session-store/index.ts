@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import {
   definePlugin,
-  emptyUsage,
   errorMessage,
   Stage,
   type AgentEvent,
@@ -18,7 +17,8 @@ import { formatList, listJson, listSessions, pickable } from './list.js';
 import { History, historyFile } from './prompt-history.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
-import { countResponse, headerFor, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
+import { FileSink } from './file-sink.js';
+import { countResponse, headerFor, newRecorder, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
 import { newestSessionId, resolveSessionId } from './resolve.js';
 import { createRedactor } from './secrets.js';
 import { SessionWriter } from './writer.js';
@@ -100,7 +100,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       if (!rec || rec.failed) return;
       guarded(kernel, rec, () => {
         syncMessages(turn.session, rec);
-        rec.writer.sync();
+        rec.sink.writer.sync();
       });
     });
 
@@ -126,7 +126,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         const context = state.contextWindow ? `${state.contextTokens} / ${state.contextWindow} tokens (${Math.round((100 * state.contextTokens) / state.contextWindow)}%)` : `${state.contextTokens} tokens`;
         return [
           `Session: ${session.id}${session.resumedFrom ? ` (resumed from ${session.resumedFrom})` : ''}`,
-          `File: ${recorderOf(session)?.writer.file ?? '(nothing recorded yet)'}`,
+          `File: ${recorderOf(session)?.sink.writer.file ?? '(nothing recorded yet)'}`,
           `Model: ${session.model} (small: ${session.smallModel})`,
           `Permission mode: ${session.permissionMode}`,
           `Folder: ${session.cwd}`,
@@ -139,19 +139,19 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
 
     const service: SessionStoreService = {
       list: (projectRoot, opts) => listSessions(dirOf(projectRoot), opts),
-      fileOf: (session) => recorderOf(session)?.writer.file,
+      fileOf: (session) => recorderOf(session)?.sink.writer.file,
       close(session) {
         const rec = recorderOf(session);
         if (!rec) return;
-        guarded(kernel, rec, () => rec.writer.sync());
-        rec.writer.close();
+        guarded(kernel, rec, () => rec.sink.writer.sync());
+        rec.sink.writer.close();
       },
       persist(session) {
         const rec = recorderOf(session);
         if (!rec || rec.failed) return;
         guarded(kernel, rec, () => {
           syncMessages(session, rec);
-          rec.writer.syncNow();
+          rec.sink.writer.syncNow();
         });
       },
     };
@@ -160,8 +160,11 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
   },
 }));
 
-function recorderOf(session: Session): Recorder | undefined {
-  return session.data.get(NAME) as Recorder | undefined;
+/** A file recorder; `failed` is set after a write failed: the session is no longer saved, and that was reported once. */
+type FileRecorder = Recorder<FileSink> & { failed: boolean };
+
+function recorderOf(session: Session): FileRecorder | undefined {
+  return session.data.get(NAME) as FileRecorder | undefined;
 }
 
 /** The session an event belongs to: the loop emits message events right after appending to its messages. */
@@ -174,7 +177,7 @@ function sessionOf(event: AgentEvent, tracked: Session[]): Session | undefined {
   return undefined;
 }
 
-function record(event: AgentEvent, session: Session, rec: Recorder): void {
+function record(event: AgentEvent, session: Session, rec: FileRecorder): void {
   switch (event.type) {
     case 'user_message':
     case 'tool_results':
@@ -198,12 +201,12 @@ function record(event: AgentEvent, session: Session, rec: Recorder): void {
 }
 
 /** A failed write (disk full, permissions) is reported once; the session goes on unsaved. */
-function guarded(kernel: Kernel, rec: Recorder, fn: () => void): void {
+function guarded(kernel: Kernel, rec: FileRecorder, fn: () => void): void {
   try {
     fn();
   } catch (err) {
     rec.failed = true;
-    kernel.log('error', `cannot write session file ${rec.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
+    kernel.log('error', `cannot write session file ${rec.sink.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
   }
 }
 
@@ -212,25 +215,15 @@ async function openOrResume(
   session: Session,
   dir: string,
   cfg: { fsync: boolean; sideFileBytes: number; now: () => number },
-): Promise<Recorder> {
+): Promise<FileRecorder> {
   const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
-  const recorderFor = (id: string, parent?: string, subagent = false): Recorder => ({
-    writer: new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact, id }),
-    side: { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
-    header: headerFor(session, cfg.now(), parent, subagent),
-    recorded: 0,
-    last: undefined,
-    base: { turns: 0, costUsd: 0 },
-    turns: 0,
-    calls: 0,
-    usage: emptyUsage(),
-    responseCost: 0,
-    mainUsageCost: 0,
-    smallUsageCost: 0,
-    costFromUsage: false,
-    failed: false,
-    now: cfg.now,
-  });
+  const recorderFor = (id: string, parent?: string, subagent = false): FileRecorder => {
+    const sink = new FileSink(
+      new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact, id }),
+      { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
+    );
+    return Object.assign(newRecorder(sink, headerFor(session, cfg.now(), parent, subagent), cfg.now), { failed: false });
+  };
 
   const resume = session.resume;
   if (!resume || (!resume.id && !resume.latest)) {
@@ -242,13 +235,13 @@ async function openOrResume(
   // Resuming in place appends to the file: take its lock before reading, so no other process is writing it.
   if (!resume.fork) session.id = sourceId;
   const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
-  if (!resume.fork) rec.writer.acquire();
+  if (!resume.fork) rec.sink.writer.acquire();
   let loaded: LoadedSession;
   try {
     // The print frontend listens before sessionStart, so these warnings reach the user as they happen.
     loaded = await loadSession(sessionFile(dir, sourceId), { sideDir: sideDir(dir, sourceId), warn: (message) => kernel.log('warn', message, NAME) });
   } catch (err) {
-    rec.writer.close();
+    rec.sink.writer.close();
     throw err;
   }
   for (const message of loaded.messages) session.messages.push(message);
@@ -260,18 +253,18 @@ async function openOrResume(
   if (resume.fork) {
     session.parentSessionId = sourceId;
     writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
-    rec.writer.sync();
+    rec.sink.writer.sync();
     return rec;
   }
-  rec.writer.lines = loaded.lines;
+  rec.sink.writer.lines = loaded.lines;
   if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
   if (loaded.header?.subagent) rec.header.subagent = true;
   // What came from the file is on file; a synthesized tail result is written now, so the file stays valid.
   const onFile = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
   rec.recorded = onFile;
   rec.last = loaded.messages[onFile - 1] as MessageParam | undefined;
-  rec.writer.open();
+  rec.sink.writer.open();
   syncMessages(session, rec);
-  rec.writer.sync();
+  rec.sink.writer.sync();
   return rec;
 }
