@@ -8,7 +8,6 @@ import {
   definePlugin,
   errorMessage,
   Stage,
-  type AgentEvent,
   type Kernel,
   type MessageParam,
   type Session,
@@ -18,7 +17,8 @@ import { History, historyFile } from './prompt-history.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
 import { FileSink } from './file-sink.js';
-import { countResponse, headerFor, newRecorder, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
+import { headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary, type Recorder } from './recorder.js';
+import { sessionRecords, type SessionBackend, type SessionRecordsService } from './records-service.js';
 import { newestSessionId, resolveSessionId } from './resolve.js';
 import { createRedactor } from './secrets.js';
 import { SessionWriter } from './writer.js';
@@ -55,6 +55,15 @@ declare module '../../kernel/plugin.js' {
   }
 }
 
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** The record format, repair rules, redaction and recorder, for a session backend (see records-service.ts). */
+    'session-records': SessionRecordsService;
+    /** A store that keeps sessions elsewhere than files; session-store then hands it its work. */
+    'session-backend': SessionBackend;
+  }
+}
+
 const configSchema = z
   .object({ fsync: z.boolean().optional(), sideFileBytes: z.number().int().positive().optional() })
   .strict();
@@ -78,8 +87,11 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       };
     };
     const dirOf = (projectRoot: string) => projectDir(kernel.config.keelHome, projectRoot);
+    // Provided (or not) by a later plugin, so looked up when needed.
+    const backend = () => kernel.services.get('session-backend');
 
     kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.EARLY }, async (session) => {
+      if (backend()) return;
       const rec = await openOrResume(kernel, session, dirOf(session.projectRoot), settings());
       session.data.set(NAME, rec);
       tracked.push(session);
@@ -88,11 +100,11 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     });
 
     kernel.hooks.event.tap(NAME, (event) => {
-      const session = sessionOf(event, tracked) ?? lastActive;
+      const session = sessionOfEvent(event, tracked) ?? lastActive;
       const rec = session && recorderOf(session);
       if (!session || !rec || rec.failed) return;
       lastActive = session;
-      guarded(kernel, rec, () => record(event, session, rec));
+      guarded(kernel, rec, () => recordEvent(event, session, rec));
     });
 
     kernel.hooks.postTurn.tapPromise({ name: NAME, stage: Stage.LATE }, async (_record, turn) => {
@@ -106,8 +118,12 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
 
     kernel.commands.register({
       name: 'sessions',
-      description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON, --all with sub-agents' and empty ones",
+      get description() {
+        return backend()?.sessionsDescription ?? "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON, --all with sub-agents' and empty ones";
+      },
       async run(args, ctx) {
+        const other = backend();
+        if (other) return other.sessionsCommand(args, ctx.session);
         const words = args.split(/\s+/);
         const dir = dirOf(ctx.session.projectRoot);
         const every = await listSessions(dir, { all: true });
@@ -126,7 +142,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         const context = state.contextWindow ? `${state.contextTokens} / ${state.contextWindow} tokens (${Math.round((100 * state.contextTokens) / state.contextWindow)}%)` : `${state.contextTokens} tokens`;
         return [
           `Session: ${session.id}${session.resumedFrom ? ` (resumed from ${session.resumedFrom})` : ''}`,
-          `File: ${recorderOf(session)?.sink.writer.file ?? '(nothing recorded yet)'}`,
+          backend() ? `Stored in: ${backend()!.whereIs(session)}` : `File: ${recorderOf(session)?.sink.writer.file ?? '(nothing recorded yet)'}`,
           `Model: ${session.model} (small: ${session.smallModel})`,
           `Permission mode: ${session.permissionMode}`,
           `Folder: ${session.cwd}`,
@@ -138,15 +154,17 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     });
 
     const service: SessionStoreService = {
-      list: (projectRoot, opts) => listSessions(dirOf(projectRoot), opts),
+      list: (projectRoot, opts) => (backend()?.list(projectRoot, opts) as Promise<SessionSummary[]> | undefined) ?? listSessions(dirOf(projectRoot), opts),
       fileOf: (session) => recorderOf(session)?.sink.writer.file,
       close(session) {
+        backend()?.close(session);
         const rec = recorderOf(session);
         if (!rec) return;
         guarded(kernel, rec, () => rec.sink.writer.sync());
         rec.sink.writer.close();
       },
       persist(session) {
+        backend()?.persist(session);
         const rec = recorderOf(session);
         if (!rec || rec.failed) return;
         guarded(kernel, rec, () => {
@@ -156,6 +174,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       },
     };
     kernel.services.provide(NAME, service);
+    kernel.services.provide('session-records', sessionRecords);
     kernel.services.provide('promptHistory', { open: () => new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot)) });
   },
 }));
@@ -165,39 +184,6 @@ type FileRecorder = Recorder<FileSink> & { failed: boolean };
 
 function recorderOf(session: Session): FileRecorder | undefined {
   return session.data.get(NAME) as FileRecorder | undefined;
-}
-
-/** The session an event belongs to: the loop emits message events right after appending to its messages. */
-function sessionOf(event: AgentEvent, tracked: Session[]): Session | undefined {
-  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
-  for (let i = tracked.length - 1; i >= 0; i--) {
-    const messages = tracked[i].messages;
-    if (messages[messages.length - 1] === event.message || messages.lastIndexOf(event.message) !== -1) return tracked[i];
-  }
-  return undefined;
-}
-
-function record(event: AgentEvent, session: Session, rec: FileRecorder): void {
-  switch (event.type) {
-    case 'user_message':
-    case 'tool_results':
-    // A run ends: a prompt the loop took back (refused as invalid) leaves the file too.
-    case 'result':
-      syncMessages(session, rec);
-      break;
-    case 'assistant_message':
-      countResponse(rec, event.response);
-      syncMessages(session, rec, { message: event.message, response: event.response });
-      break;
-    case 'usage':
-      writeUsage(rec, event);
-      break;
-    case 'compact':
-      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
-      break;
-    default:
-      break;
-  }
 }
 
 /** A failed write (disk full, permissions) is reported once; the session goes on unsaved. */

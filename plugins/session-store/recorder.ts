@@ -4,7 +4,7 @@
  * found by comparing `session.messages` with what was already written, so every message is recorded, even one
  * appended without an event; a rewritten history becomes a boundary.
  */
-import { addUsage, emptyUsage, type MessageParam, type QueryResponse, type Session, type TokenUsage } from '../../kernel/index.js';
+import { addUsage, emptyUsage, type AgentEvent, type MessageParam, type QueryResponse, type Session, type TokenUsage } from '../../kernel/index.js';
 import { FORMAT_VERSION, type HeaderRecord, type MessageRecord, type SessionRecord, type SideRef, type Stats } from './records.js';
 
 /** Where a recorder's records go. */
@@ -160,4 +160,38 @@ export function writeUsage(rec: Recorder, event: { usage: TokenUsage; costUsd: n
   } else rec.smallUsageCost += event.costUsd;
   ensureOpen(rec);
   rec.sink.append({ type: 'usage', at: rec.now(), tier: event.tier, model: event.model, usage: event.usage, costUsd: event.costUsd, stats: stats(rec) });
+}
+
+/** The session an event belongs to: the loop emits message events right after appending to its messages. */
+export function sessionOfEvent(event: AgentEvent, tracked: Session[]): Session | undefined {
+  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
+  for (let i = tracked.length - 1; i >= 0; i--) {
+    const messages = tracked[i].messages;
+    if (messages[messages.length - 1] === event.message || messages.lastIndexOf(event.message) !== -1) return tracked[i];
+  }
+  return undefined;
+}
+
+/** Records what an event adds to the session. */
+export function recordEvent(event: AgentEvent, session: Session, rec: Recorder): void {
+  switch (event.type) {
+    case 'user_message':
+    case 'tool_results':
+    // A run ends: a prompt the loop took back (refused as invalid) leaves the record too.
+    case 'result':
+      syncMessages(session, rec);
+      break;
+    case 'assistant_message':
+      countResponse(rec, event.response);
+      syncMessages(session, rec, { message: event.message, response: event.response });
+      break;
+    case 'usage':
+      writeUsage(rec, event);
+      break;
+    case 'compact':
+      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
+      break;
+    default:
+      break;
+  }
 }
