@@ -5,6 +5,7 @@ import { definePlugin, defineTool, runAgent, z, type AgentEvent, type Kernel, ty
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import sessionStoreRedis from '../../../plugins/session-store-redis/index.js';
+import sessionStore from '../../../plugins/session-store/index.js';
 import { callTool, plainMessages, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -44,7 +45,7 @@ const echo = definePlugin(() => ({
 function harness(lockMs = 1_000): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
   const events: AgentEvent[] = [];
   const log = definePlugin(() => ({ name: 'event-log', kernel: '^1.0.0', apply: (k) => k.hooks.event.tap('event-log', (e) => void events.push(e)) }));
-  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
+  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
     apiKey: API_KEY,
     baseURL: server!.url,
     keelHome: ws.home,
