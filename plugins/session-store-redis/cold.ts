@@ -65,11 +65,7 @@ export async function openOrResume(records: SessionRecords, kernel: Kernel, clie
   try {
     const source = resume.fork ? new SessionStream(client, sourceId, session.projectRoot, redact, onError) : rec.sink;
     const loaded = await loadSession(records, source, (message) => kernel.log('warn', message, NAME));
-    for (const message of loaded.messages) session.messages.push(message);
-    session.resumedFrom = sourceId;
-    rec.base = loaded.stats;
-    session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
-    if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
+    records.adoptHistory(session, rec, { ...loaded, id: sourceId, forked: Boolean(resume.fork) }, (message) => kernel.log('info', message, NAME));
     if (resume.fork) {
       await rec.sink.acquire(settings.lockMs, lockWait);
       session.parentSessionId = sourceId;

@@ -17,7 +17,7 @@ import { History, historyFile } from './prompt-history.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
 import { FileSink } from './file-sink.js';
-import { headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary, type Recorder } from './recorder.js';
+import { adoptHistory, headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary, type Recorder } from './recorder.js';
 import { sessionRecords, type SessionBackend, type SessionRecordsService } from './records-service.js';
 import { newestSessionId, resolveSessionId } from './resolve.js';
 import { createRedactor } from './secrets.js';
@@ -230,11 +230,7 @@ async function openOrResume(
     rec.sink.writer.close();
     throw err;
   }
-  for (const message of loaded.messages) session.messages.push(message);
-  session.resumedFrom = sourceId;
-  rec.base = loaded.stats;
-  session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
-  if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
+  adoptHistory(session, rec, { ...loaded, id: sourceId, forked: Boolean(resume.fork) }, (message) => kernel.log('info', message, NAME));
 
   if (resume.fork) {
     session.parentSessionId = sourceId;

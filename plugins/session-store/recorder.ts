@@ -195,3 +195,17 @@ export function recordEvent(event: AgentEvent, session: Session, rec: Recorder):
       break;
   }
 }
+
+/** Takes a stored session's rebuilt history and totals into the live session (resume in place or fork). */
+export function adoptHistory(
+  session: Session,
+  rec: Recorder,
+  source: { id: string; forked: boolean; messages: MessageParam[]; stats: Stats; repairs: number },
+  log: (message: string) => void,
+): void {
+  for (const message of source.messages) session.messages.push(message);
+  session.resumedFrom = source.id;
+  rec.base = source.stats;
+  session.inherited = { from: source.id, forked: source.forked, costUsd: source.stats.costUsd, calls: source.stats.calls, usage: source.stats.usage };
+  if (source.repairs) log(`${source.id}: ${source.repairs} tool call(s) without a result were closed as interrupted`);
+}

@@ -5,7 +5,7 @@
  * `session-backend`, and session-store then writes no files and hands it its service and `sessions` command.
  */
 import type { Session } from '../../kernel/index.js';
-import { headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary } from './recorder.js';
+import { adoptHistory, headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary } from './recorder.js';
 import { FORMAT_VERSION, firstPrompt, parseRecord } from './records.js';
 import { repairToolPairs } from './repair.js';
 import { createRedactor } from './secrets.js';
@@ -17,6 +17,7 @@ export const sessionRecords = {
   repairToolPairs,
   createRedactor,
   newRecorder,
+  adoptHistory,
   headerFor,
   syncMessages,
   writeBoundary,
