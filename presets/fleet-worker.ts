@@ -2,7 +2,8 @@ import { definePreset } from '../kernel/index.js';
 import sessionStoreRedis from '../plugins/session-store-redis/index.js';
 
 /**
- * What a fleet worker's runs use: the default agent with its sessions on Redis Streams instead of files, so a task
+ * What a fleet worker's runs use: the default agent with session-store's backend on Redis Streams (the plugin
+ * session-store-redis) instead of files, so a task
  * a dead worker started resumes on any other (`keel fleet work` runs its tasks with this preset unless a task names
  * another).
  */
@@ -10,6 +11,5 @@ export default definePreset({
   name: 'fleet-worker',
   description: 'the default agent with sessions on Redis (session-store-redis), for keel fleet workers',
   extends: 'default',
-  disable: ['session-store'],
   plugins: [sessionStoreRedis()],
 });

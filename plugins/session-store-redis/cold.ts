@@ -4,11 +4,13 @@ import { KeelError, type Kernel, type MessageParam, type Session } from '../../k
 import { ALL_SESSIONS, projectSessions, streamKey } from './keys.js';
 import { SessionStream } from './log.js';
 import { loadSession } from './reader.js';
-import { headerFor, newRecorder, syncMessages, writeBoundary, type Recorder } from './recorder.js';
+import type { SessionRecords } from './records.js';
 import { connectRedis } from './redis.js';
-import { createRedactor } from './secrets.js';
 
 export { connectRedis } from './redis.js';
+
+/** A session's recorder (session-store's), writing to its stream. */
+export type Recorder = ReturnType<SessionRecords['newRecorder']> & { sink: SessionStream };
 
 export interface StoreSettings {
   url: string;
@@ -40,11 +42,11 @@ async function resolveId(client: Redis, wanted: string): Promise<string> {
   throw new KeelError(`"${wanted}" matches ${ids.length} sessions (${ids.slice(0, 3).join(', ')}…); give more of the id`, { exitCode: 2 });
 }
 
-export async function openOrResume(kernel: Kernel, client: Redis, session: Session, settings: StoreSettings): Promise<Recorder> {
-  const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
+export async function openOrResume(records: SessionRecords, kernel: Kernel, client: Redis, session: Session, settings: StoreSettings): Promise<Recorder> {
+  const redact = records.createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
   const onError = (err: Error) => kernel.log('error', `cannot write session ${session.id} to Redis: ${err.message}; this session is no longer saved`, NAME);
   const recorderFor = (id: string, parent?: string, subagent = false): Recorder =>
-    newRecorder(new SessionStream(client, id, session.projectRoot, redact, onError), headerFor(session, settings.now(), parent, subagent), settings.now);
+    records.newRecorder(new SessionStream(client, id, session.projectRoot, redact, onError), records.headerFor(session, settings.now(), parent, subagent), settings.now);
   // A holder that died keeps the lock until its expiry: wait that long, no longer.
   const lockWait = settings.lockMs + 1_000;
 
@@ -52,40 +54,36 @@ export async function openOrResume(kernel: Kernel, client: Redis, session: Sessi
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
     const rec = recorderFor(session.id, session.parentSessionId, Boolean(session.parentSessionId));
-    await rec.stream.acquire(settings.lockMs, lockWait);
+    await rec.sink.acquire(settings.lockMs, lockWait);
     return rec;
   }
   const sourceId = resume.id ? await resolveId(client, resume.id) : await newest(client, session.projectRoot);
   if (!resume.fork) session.id = sourceId;
   const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
   // Resuming in place appends to the stream: take its lock before reading, so no other process is writing it.
-  if (!resume.fork) await rec.stream.acquire(settings.lockMs, lockWait);
+  if (!resume.fork) await rec.sink.acquire(settings.lockMs, lockWait);
   try {
-    const source = resume.fork ? new SessionStream(client, sourceId, session.projectRoot, redact, onError) : rec.stream;
-    const loaded = await loadSession(source, (message) => kernel.log('warn', message, NAME));
-    for (const message of loaded.messages) session.messages.push(message);
-    session.resumedFrom = sourceId;
-    rec.base = loaded.stats;
-    session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
-    if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
+    const source = resume.fork ? new SessionStream(client, sourceId, session.projectRoot, redact, onError) : rec.sink;
+    const loaded = await loadSession(records, source, (message) => kernel.log('warn', message, NAME));
+    records.adoptHistory(session, rec, { ...loaded, id: sourceId, forked: Boolean(resume.fork) }, (message) => kernel.log('info', message, NAME));
     if (resume.fork) {
-      await rec.stream.acquire(settings.lockMs, lockWait);
+      await rec.sink.acquire(settings.lockMs, lockWait);
       session.parentSessionId = sourceId;
-      writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
-      await rec.stream.flush();
+      records.writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
+      await rec.sink.flush();
       return rec;
     }
-    rec.headerWritten = loaded.entries > 0;
+    rec.sink.headerWritten = loaded.entries > 0;
     if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
     // What came from the stream is in it; a synthesized tail result is written now, so the stream stays valid.
     const inStream = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
     rec.recorded = inStream;
     rec.last = loaded.messages[inStream - 1] as MessageParam | undefined;
-    syncMessages(session, rec);
-    await rec.stream.flush();
+    records.syncMessages(session, rec);
+    await rec.sink.flush();
     return rec;
   } catch (err) {
-    await rec.stream.release().catch(() => undefined);
+    await rec.sink.release().catch(() => undefined);
     throw err;
   }
 }
@@ -97,16 +95,15 @@ async function newest(client: Redis, projectRoot: string): Promise<string> {
 }
 
 /** A project's sessions, newest first, read from their streams. */
-export async function listSessions(client: Redis, projectRoot: string | undefined): Promise<SessionSummary[]> {
+export async function listSessions(records: SessionRecords, client: Redis, projectRoot: string | undefined): Promise<SessionSummary[]> {
   const key = projectRoot ? projectSessions(projectRoot) : ALL_SESSIONS;
   const entries = await client.zrevrange(key, 0, 199, 'WITHSCORES');
   const out: SessionSummary[] = [];
   for (let i = 0; i < entries.length; i += 2) {
     const id = entries[i];
     const stream = new SessionStream(client, id, projectRoot ?? '', (t) => t, () => undefined);
-    const loaded = await loadSession(stream, () => undefined);
-    const first = loaded.messages.find((m) => m.role === 'user');
-    const prompt = first && (typeof first.content === 'string' ? first.content : first.content.find((b) => b.type === 'text')?.text);
+    const loaded = await loadSession(records, stream, () => undefined);
+    const prompt = records.firstPrompt(loaded.messages);
     out.push({ id, lastActivity: Number(entries[i + 1]), turns: loaded.stats.turns, costUsd: loaded.stats.costUsd, firstPrompt: prompt, projectRoot: loaded.header?.projectRoot });
   }
   return out;

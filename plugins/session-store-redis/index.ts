@@ -1,15 +1,17 @@
 /**
- * session-store-redis: the session store's contract (plugins/session-store) on Redis Streams — one stream per
- * session, one entry per record, the same records, totals and repair rules — so `--resume <id>` works on any
- * machine that reaches the same Redis. The preset `fleet-worker` swaps it in for the file store.
+ * session-store-redis: a storage backend for session-store that keeps sessions on Redis Streams — one stream per
+ * session, one entry per record — so `--resume <id>` works on any machine that reaches the same Redis. The records,
+ * totals, repair rules, redaction and recorder are session-store's (its `session-records` service); this plugin
+ * supplies the stream, its lock and the listing, and provides `session-backend` so the file store steps aside.
+ * The preset `fleet-worker` adds it to the default agent.
  *
  * Records are queued from the synchronous event taps in the order they are made (one connection sends them in
  * order) and awaited at the end of every turn, so a `kill -9` loses at most the turn in flight; Redis's own
  * durability (AOF) covers the rest.
  */
 import { z } from 'zod';
-import { definePlugin, errorMessage, KeelError, Stage, type AgentEvent, type Kernel, type Session } from '../../kernel/index.js';
-import { countResponse, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
+import { definePlugin, errorMessage, KeelError, Stage, type Kernel, type Session } from '../../kernel/index.js';
+import type { Recorder } from './cold.js';
 
 const NAME = 'session-store-redis';
 
@@ -41,8 +43,10 @@ type Client = Awaited<ReturnType<Cold['openClient']>>;
 export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
+  dependencies: ['session-store'],
   config: { redisSessions: configSchema },
   apply(kernel) {
+    const records = kernel.services.require('session-records', NAME);
     const open = new Set<Session>();
     let lastActive: Session | undefined;
     let connection: { cold: Cold; client: Client } | undefined;
@@ -66,7 +70,7 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
 
     kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.EARLY }, async (session) => {
       const { cold, client } = await connect();
-      const rec = await cold.openOrResume(kernel, client, session, {
+      const rec = await cold.openOrResume(records, kernel, client, session, {
         url: url(),
         lockMs: opts.lockMs ?? kernel.config.redisSessions?.lockMs ?? (Number(process.env.KEEL_REDIS_SESSION_LOCK_MS) || 30_000),
         now: opts.now ?? Date.now,
@@ -77,19 +81,19 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
     });
 
     kernel.hooks.event.tap(NAME, (event) => {
-      const session = sessionOf(event, open) ?? lastActive;
+      const session = records.sessionOfEvent(event, [...open]) ?? lastActive;
       const rec = session && recorderOf(session);
-      if (!session || !rec || rec.stream.failed) return;
+      if (!session || !rec || rec.sink.failed) return;
       lastActive = session;
-      guarded(kernel, rec, () => record(event, session, rec));
+      guarded(kernel, rec, () => records.recordEvent(event, session, rec));
     });
 
     // The end of a turn is its commit: every record of it is in Redis before the next request goes out.
     kernel.hooks.postTurn.tapPromise({ name: NAME, stage: Stage.LATE }, async (_record, turn) => {
       const rec = recorderOf(turn.session);
-      if (!rec || rec.stream.failed || !connection) return;
-      guarded(kernel, rec, () => syncMessages(turn.session, rec));
-      await rec.stream.flush();
+      if (!rec || rec.sink.failed || !connection) return;
+      guarded(kernel, rec, () => records.syncMessages(turn.session, rec));
+      await rec.sink.flush();
     });
 
     /** Flushes, releases the lock, and lets the connection go when no session is open (the process may then exit). */
@@ -97,9 +101,9 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       const rec = recorderOf(session);
       open.delete(session);
       if (rec) {
-        if (!rec.stream.failed) guarded(kernel, rec, () => syncMessages(session, rec));
-        await rec.stream.flush();
-        await rec.stream.release().catch(() => undefined);
+        if (!rec.sink.failed) guarded(kernel, rec, () => records.syncMessages(session, rec));
+        await rec.sink.flush();
+        await rec.sink.release().catch(() => undefined);
         session.data.delete(NAME);
       }
       if (open.size === 0 && connection) {
@@ -124,30 +128,25 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       }
     };
 
-    kernel.services.provide('session-store', {
-      list: (projectRoot: string) => withClient(({ cold, client }) => cold.listSessions(client, projectRoot)),
-      fileOf: () => undefined,
-      close(session: Session) {
-        void close(session).catch((err: unknown) => kernel.log('error', `${NAME}: closing session ${session.id}: ${errorMessage(err)}`, NAME));
-      },
-      persist(session: Session) {
-        const rec = recorderOf(session);
-        if (rec && !rec.stream.failed) guarded(kernel, rec, () => syncMessages(session, rec));
-      },
-    });
-
-    kernel.commands.register({
-      name: 'sessions',
-      description: 'list the sessions in Redis (id, last activity, turns, cost, first prompt); --all for every project',
-      async run(args, ctx) {
+    kernel.services.provide('session-backend', {
+      sessionsDescription: 'list the sessions in Redis (id, last activity, turns, cost, first prompt); --all for every project',
+      sessionsCommand(args, session) {
         const words = args.split(/\s+/);
         return withClient(async ({ cold, client }) => {
-          const list = await cold.listSessions(client, words.includes('--all') ? undefined : ctx.session.projectRoot);
+          const list = await cold.listSessions(records, client, words.includes('--all') ? undefined : session.projectRoot);
           return words.includes('--json') ? JSON.stringify(list) : cold.formatList(list);
         });
       },
+      whereIs: (session) => `Redis stream ${recorderOf(session)?.sink.key ?? '(nothing recorded yet)'}`,
+      list: (projectRoot) => withClient(({ cold, client }) => cold.listSessions(records, client, projectRoot)),
+      close(session) {
+        void close(session).catch((err: unknown) => kernel.log('error', `${NAME}: closing session ${session.id}: ${errorMessage(err)}`, NAME));
+      },
+      persist(session) {
+        const rec = recorderOf(session);
+        if (rec && !rec.sink.failed) guarded(kernel, rec, () => records.syncMessages(session, rec));
+      },
     });
-
   },
 }));
 
@@ -155,38 +154,10 @@ function recorderOf(session: Session): Recorder | undefined {
   return session.data.get(NAME) as Recorder | undefined;
 }
 
-function sessionOf(event: AgentEvent, open: Set<Session>): Session | undefined {
-  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
-  for (const session of open) if (session.messages.lastIndexOf(event.message) !== -1) return session;
-  return undefined;
-}
-
-function record(event: AgentEvent, session: Session, rec: Recorder): void {
-  switch (event.type) {
-    case 'user_message':
-    case 'tool_results':
-    case 'result':
-      syncMessages(session, rec);
-      break;
-    case 'assistant_message':
-      countResponse(rec, event.response);
-      syncMessages(session, rec, { message: event.message, response: event.response });
-      break;
-    case 'usage':
-      writeUsage(rec, event);
-      break;
-    case 'compact':
-      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
-      break;
-    default:
-      break;
-  }
-}
-
 function guarded(kernel: Kernel, rec: Recorder, fn: () => void): void {
   try {
     fn();
   } catch (err) {
-    kernel.log('error', `${NAME}: cannot record session ${rec.stream.id}: ${errorMessage(err)}`, NAME);
+    kernel.log('error', `${NAME}: cannot record session ${rec.sink.id}: ${errorMessage(err)}`, NAME);
   }
 }

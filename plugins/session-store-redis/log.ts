@@ -1,5 +1,5 @@
 /**
- * One session's stream: appends records in order (fire-and-forget from synchronous event taps, awaited at the end
+ * One session's stream, the recorder's sink: appends records in order (fire-and-forget from synchronous event taps, awaited at the end
  * of each turn), holds the writer's lock, and reads the records back for a resume.
  */
 import { randomUUID } from 'node:crypto';
@@ -7,8 +7,7 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { KeelError } from '../../kernel/index.js';
 import { ALL_SESSIONS, lockKey, projectSessions, streamKey } from './keys.js';
-import type { SessionRecord } from './records.js';
-import type { Redactor } from './secrets.js';
+import type { HeaderRecord, RecordSink, Redactor, SessionRecord } from './records.js';
 
 const PAGE = 500;
 
@@ -16,13 +15,15 @@ const PAGE = 500;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-export class SessionStream {
+export class SessionStream implements RecordSink {
   private readonly pending = new Set<Promise<unknown>>();
   private lockValue: string | undefined;
   private refresher: NodeJS.Timeout | undefined;
   private error: Error | undefined;
   /** Entries appended (read ones included, when resumed). */
   entries = 0;
+  /** Whether the stream has its header (a resumed one does when it had entries). */
+  headerWritten = false;
 
   constructor(
     private readonly client: Redis,
@@ -34,6 +35,12 @@ export class SessionStream {
 
   get key(): string {
     return streamKey(this.id);
+  }
+
+  ready(header: HeaderRecord): void {
+    if (this.headerWritten) return;
+    this.headerWritten = true;
+    this.append(header);
   }
 
   /** Queues one record; ioredis sends commands in order, so records land in the order they were made. */

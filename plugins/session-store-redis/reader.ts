@@ -1,8 +1,7 @@
 /** Rebuilds a session from its stream: from the last boundary on, corrupt entries skipped with a warning, then repaired. */
 import type { MessageParam } from '../../kernel/index.js';
 import type { SessionStream } from './log.js';
-import { parseRecord, type HeaderRecord, type Stats } from './records.js';
-import { repairToolPairs } from './repair.js';
+import type { HeaderRecord, SessionRecords, Stats } from './records.js';
 
 export interface LoadedSession {
   header?: HeaderRecord;
@@ -14,14 +13,14 @@ export interface LoadedSession {
   entries: number;
 }
 
-export async function loadSession(stream: SessionStream, warn: (message: string) => void): Promise<LoadedSession> {
+export async function loadSession(records: SessionRecords, stream: SessionStream, warn: (message: string) => void): Promise<LoadedSession> {
   let header: HeaderRecord | undefined;
   let messages: MessageParam[] = [];
   let stats: Stats = { turns: 0, costUsd: 0 };
   let entries = 0;
   for await (const { entryId, text } of stream.read()) {
     entries++;
-    const parsed = text === undefined ? { error: 'no record field' } : parseRecord(text);
+    const parsed = text === undefined ? { error: 'no record field' } : records.parseRecord(text);
     if ('error' in parsed) {
       warn(`${stream.key}: entry ${entryId} is corrupt (${parsed.error}); skipped`);
       continue;
@@ -37,6 +36,6 @@ export async function loadSession(stream: SessionStream, warn: (message: string)
       stats = record.stats;
     } else stats = record.stats;
   }
-  const repaired = repairToolPairs(messages);
+  const repaired = records.repairToolPairs(messages);
   return { header, messages: repaired.messages, tailFix: repaired.tailFix, repairs: repaired.fixes, stats, entries };
 }

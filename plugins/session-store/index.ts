@@ -7,10 +7,8 @@ import { z } from 'zod';
 import {
   normalizePermissionMode,
   definePlugin,
-  emptyUsage,
   errorMessage,
   Stage,
-  type AgentEvent,
   type Kernel,
   type MessageParam,
   type Session,
@@ -19,7 +17,9 @@ import { formatList, listJson, listSessions, pickable } from './list.js';
 import { History, historyFile } from './prompt-history.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
-import { countResponse, headerFor, syncMessages, writeBoundary, writeUsage, type Recorder } from './recorder.js';
+import { FileSink } from './file-sink.js';
+import { adoptHistory, headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary, type Recorder } from './recorder.js';
+import { sessionRecords, type SessionBackend, type SessionRecordsService } from './records-service.js';
 import { newestSessionId, resolveSessionId } from './resolve.js';
 import { createRedactor } from './secrets.js';
 import { SessionWriter } from './writer.js';
@@ -56,6 +56,15 @@ declare module '../../kernel/plugin.js' {
   }
 }
 
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** The record format, repair rules, redaction and recorder, for a session backend (see records-service.ts). */
+    'session-records': SessionRecordsService;
+    /** A store that keeps sessions elsewhere than files; session-store then hands it its work. */
+    'session-backend': SessionBackend;
+  }
+}
+
 const configSchema = z
   .object({ fsync: z.boolean().optional(), sideFileBytes: z.number().int().positive().optional() })
   .strict();
@@ -79,8 +88,11 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       };
     };
     const dirOf = (projectRoot: string) => projectDir(kernel.config.keelHome, projectRoot);
+    // Provided (or not) by a later plugin, so looked up when needed.
+    const backend = () => kernel.services.get('session-backend');
 
     kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.EARLY }, async (session) => {
+      if (backend()) return;
       const rec = await openOrResume(kernel, session, dirOf(session.projectRoot), settings());
       session.data.set(NAME, rec);
       tracked.push(session);
@@ -89,11 +101,11 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     });
 
     kernel.hooks.event.tap(NAME, (event) => {
-      const session = sessionOf(event, tracked) ?? lastActive;
+      const session = sessionOfEvent(event, tracked) ?? lastActive;
       const rec = session && recorderOf(session);
       if (!session || !rec || rec.failed) return;
       lastActive = session;
-      guarded(kernel, rec, () => record(event, session, rec));
+      guarded(kernel, rec, () => recordEvent(event, session, rec));
     });
 
     kernel.hooks.postTurn.tapPromise({ name: NAME, stage: Stage.LATE }, async (_record, turn) => {
@@ -101,14 +113,18 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
       if (!rec || rec.failed) return;
       guarded(kernel, rec, () => {
         syncMessages(turn.session, rec);
-        rec.writer.sync();
+        rec.sink.writer.sync();
       });
     });
 
     kernel.commands.register({
       name: 'sessions',
-      description: "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON, --all with sub-agents' and empty ones",
+      get description() {
+        return backend()?.sessionsDescription ?? "list this project's sessions (id, last activity, turns, cost, first prompt); --json for JSON, --all with sub-agents' and empty ones";
+      },
       async run(args, ctx) {
+        const other = backend();
+        if (other) return other.sessionsCommand(args, ctx.session);
         const words = args.split(/\s+/);
         const dir = dirOf(ctx.session.projectRoot);
         const every = await listSessions(dir, { all: true });
@@ -129,7 +145,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
         const context = state.contextWindow ? `${state.contextTokens} / ${state.contextWindow} tokens (${Math.round((100 * state.contextTokens) / state.contextWindow)}%)` : `${state.contextTokens} tokens`;
         return [
           `Session: ${session.id}${session.resumedFrom ? ` (resumed from ${session.resumedFrom})` : ''}`,
-          `File: ${recorderOf(session)?.writer.file ?? '(nothing recorded yet)'}`,
+          backend() ? `Stored in: ${backend()!.whereIs(session)}` : `File: ${recorderOf(session)?.sink.writer.file ?? '(nothing recorded yet)'}`,
           `Model: ${session.model} (small: ${session.smallModel})`,
           `Permission mode: ${session.permissionMode}`,
           `Folder: ${session.cwd}`,
@@ -141,72 +157,45 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     });
 
     const service: SessionStoreService = {
-      list: (projectRoot, opts) => listSessions(dirOf(projectRoot), opts),
-      fileOf: (session) => recorderOf(session)?.writer.file,
+      list: (projectRoot, opts) => (backend()?.list(projectRoot, opts) as Promise<SessionSummary[]> | undefined) ?? listSessions(dirOf(projectRoot), opts),
+      fileOf: (session) => recorderOf(session)?.sink.writer.file,
       close(session) {
+        backend()?.close(session);
         const rec = recorderOf(session);
         if (!rec) return;
-        guarded(kernel, rec, () => rec.writer.sync());
-        rec.writer.close();
+        guarded(kernel, rec, () => rec.sink.writer.sync());
+        rec.sink.writer.close();
       },
       persist(session) {
+        backend()?.persist(session);
         const rec = recorderOf(session);
         if (!rec || rec.failed) return;
         guarded(kernel, rec, () => {
           syncMessages(session, rec);
-          rec.writer.syncNow();
+          rec.sink.writer.syncNow();
         });
       },
     };
     kernel.services.provide(NAME, service);
+    kernel.services.provide('session-records', sessionRecords);
     kernel.services.provide('promptHistory', { open: () => new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot)) });
   },
 }));
 
-function recorderOf(session: Session): Recorder | undefined {
-  return session.data.get(NAME) as Recorder | undefined;
-}
+/** A file recorder; `failed` is set after a write failed: the session is no longer saved, and that was reported once. */
+type FileRecorder = Recorder<FileSink> & { failed: boolean };
 
-/** The session an event belongs to: the loop emits message events right after appending to its messages. */
-function sessionOf(event: AgentEvent, tracked: Session[]): Session | undefined {
-  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
-  for (let i = tracked.length - 1; i >= 0; i--) {
-    const messages = tracked[i].messages;
-    if (messages[messages.length - 1] === event.message || messages.lastIndexOf(event.message) !== -1) return tracked[i];
-  }
-  return undefined;
-}
-
-function record(event: AgentEvent, session: Session, rec: Recorder): void {
-  switch (event.type) {
-    case 'user_message':
-    case 'tool_results':
-    // A run ends: a prompt the loop took back (refused as invalid) leaves the file too.
-    case 'result':
-      syncMessages(session, rec);
-      break;
-    case 'assistant_message':
-      countResponse(rec, event.response);
-      syncMessages(session, rec, { message: event.message, response: event.response });
-      break;
-    case 'usage':
-      writeUsage(rec, event);
-      break;
-    case 'compact':
-      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
-      break;
-    default:
-      break;
-  }
+function recorderOf(session: Session): FileRecorder | undefined {
+  return session.data.get(NAME) as FileRecorder | undefined;
 }
 
 /** A failed write (disk full, permissions) is reported once; the session goes on unsaved. */
-function guarded(kernel: Kernel, rec: Recorder, fn: () => void): void {
+function guarded(kernel: Kernel, rec: FileRecorder, fn: () => void): void {
   try {
     fn();
   } catch (err) {
     rec.failed = true;
-    kernel.log('error', `cannot write session file ${rec.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
+    kernel.log('error', `cannot write session file ${rec.sink.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
   }
 }
 
@@ -215,25 +204,15 @@ async function openOrResume(
   session: Session,
   dir: string,
   cfg: { fsync: boolean; sideFileBytes: number; now: () => number },
-): Promise<Recorder> {
+): Promise<FileRecorder> {
   const redact = createRedactor([kernel.config.apiKey, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN]);
-  const recorderFor = (id: string, parent?: string, subagent = false): Recorder => ({
-    writer: new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact, id }),
-    side: { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
-    header: headerFor(session, cfg.now(), parent, subagent),
-    recorded: 0,
-    last: undefined,
-    base: { turns: 0, costUsd: 0 },
-    turns: 0,
-    calls: 0,
-    usage: emptyUsage(),
-    responseCost: 0,
-    mainUsageCost: 0,
-    smallUsageCost: 0,
-    costFromUsage: false,
-    failed: false,
-    now: cfg.now,
-  });
+  const recorderFor = (id: string, parent?: string, subagent = false): FileRecorder => {
+    const sink = new FileSink(
+      new SessionWriter(sessionFile(dir, id), { fsync: cfg.fsync, redact, id }),
+      { dir: sideDir(dir, id), threshold: cfg.sideFileBytes, fsync: cfg.fsync, redact },
+    );
+    return Object.assign(newRecorder(sink, headerFor(session, cfg.now(), parent, subagent), cfg.now), { failed: false });
+  };
 
   const resume = session.resume;
   if (!resume || (!resume.id && !resume.latest)) {
@@ -245,39 +224,35 @@ async function openOrResume(
   // Resuming in place appends to the file: take its lock before reading, so no other process is writing it.
   if (!resume.fork) session.id = sourceId;
   const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
-  if (!resume.fork) rec.writer.acquire();
+  if (!resume.fork) rec.sink.writer.acquire();
   let loaded: LoadedSession;
   try {
     // The print frontend listens before sessionStart, so these warnings reach the user as they happen.
     loaded = await loadSession(sessionFile(dir, sourceId), { sideDir: sideDir(dir, sourceId), warn: (message) => kernel.log('warn', message, NAME) });
   } catch (err) {
-    rec.writer.close();
+    rec.sink.writer.close();
     throw err;
   }
-  for (const message of loaded.messages) session.messages.push(message);
-  session.resumedFrom = sourceId;
-  rec.base = loaded.stats;
+  adoptHistory(session, rec, { ...loaded, id: sourceId, forked: Boolean(resume.fork) }, (message) => kernel.log('info', message, NAME));
   // The session keeps its permission mode (Shift+Tab, /permissions, an approved plan), unless a flag names one now.
   const mode = normalizePermissionMode(loaded.stats.permissionMode ?? '');
   if (mode && kernel.config.sources.permissionMode !== 'flags') session.permissionMode = mode;
-  session.inherited = { from: sourceId, forked: Boolean(resume.fork), costUsd: loaded.stats.costUsd, calls: loaded.stats.calls, usage: loaded.stats.usage };
-  if (loaded.repairs) kernel.log('info', `${sourceId}: ${loaded.repairs} tool call(s) without a result were closed as interrupted`, NAME);
 
   if (resume.fork) {
     session.parentSessionId = sourceId;
     writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
-    rec.writer.sync();
+    rec.sink.writer.sync();
     return rec;
   }
-  rec.writer.lines = loaded.lines;
+  rec.sink.writer.lines = loaded.lines;
   if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
   if (loaded.header?.subagent) rec.header.subagent = true;
   // What came from the file is on file; a synthesized tail result is written now, so the file stays valid.
   const onFile = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
   rec.recorded = onFile;
   rec.last = loaded.messages[onFile - 1] as MessageParam | undefined;
-  rec.writer.open();
+  rec.sink.writer.open();
   syncMessages(session, rec);
-  rec.writer.sync();
+  rec.sink.writer.sync();
   return rec;
 }

@@ -130,7 +130,7 @@ function locate(fd: number, file: string, warn: (message: string) => void) {
     const candidate = readLineAt(fd, offset, end);
     const parsed = parseRecord(candidate.text);
     if ('record' in parsed && parsed.record.type === 'boundary' && Number.isInteger(parsed.record.line)) {
-      return { header, start: candidate.next, end, base: parsed.record.line, boundary: parsed.record, tornBytes: size - end };
+      return { header, start: candidate.next, end, base: parsed.record.line as number, boundary: parsed.record, tornBytes: size - end };
     }
     warn(`${file}: the compaction boundary at byte ${offset} is corrupt (${'error' in parsed ? parsed.error : 'no line number'}); using an earlier one`);
   }

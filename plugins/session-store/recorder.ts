@@ -1,16 +1,25 @@
 /**
- * Per-session recording state (kept in `session.data`) and the operations that put the live history on
- * disk. New messages are found by comparing `session.messages` with what was already written, so every
- * message reaches the file, even one appended without an event; a rewritten history becomes a boundary.
+ * Per-session recording state (kept in `session.data`) and the operations that put the live history in a
+ * store (a file, or a backend another plugin offers through the `session-records` service). New messages are
+ * found by comparing `session.messages` with what was already written, so every message is recorded, even one
+ * appended without an event; a rewritten history becomes a boundary.
  */
-import { addUsage, emptyUsage, type MessageParam, type QueryResponse, type Session, type TokenUsage } from '../../kernel/index.js';
-import { FORMAT_VERSION, type HeaderRecord, type MessageRecord, type SideRef, type Stats } from './records.js';
-import { extractSideFiles, type SideWriter } from './side-files.js';
-import type { SessionWriter } from './writer.js';
+import { addUsage, emptyUsage, type AgentEvent, type MessageParam, type QueryResponse, type Session, type TokenUsage } from '../../kernel/index.js';
+import { FORMAT_VERSION, type HeaderRecord, type MessageRecord, type SessionRecord, type SideRef, type Stats } from './records.js';
 
-export interface Recorder {
-  writer: SessionWriter;
-  side: SideWriter;
+/** Where a recorder's records go. */
+export interface RecordSink {
+  /** Called before every record: makes the store ready, writing the header first when the store is new. */
+  ready(header: HeaderRecord): void;
+  append(record: SessionRecord): void;
+  /** Moves what the store keeps aside (the file store's side files) out of a message (`m`: its index in a boundary). */
+  aside?(message: MessageParam, m?: number): { message: MessageParam; refs: SideRef[] };
+  /** The number the next record will have, where the store counts lines (a boundary names its own). */
+  nextLine?(): number;
+}
+
+export interface Recorder<S extends RecordSink = RecordSink> {
+  sink: S;
   header: HeaderRecord;
   /** How many of `session.messages` are on file, and the last of them (to notice a rewrite). */
   recorded: number;
@@ -28,9 +37,25 @@ export interface Recorder {
   costFromUsage: boolean;
   /** The session's permission mode at the last write, recorded with the totals. */
   mode?: string;
-  /** Set after a write failed: the session is no longer saved, and that was reported once. */
-  failed: boolean;
   now: () => number;
+}
+
+export function newRecorder<S extends RecordSink>(sink: S, header: HeaderRecord, now: () => number): Recorder<S> {
+  return {
+    sink,
+    header,
+    recorded: 0,
+    last: undefined,
+    base: { turns: 0, costUsd: 0 },
+    turns: 0,
+    calls: 0,
+    usage: emptyUsage(),
+    responseCost: 0,
+    mainUsageCost: 0,
+    smallUsageCost: 0,
+    costFromUsage: false,
+    now,
+  };
 }
 
 export function headerFor(session: Session, now: number, parent?: string, subagent = false): HeaderRecord {
@@ -60,9 +85,11 @@ export function stats(rec: Recorder): Stats {
 }
 
 function ensureOpen(rec: Recorder): void {
-  if (rec.writer.isOpen) return;
-  const { created } = rec.writer.open();
-  if (created) rec.writer.append(rec.header);
+  rec.sink.ready(rec.header);
+}
+
+function aside(rec: Recorder, message: MessageParam, m?: number): { message: MessageParam; refs: SideRef[] } {
+  return rec.sink.aside ? rec.sink.aside(message, m) : { message, refs: [] };
 }
 
 /** Writes every message not yet on file; `annotate` adds provider details to the assistant message it names. */
@@ -78,7 +105,7 @@ export function syncMessages(session: Session, rec: Recorder, annotate?: { messa
   ensureOpen(rec);
   for (let i = rec.recorded; i < messages.length; i++) {
     const message = messages[i];
-    const { message: stored, refs } = extractSideFiles(message, rec.side);
+    const { message: stored, refs } = aside(rec, message);
     const record: MessageRecord = { type: 'message', at: rec.now(), message: stored };
     if (refs.length) record.refs = refs;
     if (annotate && annotate.message === message) {
@@ -87,7 +114,7 @@ export function syncMessages(session: Session, rec: Recorder, annotate?: { messa
       if (response.costUsd !== undefined) record.response.costUsd = response.costUsd;
       record.stats = stats(rec);
     }
-    rec.writer.append(record);
+    rec.sink.append(record);
     rec.recorded = i + 1;
     rec.last = message;
   }
@@ -103,14 +130,15 @@ export function writeBoundary(
   rec.mode = session.permissionMode;
   const refs: SideRef[] = [];
   const messages = session.messages.map((message, m) => {
-    const extracted = extractSideFiles(message, rec.side, m);
+    const extracted = aside(rec, message, m);
     refs.push(...extracted.refs);
     return extracted.message;
   });
-  rec.writer.append({
+  const line = rec.sink.nextLine?.();
+  rec.sink.append({
     type: 'boundary',
     at: rec.now(),
-    line: rec.writer.lines + 1,
+    ...(line !== undefined ? { line } : {}),
     trigger: info.trigger,
     ...(info.preTokens !== undefined ? { preTokens: info.preTokens } : {}),
     ...(info.postTokens !== undefined ? { postTokens: info.postTokens } : {}),
@@ -136,5 +164,53 @@ export function writeUsage(rec: Recorder, event: { usage: TokenUsage; costUsd: n
     rec.mainUsageCost += event.costUsd;
   } else rec.smallUsageCost += event.costUsd;
   ensureOpen(rec);
-  rec.writer.append({ type: 'usage', at: rec.now(), tier: event.tier, model: event.model, usage: event.usage, costUsd: event.costUsd, stats: stats(rec) });
+  rec.sink.append({ type: 'usage', at: rec.now(), tier: event.tier, model: event.model, usage: event.usage, costUsd: event.costUsd, stats: stats(rec) });
+}
+
+/** The session an event belongs to: the loop emits message events right after appending to its messages. */
+export function sessionOfEvent(event: AgentEvent, tracked: Session[]): Session | undefined {
+  if (event.type !== 'user_message' && event.type !== 'assistant_message' && event.type !== 'tool_results') return undefined;
+  for (let i = tracked.length - 1; i >= 0; i--) {
+    const messages = tracked[i].messages;
+    if (messages[messages.length - 1] === event.message || messages.lastIndexOf(event.message) !== -1) return tracked[i];
+  }
+  return undefined;
+}
+
+/** Records what an event adds to the session. */
+export function recordEvent(event: AgentEvent, session: Session, rec: Recorder): void {
+  switch (event.type) {
+    case 'user_message':
+    case 'tool_results':
+    // A run ends: a prompt the loop took back (refused as invalid) leaves the record too.
+    case 'result':
+      syncMessages(session, rec);
+      break;
+    case 'assistant_message':
+      countResponse(rec, event.response);
+      syncMessages(session, rec, { message: event.message, response: event.response });
+      break;
+    case 'usage':
+      writeUsage(rec, event);
+      break;
+    case 'compact':
+      writeBoundary(session, rec, { trigger: event.trigger, preTokens: event.preTokens, postTokens: event.postTokens });
+      break;
+    default:
+      break;
+  }
+}
+
+/** Takes a stored session's rebuilt history and totals into the live session (resume in place or fork). */
+export function adoptHistory(
+  session: Session,
+  rec: Recorder,
+  source: { id: string; forked: boolean; messages: MessageParam[]; stats: Stats; repairs: number },
+  log: (message: string) => void,
+): void {
+  for (const message of source.messages) session.messages.push(message);
+  session.resumedFrom = source.id;
+  rec.base = source.stats;
+  session.inherited = { from: source.id, forked: source.forked, costUsd: source.stats.costUsd, calls: source.stats.calls, usage: source.stats.usage };
+  if (source.repairs) log(`${source.id}: ${source.repairs} tool call(s) without a result were closed as interrupted`);
 }

@@ -53,8 +53,8 @@ export interface MessageRecord {
 export interface BoundaryRecord {
   type: 'boundary';
   at: number;
-  /** This record's own 1-based line number, so warnings after it can name absolute lines. */
-  line: number;
+  /** This record's own 1-based line number, so warnings after it can name absolute lines (stores with lines only). */
+  line?: number;
   trigger: string;
   preTokens?: number;
   postTokens?: number;

@@ -1,10 +1,13 @@
 /** session-store-redis against a real Redis: records, resume, repair rules, the writer's lock, secrets. */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { definePlugin, defineTool, runAgent, z, type AgentEvent, type Kernel, type Session, type SessionInit } from '../../../kernel/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import sessionStoreRedis from '../../../plugins/session-store-redis/index.js';
+import sessionStore from '../../../plugins/session-store/index.js';
 import { callTool, plainMessages, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
@@ -44,7 +47,7 @@ const echo = definePlugin(() => ({
 function harness(lockMs = 1_000): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
   const events: AgentEvent[] = [];
   const log = definePlugin(() => ({ name: 'event-log', kernel: '^1.0.0', apply: (k) => k.hooks.event.tap('event-log', (e) => void events.push(e)) }));
-  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
+  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
     apiKey: API_KEY,
     baseURL: server!.url,
     keelHome: ws.home,
@@ -70,6 +73,27 @@ async function records(id = SESSION): Promise<Array<Record<string, any>>> {
 }
 
 describe('session-store-redis', () => {
+  it("is session-store's backend: no session file is written, and /sessions, /status and the store service answer from Redis", async () => {
+    server = await startAnthropicServer([say('done')]);
+    const h = harness();
+    const session = await h.start();
+    await runAgent(h.kernel, session, 'ping');
+    const sessions = h.kernel.commands.get('sessions')!;
+    expect(sessions.description).toContain('sessions in Redis');
+    const ctx = { session, kernel: h.kernel } as Parameters<typeof sessions.run>[1];
+    expect(JSON.parse(String(await sessions.run('--json', ctx)))).toMatchObject([{ id: SESSION, turns: 1 }]);
+    expect(String(await h.kernel.commands.get('status')!.run('', ctx))).toContain(`Stored in: Redis stream keel:session:${SESSION}`);
+    const store = h.kernel.services.get('session-store') as { list(root: string): Promise<Array<{ id: string }>>; fileOf(s: Session): string | undefined };
+    expect((await store.list(ws.dir)).map((s) => s.id)).toEqual([SESSION]);
+    expect(store.fileOf(session)).toBeUndefined();
+    await h.close(session);
+    expect(existsSync(join(ws.home, 'sessions'))).toBe(false);
+  });
+
+  it('needs session-store: without it the kernel refuses to seal, naming the dependency', () => {
+    expect(() => testKernel([sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(/depends on "session-store", which is not registered|needs the "session-records" service/);
+  });
+
   it('writes one stream entry per record, and a resume on another kernel rebuilds the history and its totals', async () => {
     server = await startAnthropicServer([callTool('echo', { text: 'pong' }), say('first done'), say('second done')]);
     const one = harness();
