@@ -15,4 +15,14 @@ describe('/model', () => {
     await expect(run('one two')).rejects.toThrow('/model: expected one model name, got "one two"');
     await expect(run('small')).rejects.toThrow('/model small: name the model');
   });
+
+  it("resolves Claude Code's aliases through the provider's table when one is offered", async () => {
+    const aliases = { name: 'aliases', kernel: '^1.0.0', apply: (k: import('../../../kernel/index.js').Kernel) => k.services.provide('model-aliases', { table: { sonnet: 'claude-sonnet-x' }, resolve: (n: string) => (n === 'sonnet' ? 'claude-sonnet-x' : n) }) };
+    const kernel = testKernel([aliases, queryService()], { model: 'main-a', smallModel: 'small-a' });
+    const session = await testSession(kernel);
+    const run = (args: string) => kernel.commands.get('model')!.run(args, { kernel, session, print: () => undefined, signal: new AbortController().signal });
+    expect(await run('sonnet')).toBe('Model: claude-sonnet-x (sonnet)');
+    expect(session.model).toBe('claude-sonnet-x');
+    expect(await run('other-model')).toBe('Model: other-model');
+  });
 });
