@@ -155,9 +155,11 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           sockets.push(path.dirname(socket));
           const url = `http://127.0.0.1:${BRIDGE_PORT}`;
           Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: '', no_proxy: '' });
-          run = [process.execPath, '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
+          run = [bridgeNode(), '-e', BRIDGE, socket, String(BRIDGE_PORT), ...run];
         }
         const { hidden, readable } = secrets(surface.list());
+        // Node runs the network bridge inside the sandbox: its binary stays visible where it lives (also under /tmp).
+        if (allowed.length > 0) readable.push(bridgeNode());
         // Inside the hidden KEEL_HOME, this session's saved tool outputs stay readable; no other session's.
         if (kernel.config.keelHome) readable.push(savedOutputDir(real(kernel.config.keelHome), session.id));
         settleOnce();
@@ -306,3 +308,7 @@ function sessionSandbox(session: Session, removeLater: (dir: string) => void): S
   return own;
 }
 
+/** The Node that runs the sandbox's network bridge, by its real path (what the sandbox mounts). */
+function bridgeNode(): string {
+  return realpathSync(process.execPath);
+}
