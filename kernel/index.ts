@@ -16,9 +16,8 @@ export {
   type McpServerConfig,
 } from './plugin.js';
 export { runAgent, addUsage, emptyUsage, defaultTools, toolGiven, type RunOptions } from './loop.js';
-export { startSession } from './session.js';
+export { startSession, auxiliaryTurn, responseText } from './session.js';
 export { findSlashCommand, runSlashCommand, type SlashCall } from './command.js';
-export { askModel, auxiliaryTurn, responseText } from './ask-model.js';
 export { toApiTool, describeInputError } from './tool-schema.js';
 export { KeelError, ContextOverflowError, isContextOverflow, isAbortError, errorMessage, userMessage, userExitCode } from './errors.js';
 export { Registry, ServiceRegistry } from './registry.js';

@@ -6,7 +6,7 @@ import type { ZodError } from 'zod';
 import { errorMessage, inCauseChain, isAbortError, isContextOverflow, userMessage } from './errors.js';
 import type { Kernel } from './kernel.js';
 import { apiToolsBytes, describeInputError, toApiTool } from './tool-schema.js';
-import { responseText } from './ask-model.js';
+import { responseText } from './session.js';
 import { canonicalToolName } from './tool-names.js';
 import type {
   AgentEvent,

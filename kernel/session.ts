@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from './kernel.js';
-import type { Session, SessionInit } from './types.js';
+import type { ContentBlock, Session, SessionInit, Turn } from './types.js';
 
 /** Creates a session from the kernel's config and runs `sessionStart` (which may resume history into it). */
 export async function startSession(kernel: Kernel, init: Partial<SessionInit> = {}): Promise<Session> {
@@ -32,4 +32,17 @@ export function createSession(kernel: Kernel, init: Partial<SessionInit> = {}): 
     data: new Map(),
     startedAt: Date.now(),
   };
+}
+
+/** A turn-shaped context for model calls and tools run outside a model turn (a compaction, a user's `!command`). */
+export function auxiliaryTurn(kernel: Kernel, session: Session, signal?: AbortSignal): Turn {
+  return { session, kernel, index: 0, signal: signal ?? new AbortController().signal, data: new Map(), emit: (event) => kernel.emit(event) };
+}
+
+/** The text blocks of a response, joined. */
+export function responseText(content: ContentBlock[]): string {
+  return content
+    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => block.type === 'text')
+    .map((block) => block.text)
+    .join('');
 }

@@ -490,61 +490,13 @@ export interface AppState {
 }
 
 /**
- * Named services plugins offer each other. Augment to type yours:
- * `declare module 'keel' { interface Services { compaction: Compactor } }`.
+ * Named services plugins offer each other. The plugin that offers one types it by augmenting this interface
+ * (`declare module 'keel' { interface Services { compaction: Compactor } }`), so consumers need no import of it.
  */
 export interface Services {
   /** Frees room in the live context; used by the loop's overflow and `max_tokens` routes. */
   compaction: Compactor;
-  /** Calls a model by tier (`main` or `small`) through the `query` hook, filling in the model name. */
-  query: QueryService;
-  /** Wraps a shell command so it runs confined (bubblewrap); the bash tool asks it before spawning. */
-  sandbox: SandboxService;
-  /** The project's prompt history file (↑/↓, Ctrl+R), shared by every UI; session-store offers it. */
-  promptHistory: PromptHistoryService;
-  /** The user's own `!command`, run through the bash tool unasked and added to the conversation; tool-bash offers it. */
-  userShell: UserShellService;
   [name: string]: unknown;
-}
-
-export interface PromptHistory {
-  /** Oldest first. */
-  readonly entries: string[];
-  add(entry: string): void;
-  /** The newest entry before index `before` that contains `query`, for Ctrl+R. */
-  search(query: string, before?: number): { index: number; entry: string } | null;
-}
-
-export interface PromptHistoryService {
-  /** The history of the kernel's project (`kernel.config.projectRoot`). */
-  open(): PromptHistory;
-}
-
-export interface UserShellService {
-  /** Runs `command` as the bash tool would, without asking (the user typed it); its output joins the conversation. */
-  run(session: Session, command: string, ask: (question: Question) => Promise<Answer>, signal: AbortSignal): Promise<ToolResult>;
-}
-
-/** A model call by tier: the model name, tools and `maxTokens` default to the session's and the config's. */
-export type ModelAsk = Omit<QueryRequest, 'model' | 'tools' | 'maxTokens'> & Partial<Pick<QueryRequest, 'model' | 'tools' | 'maxTokens'>>;
-
-export interface QueryService {
-  ask(request: ModelAsk, turn: Turn): Promise<QueryResponse>;
-}
-
-export interface SandboxService {
-  /** The argv that runs `command` confined, or null to run it as is (sandbox disabled for this call). */
-  wrap(spec: { command: string; cwd: string; session: Session; env: Record<string, string> }): Promise<SandboxedCommand | null>;
-}
-
-export interface SandboxedCommand {
-  file: string;
-  args: string[];
-  /**
-   * Call once the command and everything it started have ended (also when it failed to start): undoes what it
-   * did to protected paths and returns a note for the tool result saying what was put back, if anything.
-   */
-  finish(): Promise<string | undefined>;
 }
 
 export interface Compactor {

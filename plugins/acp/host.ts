@@ -1,28 +1,9 @@
 /** Where an ACP session keeps its host (`session.data`): the warm taps and services find it there. */
-import type { Answer, Question, Session, Turn } from '../../kernel/index.js';
+import type { Answer, Question, Services, Session, Turn } from '../../kernel/index.js';
 
-/** What the bash tool hands a terminal (plugins/tool-bash/terminal.ts), as the `terminal` service receives it. */
-export interface TerminalRun {
-  session: Session;
-  toolUseId: string;
-  file: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  timeoutMs: number;
-  signal: AbortSignal;
-  outputLimit: number;
-}
-
-export interface TerminalOutcome {
-  output: string;
-  truncated: boolean;
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  aborted: boolean;
-  fd3: string;
-}
+/** What the bash tool hands a terminal, as the `terminal` service (typed by tool-bash) receives it, and the outcome. */
+export type TerminalRun = Parameters<Services['terminal']['run']>[0];
+export type TerminalOutcome = Awaited<ReturnType<Services['terminal']['run']>>;
 
 /** The editor behind one ACP session, as Keel's plugins reach it. */
 export interface AcpHost {

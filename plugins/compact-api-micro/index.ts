@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { askModel, definePlugin, errorMessage, responseText, savedOutputDir, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
+import { definePlugin, errorMessage, responseText, savedOutputDir, Stage, type Kernel, type ToolCall, type ToolResult, type Turn } from '../../kernel/index.js';
 import { SummaryCache, writeAtomic } from './cache.js';
 
 export interface ApiMicroCompactOptions {
@@ -30,6 +30,7 @@ Do not speculate beyond the output. Be concise.`;
 export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
+  dependencies: ['query-service'],
   apply(kernel) {
     const settings = { minChars: opts.minChars ?? 100_000, maxInputChars: opts.maxInputChars ?? 300_000, summaryTokens: opts.summaryTokens ?? 2000 };
     // Early: before compact-micro cuts the output down to head and tail.
@@ -45,7 +46,7 @@ export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
           summary = await summarise(kernel, turn, call, text, settings);
           await cache.set(key, summary, call.name);
         } catch (err) {
-          // compact-micro (if present) still cuts the output down. An abort (askModel passes the turn signal) is no
+          // compact-micro (if present) still cuts the output down. An abort (the query service passes the turn signal) is no
           // failure worth a warning: the loop reports it.
           if (!turn.signal.aborted) kernel.log('warn', `could not summarise the ${text.length}-character output of ${call.name}: ${errorMessage(err)}`, NAME);
           return result;
@@ -81,7 +82,7 @@ async function summarise(kernel: Kernel, turn: Turn, call: ToolCall, text: strin
   const half = Math.floor(settings.maxInputChars / 2);
   const clipped = text.length <= settings.maxInputChars ? text : `${text.slice(0, half)}\n[… ${text.length - 2 * half} characters not shown …]\n${text.slice(-half)}`;
   const input = JSON.stringify(call.input ?? {});
-  const response = await askModel(kernel, {
+  const response = await kernel.services.require('query', 'compact-api-micro').ask({
     tier: 'small',
     system: [{ type: 'text', text: SYSTEM }],
     maxTokens: settings.summaryTokens,

@@ -93,7 +93,7 @@ function data(session: Session): AutoData {
 export default definePlugin((opts: AutoCompactOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
-  dependencies: ['context-budget'],
+  dependencies: ['context-budget', 'query-service'],
   config: { autoCompact: configSchema },
   apply(kernel) {
     const settings = (): AutoCompactSettings & { enabled: boolean } => {

@@ -1,4 +1,4 @@
-import { askModel, auxiliaryTurn, responseText, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
+import { auxiliaryTurn, responseText, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
 import { renderTranscript } from './transcript.js';
 
 /** The sections every compaction summary must have, in this order. */
@@ -33,8 +33,7 @@ export async function summarize(kernel: Kernel, session: Session, messages: read
   let stop: string | null;
   let outputTokens: number;
   try {
-    const response = await askModel(
-      kernel,
+    const response = await kernel.services.require('query', 'compact-auto').ask(
       {
         tier: 'small',
         system: [{ type: 'text', text: SYSTEM }],

@@ -39,6 +39,7 @@ interface Goal {
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
+  dependencies: ['query-service'],
   config: { goal: z.string().trim().min(1), goalCheck: z.string().trim().min(1) },
   apply(kernel) {
     const goalOf = (session: Session): Goal | undefined => {

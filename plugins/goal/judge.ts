@@ -1,5 +1,5 @@
 /** Asks the small model whether the goal holds, from the transcript (and the check command's outcome). */
-import { askModel, responseText, type MessageParam, type Turn } from '../../kernel/index.js';
+import { responseText, type MessageParam, type Turn } from '../../kernel/index.js';
 
 export interface Verdict {
   met: boolean;
@@ -35,6 +35,6 @@ export function parseVerdict(text: string): Verdict {
 export async function judge(turn: Turn, condition: string, check: string | undefined): Promise<Verdict> {
   const evidence = [`Goal: ${condition}`, '', 'Transcript (end):', transcriptText(turn.session.messages)];
   if (check) evidence.push('', `Check command: ${check}`);
-  const response = await askModel(turn.kernel, { tier: 'small', system: [{ type: 'text', text: SYSTEM }], messages: [{ role: 'user', content: evidence.join('\n') }], maxTokens: 512 }, turn);
+  const response = await turn.kernel.services.require('query', 'goal').ask({ tier: 'small', system: [{ type: 'text', text: SYSTEM }], messages: [{ role: 'user', content: evidence.join('\n') }], maxTokens: 512 }, turn);
   return parseVerdict(responseText(response.content));
 }

@@ -1,4 +1,14 @@
-import { askModel, definePlugin, type QueryService } from '../../kernel/index.js';
+import { definePlugin, KeelError, type Kernel, type QueryRequest, type Services, type QueryResponse, type Turn } from '../../kernel/index.js';
+
+/** A model call by tier: the model name, tools and `maxTokens` default to the session's and the config's. */
+export type ModelAsk = Omit<QueryRequest, 'model' | 'tools' | 'maxTokens'> & Partial<Pick<QueryRequest, 'model' | 'tools' | 'maxTokens'>>;
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** Calls a model by tier (`main` or `small`) through the `query` hook, filling in the model name. */
+    query: { ask(request: ModelAsk, turn: Turn): Promise<QueryResponse> };
+  }
+}
 
 /**
  * Offers the `query` service: call a model by tier through the `query` hook. `main` uses the session's
@@ -8,7 +18,7 @@ export default definePlugin(() => ({
   name: 'query-service',
   kernel: '^1.0.0',
   apply(kernel) {
-    const service: QueryService = { ask: (request, turn) => askModel(kernel, request, turn) };
+    const service: Services['query'] = { ask: (request, turn) => askModel(kernel, request, turn) };
     kernel.services.provide('query', service);
 
     kernel.commands.register({
@@ -37,3 +47,21 @@ export default definePlugin(() => ({
     });
   },
 }));
+
+/** `main` is the session's model, `small` its small model; small calls never stream to the UI. */
+async function askModel(kernel: Kernel, request: ModelAsk, turn: Turn): Promise<QueryResponse> {
+  const small = request.tier === 'small';
+  const full: QueryRequest = {
+    ...request,
+    model: request.model ?? (small ? turn.session.smallModel : turn.session.model),
+    tools: request.tools ?? [],
+    maxTokens: request.maxTokens ?? kernel.config.maxTokens,
+    signal: request.signal ?? turn.signal,
+    stream: small ? false : (request.stream ?? true),
+  };
+  const response = await kernel.hooks.query.promise(full, turn);
+  if (!response) {
+    throw new KeelError(`no provider answered the ${request.tier} query: add a provider plugin (query-anthropic or query-openai) matching config \`provider\``);
+  }
+  return response;
+}

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, savedOutputDir, type ProtectedEntry, type SandboxService, type Session } from '../../kernel/index.js';
+import { definePlugin, savedOutputDir, type ProtectedEntry, type Services, type Session } from '../../kernel/index.js';
+export type { SandboxedCommand } from './service.js';
 import { bwrapArgs, findOnPath, probe } from './bwrap.js';
 import { compare, revert } from './revert.js';
 import { recordOf, survey, type Guarded } from './survey.js';
@@ -126,7 +127,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
       })();
       return proxy;
     };
-    const service: SandboxService = {
+    const service: Services['sandbox'] = {
       async wrap({ command, cwd, session }) {
         const config = settings();
         if (!config.enabled) return null;

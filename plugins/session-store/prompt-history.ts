@@ -5,7 +5,21 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { PromptHistory } from '../../kernel/index.js';
+
+export interface PromptHistory {
+  /** Oldest first. */
+  readonly entries: string[];
+  add(entry: string): void;
+  /** The newest entry before index `before` that contains `query`, for Ctrl+R. */
+  search(query: string, before?: number): { index: number; entry: string } | null;
+}
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** The project's prompt history file (↑/↓, Ctrl+R), shared by every UI: `open()` reads the kernel's project's. */
+    promptHistory: { open(): PromptHistory };
+  }
+}
 
 const MAX_ENTRIES = 500;
 

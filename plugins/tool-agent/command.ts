@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { auxiliaryTurn, responseText, type CommandDefinition, type Kernel, type QueryService, type Session } from '../../kernel/index.js';
+import { auxiliaryTurn, responseText, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
 import type { AgentDefinition, BrokenAgent } from './agents.js';
 
 export interface AgentsAccess {
@@ -80,7 +80,7 @@ export function agentsCommand(kernel: Kernel, access: AgentsAccess): CommandDefi
         const file = path.join(dir, `${name}.md`);
         // Checked before the model is asked, and again when the file is made (createExclusive).
         if (existsSync(file)) throw new Error(`${file} already exists; edit it, or pick another name`);
-        const query = kernel.services.get('query') as QueryService | undefined;
+        const query = kernel.services.get('query');
         if (!query) throw new Error('this preset has no query service to write the agent’s prompt with');
         const response = await query.ask(
           { tier: 'main', stream: false, system: [{ type: 'text', text: WRITER_PROMPT }], messages: [{ role: 'user', content: `Name: ${name}\nWhat it does: ${description}` }] },

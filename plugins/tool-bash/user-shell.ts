@@ -4,12 +4,22 @@
  * is shown like a tool call's, and the command with its output joins the conversation as a user message
  * (`<bash-input>` / `<bash-stdout>`), so the model sees it with the next prompt. Nothing is sent now.
  */
-import { auxiliaryTurn, errorMessage, type Answer, type Kernel, type MessageParam, type Question, type Session, type ToolResult, type UserShellService } from '../../kernel/index.js';
+import { auxiliaryTurn, errorMessage, type Answer, type Kernel, type MessageParam, type Question, type Services, type Session, type ToolResult } from '../../kernel/index.js';
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** The user's own `!command`, run through the bash tool unasked and added to the conversation. */
+    userShell: {
+      /** Runs `command` as the bash tool would, without asking (the user typed it); its output joins the conversation. */
+      run(session: Session, command: string, ask: (question: Question) => Promise<Answer>, signal: AbortSignal): Promise<ToolResult>;
+    };
+  }
+}
 
 let counter = 0;
 
 /** The `userShell` service both UIs (and any other frontend) run `!cmd` through. */
-export function userShell(kernel: Kernel): UserShellService {
+export function userShell(kernel: Kernel): Services['userShell'] {
   return { run: (session, command, ask, signal) => runShell(kernel, session, command, ask, signal) };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { askModel, definePlugin, defineTool, errorMessage, responseText, type MessageParam, type QueryResponse, type TextBlockParam, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import { definePlugin, defineTool, errorMessage, responseText, type MessageParam, type QueryResponse, type TextBlockParam, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import { FetchError, fetchPage, isHttpUrl, type FetchLimits } from './fetch-page.js';
 import { pageText } from './to-text.js';
 
@@ -75,7 +75,7 @@ export default definePlugin((opts: ToolWebOptions = {}) => ({
   },
 }));
 
-/** Asks the small model about a long page; undefined when no model answers. */
+/** Asks the small model about a long page (the `query` service); undefined when no model answers or none is offered. */
 async function summarize(markdown: string, prompt: string, url: string, ctx: ToolContext): Promise<string | undefined> {
   const system: TextBlockParam[] = [{ type: 'text', text: SUMMARY_SYSTEM }];
   const page = markdown.length > SUMMARY_INPUT ? `${markdown.slice(0, SUMMARY_INPUT)}\n[page cut here]` : markdown;
@@ -83,7 +83,7 @@ async function summarize(markdown: string, prompt: string, url: string, ctx: Too
   const { kernel, turn } = ctx;
   let response: QueryResponse;
   try {
-    response = await askModel(kernel, { tier: 'small', system, messages, maxTokens: 2048, signal: ctx.signal }, turn);
+    response = await kernel.services.require('query', 'tool-web').ask({ tier: 'small', system, messages, maxTokens: 2048, signal: ctx.signal }, turn);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     kernel.log('warn', `web_fetch: the small model could not summarise ${url}: ${errorMessage(err)}`, 'tool-web');

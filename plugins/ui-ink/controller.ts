@@ -2,7 +2,8 @@
  * What the prompt's Enter does, and the session it does it in: a prompt runs a turn, `/name` a command
  * (UI built-ins first, then the registry), `!cmd` the shell, `#note` the memory index. No React here.
  */
-import { runAgent, userMessage, type Kernel, type ModeContext, type PromptHistory as History, type Session, type ToolResult } from '../../kernel/index.js';
+import { runAgent, userMessage, type Kernel, type ModeContext, type Session, type ToolResult } from '../../kernel/index.js';
+import { userItemsOf, type PromptHistory as History } from './services.js';
 import { resultText, collapse, hangingWrap } from './format.js';
 import type { QuestionQueue } from './questions.js';
 import type { Paint } from './style.js';
@@ -199,7 +200,7 @@ export class Controller {
   async resume(id: string): Promise<void> {
     try {
       await this.replaceSession({ resume: { id } });
-      this.transcript.printHistory(this.session.messages);
+      this.transcript.printHistory(this.session.messages, userItemsOf(this.kernel));
       this.transcript.print(this.paint.dim(`Resumed session ${this.session.id} (${this.session.messages.length} messages)`));
     } catch (err) {
       this.transcript.print(this.paint.red(userMessage(err)));

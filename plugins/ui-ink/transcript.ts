@@ -3,12 +3,11 @@
  * Ink's <Static>) and the small live part (the answer's unfinished line, running tools, a retry wait, the
  * spinner's numbers). Listeners are told at most once per frame, however fast tokens arrive.
  */
-import type { AgentEvent, MessageParam, ToolCall } from '../../kernel/index.js';
+import type { AgentEvent, MessageParam, Services, ToolCall } from '../../kernel/index.js';
 import { MarkdownStream } from './markdown.js';
 import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
-import { userItems } from './history.js';
 import type { Paint } from './style.js';
 import { PASTE_MIN_LINES } from './paste.js';
 
@@ -226,8 +225,11 @@ export class Transcript {
     this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold('Plan')}`, ...lines.map((line) => (line ? `  ${line}` : '')));
   }
 
-  /** A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. */
-  printHistory(messages: MessageParam[]): void {
+  /**
+   * A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. How a
+   * user message reads (a prompt, a compaction's summary, a `!command`) is the session store's `transcript` service.
+   */
+  printHistory(messages: MessageParam[], userItems: Services['transcript']['userItems']): void {
     const { paint, glyphs } = this.opts;
     for (const message of messages) {
       const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;

@@ -1,6 +1,5 @@
 /** Plain-text renderings of events: one line per tool call, results and diffs collapsed, notices spelled out. */
-import { userItems } from './history.js';
-import type { AgentEvent, MessageParam, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
+import type { AgentEvent, MessageParam, Services, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
 
 /**
  * Text safe to print as plain lines: terminal escape sequences (colours from a command's output, cursor
@@ -121,7 +120,7 @@ export function todoLines(todos: Array<{ content: string; status: string }>): st
 }
 
 /** A resumed conversation, printed once: prompts as `> `, answers as text, one line per tool call. */
-export function historyLines(messages: MessageParam[]): string[] {
+export function historyLines(messages: MessageParam[], userItems: Services['transcript']['userItems']): string[] {
   const out: string[] = [];
   for (const message of messages) {
     const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;

@@ -2,7 +2,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { runAgent, userMessage, type AgentEvent, type ModeContext, type PermissionMode, type PromptHistory, type Session, type ToolResult } from '../../kernel/index.js';
+import { runAgent, userMessage, type AgentEvent, type ModeContext, type PermissionMode, type Session, type ToolResult } from '../../kernel/index.js';
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
@@ -48,7 +48,9 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   const output = isUtf8Locale(process.env) ? io.stdout : asciiStream(io.stdout);
   const out = (s: string) => void output.write(s);
   // Without session-store nothing is kept between runs.
-  const history: PromptHistory = kernel.services.get('promptHistory')?.open() ?? { entries: [], add() {}, search: () => null };
+  const history = kernel.services.get('promptHistory')?.open() ?? { entries: [], add() {}, search: () => null };
+  // Without it nothing is resumed, so no user message needs reading.
+  const userItems = kernel.services.get('transcript')?.userItems ?? (() => []);
   const terminal = Boolean(io.stdin.isTTY && io.stdout.isTTY);
   const dumb = process.env.TERM === 'dumb';
   let session: Session;
@@ -241,7 +243,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   });
   const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
   const resumed = Boolean(session!.resumedFrom) || session!.messages.length > 0;
-  for (const line of resumed ? historyLines(session!.messages) : []) say(line);
+  for (const line of resumed ? historyLines(session!.messages, userItems) : []) say(line);
   say(`keel - ${session!.cwd}`);
   say(resumed ? `Resumed session ${session!.id} (${session!.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Ctrl+D to exit.');
   // What `-p` refuses to start without, said at start.
@@ -288,7 +290,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
           if (!id) continue;
           try {
             await start({ resume: { id } });
-            for (const line of historyLines(session!.messages)) say(line);
+            for (const line of historyLines(session!.messages, userItems)) say(line);
             say(`Resumed session ${session!.id} (${session!.messages.length} messages)`);
           } catch (err) {
             say(`[error] ${userMessage(err)}`);

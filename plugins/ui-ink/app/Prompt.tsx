@@ -4,7 +4,7 @@ import { Box, Text, type Key } from 'ink';
 import * as ed from '../editor.js';
 import { commonPrefix, pathSuggestions, slashSuggestions, type Suggestion } from '../completion.js';
 import type { Glyphs } from '../glyphs.js';
-import type { PromptHistory as History } from '../../../kernel/index.js';
+import type { PromptHistory as History } from '../services.js';
 import { NO_KEY as NO_MODIFIERS } from '../keys.js';
 import { Pastes } from '../paste.js';
 import { useKeys } from './useKeys.js';

@@ -6,6 +6,7 @@ import compactApiMicro from '../../../plugins/compact-api-micro/index.js';
 import compactMicro from '../../../plugins/compact-micro/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import queryService from '../../../plugins/query-service/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptedTurn } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -25,7 +26,7 @@ describe('compact-api-micro', () => {
     ws ??= makeWorkspace();
     server = await startAnthropicServer(script, { route: (request) => (isSmall(request) ? small() : undefined) });
     const rec = recorder();
-    const kernel = testKernel([rec.plugin, toolsPlugin(bigTool), queryAnthropic(), permissions(), compactApiMicro({ minChars: 50_000 }), compactMicro()], {
+    const kernel = testKernel([rec.plugin, toolsPlugin(bigTool), queryAnthropic(), queryService(), permissions(), compactApiMicro({ minChars: 50_000 }), compactMicro()], {
       baseURL: server.url,
       keelHome: ws.home,
       smallModel: SMALL_MODEL,

@@ -5,6 +5,7 @@ import compactSnip from '../../../plugins/compact-snip/index.js';
 import contextBudget from '../../../plugins/context-budget/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import queryService from '../../../plugins/query-service/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep, type ScriptedTurn } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -28,7 +29,7 @@ async function setup(script: ScriptStep[], smallAnswer: (n: number) => ScriptedT
   server = await startAnthropicServer(script, { route: (request) => (isSmall(request) ? smallAnswer(++smallCalls) : undefined) });
   const rec = recorder();
   const kernel = testKernel(
-    [rec.plugin, toolsPlugin(bigTool), queryAnthropic(), permissions(), contextBudget(), compactSnip(), compactAuto(autoOpts)],
+    [rec.plugin, toolsPlugin(bigTool), queryAnthropic(), queryService(), permissions(), contextBudget(), compactSnip(), compactAuto(autoOpts)],
     { baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, contextWindow: WINDOW, maxTokens: 1000, maxTurns: 50, model: MAIN_MODEL, smallModel: SMALL_MODEL },
   );
   const session = await testSession(kernel);
@@ -177,7 +178,7 @@ describe('compact-auto', () => {
     ws = makeWorkspace();
     server = await startAnthropicServer(script(10, undefined, 30_000), { route: (request) => (isSmall(request) ? say(FIVE_SECTIONS) : undefined) });
     const rec = recorder();
-    const kernel = testKernel([rec.plugin, toolsPlugin(bigTool), queryAnthropic(), permissions(), contextBudget(), compactAuto()], {
+    const kernel = testKernel([rec.plugin, toolsPlugin(bigTool), queryAnthropic(), queryService(), permissions(), contextBudget(), compactAuto()], {
       baseURL: server.url,
       keelHome: ws.home,
       contextWindow: 30_000,

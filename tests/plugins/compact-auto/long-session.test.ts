@@ -7,6 +7,7 @@ import compactSnip from '../../../plugins/compact-snip/index.js';
 import contextBudget from '../../../plugins/context-budget/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import queryService from '../../../plugins/query-service/index.js';
 import { callTool, say, startAnthropicServer, type RecordedRequest, type ScriptedServer, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -49,7 +50,7 @@ describe('a long session', () => {
       [
         rec.plugin,
         toolsPlugin(bigTool),
-        queryAnthropic(),
+        queryAnthropic(), queryService(),
         permissions(),
         contextBudget(),
         compactApiMicro({ minChars: 40_000 }),

@@ -5,6 +5,7 @@ import compactFull from '../../../plugins/compact-full/index.js';
 import contextBudget from '../../../plugins/context-budget/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import queryService from '../../../plugins/query-service/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptedTurn } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -38,7 +39,7 @@ describe('compact-full', () => {
     );
     const rec = recorder();
     const kernel = testKernel(
-      [rec.plugin, toolsPlugin(bigTool, readFileTool), queryAnthropic(), permissions(), contextBudget(), compactAuto(), compactFull(opts)],
+      [rec.plugin, toolsPlugin(bigTool, readFileTool), queryAnthropic(), queryService(), permissions(), contextBudget(), compactAuto(), compactFull(opts)],
       { baseURL: server.url, keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, smallModel: SMALL_MODEL },
     );
     const session = await testSession(kernel);

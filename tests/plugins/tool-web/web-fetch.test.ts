@@ -112,7 +112,7 @@ describe('web_fetch', () => {
 
   it('has the small model summarise a long page, guided by the prompt', async () => {
     const anthropic = await startAnthropicServer([say('Widgets have 400 paragraphs of settings.')]);
-    const h = await harness([queryAnthropic(), toolWeb()], { config: { baseURL: anthropic.url, smallModel: 'claude-small' } });
+    const h = await harness([queryAnthropic(), queryService(), toolWeb()], { config: { baseURL: anthropic.url, smallModel: 'claude-small' } });
     try {
       const result = await h.run('web_fetch', { url: `${base}/long`, prompt: 'List the widget settings' });
       expect(textOf(result)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/long: summary of \d+ characters by the small model:\n\nWidgets have 400 paragraphs of settings\.$/);

@@ -4,6 +4,7 @@ import { MarkdownStream } from '../../../plugins/ui-ink/markdown.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import type { AgentEvent } from '../../../kernel/index.js';
+import { userItems } from '../../../plugins/session-store/user-items.js';
 
 const paint = makePaint(false);
 const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
@@ -78,7 +79,7 @@ describe('the transcript', () => {
     t.printHistory([
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: [{ type: 'text', text: 'hello **there**' }, { type: 'tool_use', id: 'x', name: 'read_file', input: { path: 'a.md' } }] },
-    ]);
+    ], userItems);
     t.endTurn();
     expect(printed.map((i) => i.text)).toEqual(['> hi', 'hello **there**\n● read_file(a.md)']);
   });
@@ -151,7 +152,7 @@ describe('events of other plugins, read by shape', () => {
           { type: 'text', text: 'found it' },
         ],
       },
-    ] as never);
+    ] as never, userItems);
     await flushed();
     expect(printed.map((i) => i.text)).toEqual(['● Web search "q1" · 1 result\nfound it']);
   });

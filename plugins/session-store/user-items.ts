@@ -1,5 +1,6 @@
 /**
- * What a resumed conversation's user messages were, read by shape (the UI imports no plugin): a prompt, a
+ * The `transcript` service: what a resumed conversation's user messages were, for every UI that prints one. Read by
+ * shape (the session store imports no plugin): a prompt, a
  * compaction's summary head (compact-full and compact-auto start it with SUMMARY_LEAD, wrap the summary in
  * <summary>, and may follow it with the latest request after REQUEST_LEAD), or the user's own `!command` and
  * its output (tool-bash's <bash-input> / <bash-stdout> / <bash-stderr>).
@@ -12,6 +13,13 @@ const SHELL_INPUT = /^<bash-input>([\s\S]*)<\/bash-input>$/;
 const SHELL_OUTPUT = /^<bash-(?:stdout|stderr)>[\s\S]*<\/bash-(?:stdout|stderr)>$/;
 
 export type HistoryItem = { kind: 'prompt' | 'summary' | 'shell'; text: string };
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** How a resumed session's user messages are shown: prompts, a compaction's summary, the user's `!command`s. */
+    transcript: { userItems(message: MessageParam): HistoryItem[] };
+  }
+}
 
 /** The user's texts of one message as they should be shown; tool results and shell output are left out. */
 export function userItems(message: MessageParam): HistoryItem[] {
