@@ -10,22 +10,28 @@ import type { Platform } from './errors.js';
 import { claudeModel, platformModel, type CloudPlatform } from './platform-models.js';
 
 /**
- * What the provider offers the cloud providers (query-bedrock, query-vertex): a request answered through another
+ * What the provider offers the cloud providers (query-bedrock, query-vertex): requests answered through another
  * client of the same SDK as this plugin answers its own — caching breakpoints, streaming events, the retry service,
- * usage and cost — and the fetch to build that client with.
+ * usage and cost — and the options to build that client with.
  */
 export interface AnthropicMessagesService {
-  /** Answers `request` through `client` (an `AnthropicBedrock`, an `AnthropicVertex`), sending `platform.model` as the model id. */
-  query(client: MessagesLike, request: QueryRequest, turn: Turn, platform: Platform): Promise<QueryResponse>;
   /**
-   * The `fetch` for such a client: Keel's transport (it carries the attempt's abort and feeds the watchdogs), or the
-   * `network` service's `fetch` / `agentFor(url)` when a plugin offers one, looked up on each request.
+   * What such a client is built with: retries off (the retry service's, for every provider alike); Keel's transport
+   * as `fetch` (it carries the attempt's abort and feeds the watchdogs), through the `network` service's routes when a
+   * plugin offers one, looked up on each request; the SDK's own logging in the kernel log at debug level, under `plugin`.
    */
-  fetch: typeof fetch;
-  /** The id a platform knows a Claude model id or alias by (platform-models.ts); Bedrock's depends on the region. */
-  platformModel(platform: CloudPlatform, model: string, region?: string): string;
-  /** A logger for such a client: the SDK's own logging goes to the kernel log at debug level, under `plugin`. */
-  logger(plugin: string): ReturnType<typeof sdkLogger>;
+  clientOptions(plugin: string): { maxRetries: 0; fetch: typeof fetch; logger: ReturnType<typeof sdkLogger> };
+  /**
+   * Answers each request through `client` (an `AnthropicBedrock`, an `AnthropicVertex`), sending the platform's id for
+   * the Claude model asked for (platform-models.ts; Bedrock's depends on the region).
+   */
+  answer(client: MessagesLike, platform: CloudPlatformSpec): (request: QueryRequest, turn: Turn) => Promise<QueryResponse>;
+}
+
+/** A cloud platform as its provider describes it: everything of a `Platform` but the model id, which depends on the request. */
+export interface CloudPlatformSpec extends Omit<Platform, 'model'> {
+  platform: CloudPlatform;
+  region?: string;
 }
 
 export type { Platform } from './errors.js';
@@ -95,11 +101,14 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     });
 
     kernel.services.provide('anthropic-messages', {
-      query: (client, request, turn, platform) => query(kernel, client, request, turn, opts.promptCaching ?? true, platform),
-      // Through the network service's routes (proxies, client certificates), decided on each request.
-      fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
-      platformModel,
-      logger: (plugin) => sdkLogger(kernel, plugin),
+      clientOptions: (plugin) => ({
+        maxRetries: 0,
+        // Through the network service's routes (proxies, client certificates), decided on each request.
+        fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
+        logger: sdkLogger(kernel, plugin),
+      }),
+      answer: (client, { platform, region, ...described }) => (request, turn) =>
+        query(kernel, client, request, turn, opts.promptCaching ?? true, { ...described, model: platformModel(platform, request.model, region) }),
     });
 
     const auth = {

@@ -1,15 +1,25 @@
 /** The Vertex provider's requests, loaded on the first request it answers: the SDK's client and the query. */
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { GoogleAuth } from 'google-auth-library';
-import { KeelError, type Kernel, type QueryRequest, type QueryResponse, type Turn } from '../../kernel/index.js';
+import { KeelError, type Kernel, type QueryRequest, type QueryResponse, type Services, type Turn } from '../../kernel/index.js';
 import type { VertexSettings } from './index.js';
+
+/** The query-anthropic plugin's description of a cloud platform. */
+type CloudPlatform = Parameters<Services['anthropic-messages']['answer']>[1];
 
 const NAME = 'query-vertex';
 
 export type VertexQuery = (request: QueryRequest, turn: Turn) => Promise<QueryResponse>;
 
-const CREDENTIALS_HINT =
-  'run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, and check ANTHROPIC_VERTEX_PROJECT_ID and CLOUD_ML_REGION';
+const VERTEX: Omit<CloudPlatform, 'region'> = {
+  platform: 'vertex',
+  label: 'Google Vertex AI',
+  // The SDK rewrites the body (model into the URL) but signs nothing: the history can go out pre-built.
+  prebuild: true,
+  credentialsHint:
+    'run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, and check ANTHROPIC_VERTEX_PROJECT_ID and CLOUD_ML_REGION',
+  endpointHint: 'ANTHROPIC_VERTEX_BASE_URL / vertex.baseURL',
+};
 
 /** The provider's requests through one client, made on the first request from the settings and the environment. */
 export function vertexQuery(kernel: Kernel, settings: VertexSettings): VertexQuery {
@@ -24,18 +34,7 @@ export function vertexQuery(kernel: Kernel, settings: VertexSettings): VertexQue
     googleAuth: new GoogleAuth({ scopes: 'https://www.googleapis.com/auth/cloud-platform', ...(projectId ? { projectId } : {}) }),
     ...(projectId ? { projectId } : {}),
     ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
-    // Retries are the retry service's, for every provider alike.
-    maxRetries: 0,
-    fetch: messages.fetch,
-    logger: messages.logger(NAME),
+    ...messages.clientOptions(NAME),
   });
-  return (request, turn) =>
-    messages.query(client, request, turn, {
-      label: 'Google Vertex AI',
-      model: messages.platformModel('vertex', request.model, region),
-      // The SDK rewrites the body (model into the URL) but signs nothing: the history can go out pre-built.
-      prebuild: true,
-      credentialsHint: CREDENTIALS_HINT,
-      endpointHint: 'ANTHROPIC_VERTEX_BASE_URL / vertex.baseURL',
-    });
+  return messages.answer(client, { ...VERTEX, region });
 }
