@@ -16,11 +16,10 @@ import {
   type Prompt,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel/index.js';
+import { errorMessage as baseMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel/index.js';
 import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser, storedCallbackPort } from './oauth.js';
 import { expandServer, transportOf, type TransportKind } from './settings.js';
 import { GroupStdioTransport } from './stdio.js';
-import { unrefFetch, type NetworkOptions } from './fetch.js';
 import { holdOpen } from './keep-alive.js';
 import type { McpCallResult } from './content.js';
 
@@ -42,8 +41,11 @@ export interface ConnectionOptions {
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
   /** Tools or prompts changed (connected, refreshed, or gone). */
   onChange(): void;
-  /** The `network` service's connection options (proxies, the client certificate), when one is set. */
-  network?(): Promise<NetworkOptions | undefined>;
+  /**
+   * The fetch of the remote transports, their OAuth discovery and token requests: the `network` plugin's (proxies,
+   * the client certificate, sockets that do not keep a finished Keel running). Without it, only stdio servers connect.
+   */
+  fetch?: (input: string | URL, init?: RequestInit) => Promise<Response>;
 }
 
 const AUTHORIZE_TIMEOUT_MS = 5 * 60_000;
@@ -164,11 +166,11 @@ export class Connection {
     } catch {
       throw new Error(`mcpServers.${this.name}.url: not a valid URL: ${server.url}`);
     }
+    // The server, its OAuth endpoints and discovery all go through the network plugin's fetch.
+    const fetch = this.opts.fetch;
+    if (!fetch) throw new Error(`a remote (${this.transport}) MCP server is reached through the network plugin, which this agent does not have: add network() to its plugins`);
     const requestInit = { headers: server.headers ?? {} };
     const authProvider = this.useAuth ? await this.authProvider() : undefined;
-    // The server, its OAuth endpoints and discovery all go through the proxy (and present the client certificate).
-    const network = await this.opts.network?.();
-    const fetch = network ? (input: string | URL, init?: RequestInit) => unrefFetch(input, init, network) : unrefFetch;
     return this.transport === 'sse'
       ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
       : new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch });
@@ -436,6 +438,12 @@ function unrefTimeouts(client: Client): void {
     internals._timeoutInfo.get(id)?.timeoutId.unref();
     return result;
   };
+}
+
+/** An error's message; for a failed fetch (`fetch failed`, as fetch says it) its cause's, which says what happened (connect ECONNREFUSED …). */
+function errorMessage(err: unknown): string {
+  if (err instanceof TypeError && err.message === 'fetch failed' && err.cause instanceof Error) return err.cause.message;
+  return baseMessage(err);
 }
 
 function isUnauthorized(err: unknown): boolean {
