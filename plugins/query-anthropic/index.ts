@@ -7,33 +7,25 @@ import { mapError } from './errors.js';
 import { streamAttempt, type AttemptOptions } from './stream.js';
 import { nodeFetch, ROUTE } from './transport.js';
 import type { Platform } from './errors.js';
-import { claudeModel, platformModel, type CloudPlatform } from './platform-models.js';
+import { claudeModel } from './platform-models.js';
+import { tapCloudProvider, type CloudProvider } from './cloud.js';
 
 /**
- * What the provider offers the cloud providers (query-bedrock, query-vertex): requests answered through another
- * client of the same SDK as this plugin answers its own — caching breakpoints, streaming events, the retry service,
- * usage and cost — and the options to build that client with.
+ * What the provider offers the cloud providers (query-bedrock, query-vertex): the plugin that brings a platform's SDK
+ * registers itself, and its requests go through the same code as this plugin's own — caching breakpoints, streaming
+ * events, the retry service, usage and cost — with the platform's model ids, switch and error hints (cloud.ts).
  */
 export interface AnthropicMessagesService {
   /**
-   * What such a client is built with: retries off (the retry service's, for every provider alike); Keel's transport
-   * as `fetch` (it carries the attempt's abort and feeds the watchdogs), through the `network` service's routes when a
-   * plugin offers one, looked up on each request; the SDK's own logging in the kernel log at debug level, under `plugin`.
+   * Makes the calling plugin the provider for its platform: switched on by config `provider` or Claude Code's switch
+   * (CLAUDE_CODE_USE_BEDROCK, …), answering `query` ahead of this plugin, its client built on the first request with
+   * retries off (the retry service's), Keel's transport as `fetch` (through the `network` service's routes when a
+   * plugin offers one) and the SDK's own logging in the kernel log at debug level.
    */
-  clientOptions(plugin: string): { maxRetries: 0; fetch: typeof fetch; logger: ReturnType<typeof sdkLogger> };
-  /**
-   * Answers each request through `client` (an `AnthropicBedrock`, an `AnthropicVertex`), sending the platform's id for
-   * the Claude model asked for (platform-models.ts; Bedrock's depends on the region).
-   */
-  answer(client: MessagesLike, platform: CloudPlatformSpec): (request: QueryRequest, turn: Turn) => Promise<QueryResponse>;
+  cloudProvider<S>(provider: CloudProvider<S>): void;
 }
 
-/** A cloud platform as its provider describes it: everything of a `Platform` but the model id, which depends on the request. */
-export interface CloudPlatformSpec extends Omit<Platform, 'model'> {
-  platform: CloudPlatform;
-  region?: string;
-}
-
+export type { ClientOptions, CloudClient, CloudProvider } from './cloud.js';
 export type { Platform } from './errors.js';
 export type { CloudPlatform } from './platform-models.js';
 
@@ -101,14 +93,18 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     });
 
     kernel.services.provide('anthropic-messages', {
-      clientOptions: (plugin) => ({
-        maxRetries: 0,
-        // Through the network service's routes (proxies, client certificates), decided on each request.
-        fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
-        logger: sdkLogger(kernel, plugin),
-      }),
-      answer: (client, { platform, region, ...described }) => (request, turn) =>
-        query(kernel, client, request, turn, opts.promptCaching ?? true, { ...described, model: platformModel(platform, request.model, region) }),
+      cloudProvider: (provider) =>
+        tapCloudProvider(
+          kernel,
+          provider,
+          (plugin) => ({
+            maxRetries: 0,
+            // Through the network service's routes (proxies, client certificates), decided on each request.
+            fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
+            logger: sdkLogger(kernel, plugin),
+          }),
+          (client, request, turn, platform) => query(kernel, client, request, turn, opts.promptCaching ?? true, platform),
+        ),
     });
 
     const auth = {
