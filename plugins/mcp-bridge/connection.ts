@@ -226,24 +226,10 @@ export class Connection {
 
   private async list(client: Client): Promise<void> {
     const capabilities = client.getServerCapabilities() ?? {};
-    const tools: Tool[] = [];
-    if (capabilities.tools) {
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);
-    }
-    const prompts: Prompt[] = [];
-    if (capabilities.prompts) {
-      let cursor: string | undefined;
-      do {
-        const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs });
-        prompts.push(...page.prompts);
-        cursor = page.nextCursor;
-      } while (cursor);
-    }
+    const options = { timeout: this.opts.connectTimeoutMs };
+    const at = (cursor: string | undefined) => (cursor ? { cursor } : undefined);
+    const tools: Tool[] = capabilities.tools ? await allPages((cursor) => client.listTools(at(cursor), options).then((page) => ({ items: page.tools, next: page.nextCursor }))) : [];
+    const prompts: Prompt[] = capabilities.prompts ? await allPages((cursor) => client.listPrompts(at(cursor), options).then((page) => ({ items: page.prompts, next: page.nextCursor }))) : [];
     this.tools = tools;
     this.prompts = prompts;
   }
@@ -438,6 +424,18 @@ function unrefTimeouts(client: Client): void {
     internals._timeoutInfo.get(id)?.timeoutId.unref();
     return result;
   };
+}
+
+/** Every item of a paginated list (tools/list, prompts/list), page after page until the server gives no cursor. */
+async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const got = await page(cursor);
+    items.push(...got.items);
+    cursor = got.next;
+  } while (cursor);
+  return items;
 }
 
 /** An error's message; for a failed fetch (`fetch failed`, as fetch says it) its cause's, which says what happened (connect ECONNREFUSED …). */
