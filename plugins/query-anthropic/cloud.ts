@@ -29,8 +29,8 @@ export interface CloudProvider<S> {
   /** Checks config `<platform>` (e.g. `bedrock: { region }`) on the first request; the plugin's options lie under it. */
   schema: z.ZodType<S>;
   options: S;
-  /** The SDK's client, from the settings (the plugin's cold part loads the SDK here). */
-  client(settings: S, options: ClientOptions): Promise<CloudClient>;
+  /** Loads the plugin's cold part (with the SDK), on the first request, whose `client` builds the SDK's client. */
+  load(): Promise<{ client(settings: S, options: ClientOptions): CloudClient }>;
 }
 
 interface PlatformFacts extends Omit<Platform, 'model'> {
@@ -94,7 +94,8 @@ export function tapCloudProvider<S>(kernel: Kernel, provider: CloudProvider<S>, 
       const issue = parsed.error.issues[0]!;
       throw new KeelError(`config ${platform}.${issue.path.join('.')}: ${issue.message}`, { code: 'config', exitCode: 2 });
     }
-    return provider.client({ ...provider.options, ...parsed.data }, clientOptions(plugin));
+    const cold = await provider.load();
+    return cold.client({ ...provider.options, ...parsed.data }, clientOptions(plugin));
   };
   kernel.hooks.query.tapPromise({ name: plugin, before: 'query-anthropic' }, async (request, turn) => {
     if (!selected && kernel.config.provider !== platform) return undefined;

@@ -6,7 +6,7 @@ import type { BedrockSettings } from './index.js';
 type ClientOptions = Pick<NonNullable<ConstructorParameters<typeof AnthropicBedrock>[0]>, 'maxRetries' | 'fetch' | 'logger'>;
 
 /** The client from the settings and the environment, and the region it serves. */
-export function bedrockClient(settings: BedrockSettings, options: ClientOptions): { client: AnthropicBedrock; region: string } {
+export function client(settings: BedrockSettings, options: ClientOptions): { client: AnthropicBedrock; region: string } {
   const region = settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
   return { region, client: new AnthropicBedrock({ awsRegion: region, ...(settings.baseURL ? { baseURL: settings.baseURL } : {}), ...options }) };
 }

@@ -31,12 +31,6 @@ export default definePlugin((opts: BedrockSettings = {}) => ({
   dependencies: ['query-anthropic'],
   config: { bedrock: bedrockConfig },
   apply(kernel) {
-    kernel.services.require('anthropic-messages', NAME).cloudProvider({
-      plugin: NAME,
-      platform: 'bedrock',
-      schema: bedrockConfig,
-      options: opts,
-      client: async (settings, options) => (await import('./cold.js')).bedrockClient(settings, options),
-    });
+    kernel.services.require('anthropic-messages', NAME).cloudProvider({ plugin: NAME, platform: 'bedrock', schema: bedrockConfig, options: opts, load: () => import('./cold.js') });
   },
 }));

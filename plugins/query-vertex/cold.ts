@@ -8,7 +8,7 @@ import type { VertexSettings } from './index.js';
 type ClientOptions = Pick<NonNullable<ConstructorParameters<typeof AnthropicVertex>[0]>, 'maxRetries' | 'fetch' | 'logger'>;
 
 /** The client from the settings and the environment, and the region it serves. */
-export function vertexClient(settings: VertexSettings, options: ClientOptions): { client: AnthropicVertex; region: string } {
+export function client(settings: VertexSettings, options: ClientOptions): { client: AnthropicVertex; region: string } {
   const region = settings.region ?? process.env.CLOUD_ML_REGION;
   if (!region) throw new KeelError('Google Vertex AI needs a region: set CLOUD_ML_REGION (e.g. us-east5, europe-west1 or global) or config vertex.region', { code: 'config', exitCode: 2 });
   const projectId = settings.projectId ?? process.env.ANTHROPIC_VERTEX_PROJECT_ID;

@@ -33,12 +33,6 @@ export default definePlugin((opts: VertexSettings = {}) => ({
   dependencies: ['query-anthropic'],
   config: { vertex: vertexConfig },
   apply(kernel) {
-    kernel.services.require('anthropic-messages', NAME).cloudProvider({
-      plugin: NAME,
-      platform: 'vertex',
-      schema: vertexConfig,
-      options: opts,
-      client: async (settings, options) => (await import('./cold.js')).vertexClient(settings, options),
-    });
+    kernel.services.require('anthropic-messages', NAME).cloudProvider({ plugin: NAME, platform: 'vertex', schema: vertexConfig, options: opts, load: () => import('./cold.js') });
   },
 }));
