@@ -8,8 +8,6 @@ import { statusCommand } from './status.js';
 import { submitCommand } from './submit.js';
 import { workCommand } from './work.js';
 
-export { connect } from './connection.js';
-
 export interface CommandContext {
   kernel: Kernel;
   settings: FleetSettings;

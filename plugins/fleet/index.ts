@@ -50,7 +50,9 @@ export default definePlugin(() => ({
   apply(kernel) {
     kernel.services.provide('redis', {
       async connect(url, opts) {
-        const { connect } = await import('./cold.js');
+        // Not through cold.js, which loads BullMQ with the fleet's commands: a fleet-worker run's session store needs
+        // ioredis only (connection.ts is lazily initialised in the binary, so ioredis loads on the first connection).
+        const { connect } = await import('./connection.js');
         return connect(url, opts);
       },
     });
