@@ -3,10 +3,8 @@
  * `$KEEL_HOME/commands/` (Claude Code's format). The body is the prompt (see expand.ts); `/help` and completion
  * list them with their argument hint; `keel -p "/name args"` sends the expanded prompt.
  */
-import { readFile } from 'node:fs/promises';
-import { definePlugin, runAgent, splitToolList, z, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
+import { definePlugin, runAgent, splitToolList, z, type CommandDefinition, type Kernel, type Services, type Session } from '../../kernel/index.js';
 import { findCommandFiles, type CommandFile } from './discover.js';
-import { parseMarkdown } from './front-matter.js';
 
 const NAME = 'custom-commands';
 
@@ -44,7 +42,8 @@ export async function loadCommands(kernel: Kernel, projectRoot: string): Promise
   const { files, errors } = findCommandFiles({ projectRoot, keelHome: kernel.config.keelHome });
   const commands: CustomCommand[] = [];
   const clashes: string[] = [];
-  const loaded = await Promise.all(files.map((file) => parseCommand(file, trusted)));
+  const frontMatter = kernel.services.require('front-matter', NAME);
+  const loaded = await Promise.all(files.map((file) => parseCommand(frontMatter, file, trusted)));
   for (const result of loaded) {
     if (typeof result === 'string') errors.push(result);
     else {
@@ -56,14 +55,8 @@ export async function loadCommands(kernel: Kernel, projectRoot: string): Promise
   return { commands, errors, clashes };
 }
 
-async function parseCommand(found: CommandFile, trusted: boolean): Promise<CustomCommand | string> {
-  let text: string;
-  try {
-    text = await readFile(found.file, 'utf8');
-  } catch (err) {
-    return `${found.file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
-  }
-  const parsed = await parseMarkdown(found.file, text, commandFrontMatter, ['argument-hint']);
+async function parseCommand(frontMatter: Services['front-matter'], found: CommandFile, trusted: boolean): Promise<CustomCommand | string> {
+  const parsed = await frontMatter.read(found.file, commandFrontMatter, { verbatim: ['argument-hint'] });
   if (!parsed.ok) return parsed.error;
   const data = parsed.data;
   const hint = data['argument-hint'];
@@ -116,6 +109,8 @@ function toDefinition(command: CustomCommand): CommandDefinition {
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
+  // Its files are read as SKILL.md is, through the skills plugin's `front-matter` service.
+  dependencies: ['skills'],
   apply(kernel) {
     const attached = new Set<string>();
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {

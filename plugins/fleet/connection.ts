@@ -1,13 +1,17 @@
 /**
- * Connections to the fleet's Redis. A command fails fast with one line naming the URL when Redis cannot be reached
- * at start; a worker that is running rides out a restart of Redis (reconnecting for a bounded time, then stopping
- * with the same line rather than retrying for ever).
+ * Connections to Redis, for the fleet and (through the `redis` service) session-store-redis. A connection fails fast
+ * with one line naming the URL when Redis cannot be reached at start (after `waitMs` of trying, when asked to wait);
+ * once connected it rides out a restart of Redis (reconnecting for a bounded time, commands queued in order, then
+ * giving up with the same line rather than retrying for ever).
  */
 import { Redis } from 'ioredis';
 import { KeelError } from '../../kernel/index.js';
+import type { RedisConnectOptions } from './index.js';
 
+/** How long a connected client keeps reconnecting before it gives up (Redis restarting, a network blip). */
 const RECONNECT_FOR_MS = 60_000;
 
+/** The URL without its password, for messages. */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
@@ -18,13 +22,24 @@ export function redactUrl(url: string): string {
   }
 }
 
-export function unreachable(url: string, err: unknown): KeelError {
+function unreachable(what: string, url: string, err: unknown): KeelError {
   const why = err instanceof Error ? err.message || err.name : String(err);
-  return new KeelError(`fleet: cannot reach Redis at ${redactUrl(url)}: ${why}`, { exitCode: 2 });
+  return new KeelError(`${what}: cannot reach Redis at ${redactUrl(url)}: ${why}`, { exitCode: 2 });
 }
 
 /** A connection for BullMQ (which wants maxRetriesPerRequest null), already connected, or the one-line error. */
-export async function connect(url: string, onGiveUp?: (err: Error) => void): Promise<Redis> {
+export async function connect(url: string, { what, waitMs = 0, onGiveUp }: RedisConnectOptions): Promise<Redis> {
+  const deadline = Date.now() + waitMs;
+  const giveUp = () => onGiveUp?.(unreachable(what, url, new Error(`no connection for ${RECONNECT_FOR_MS / 1000} s`)));
+  for (;;) {
+    const attempt = await connectOnce(url, giveUp);
+    if ('client' in attempt) return attempt.client;
+    if (Date.now() >= deadline) throw unreachable(what, url, attempt.error);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function connectOnce(url: string, giveUp: () => void): Promise<{ client: Redis } | { error: Error }> {
   let failingSince = 0;
   const client = new Redis(url, {
     lazyConnect: true,
@@ -33,7 +48,7 @@ export async function connect(url: string, onGiveUp?: (err: Error) => void): Pro
     retryStrategy(times) {
       if (times === 1) failingSince = Date.now();
       if (Date.now() - failingSince > RECONNECT_FOR_MS) {
-        onGiveUp?.(unreachable(url, new Error(`no connection for ${RECONNECT_FOR_MS / 1000} s`)));
+        giveUp();
         return null;
       }
       return Math.min(times * 100, 1_000);
@@ -43,10 +58,10 @@ export async function connect(url: string, onGiveUp?: (err: Error) => void): Pro
   client.on('error', (err: Error) => (lastError = err));
   try {
     await client.connect();
+    return { client };
   } catch (err) {
     client.disconnect();
     // The client's own error (ECONNREFUSED, ENOTFOUND, NOAUTH) says more than its "Connection is closed."
-    throw unreachable(url, lastError ?? err);
+    return { error: lastError ?? (err as Error) };
   }
-  return client;
 }

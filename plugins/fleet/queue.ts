@@ -9,7 +9,7 @@ export type TaskData = { task: Task; submittedAt: number; started?: boolean };
 export type FleetQueue = Queue<TaskData, TaskResult>;
 
 export async function openQueue(settings: FleetSettings): Promise<{ queue: FleetQueue; redis: Redis; close(): Promise<void> }> {
-  const redis = await connect(settings.redisUrl);
+  const redis = await connect(settings.redisUrl, { what: 'fleet' });
   const queue: FleetQueue = new Queue(settings.queue, { connection: redis });
   queue.on('error', () => undefined);
   return {

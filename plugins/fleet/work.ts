@@ -33,9 +33,12 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
 
   let fatal: Error | undefined;
   let shutdown: (() => void) | undefined;
-  const redis = await connect(settings.redisUrl, (err) => {
-    fatal = err;
-    shutdown?.();
+  const redis = await connect(settings.redisUrl, {
+    what: 'fleet',
+    onGiveUp: (err) => {
+      fatal = err;
+      shutdown?.();
+    },
   });
   const queue = new Queue<TaskData, TaskResult>(settings.queue, { connection: redis });
   queue.on('error', () => undefined);

@@ -1,7 +1,8 @@
 /** `keel doctor`: what Keel needs, checked, with what to fix. Plugins may add checks as `doctor:<name>` services. */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import which from 'which';
 import type { Kernel } from '../../kernel/index.js';
 
 export interface DoctorCheck {
@@ -18,17 +19,10 @@ export interface DoctorService {
   checks(): Promise<DoctorCheck[]> | DoctorCheck[];
 }
 
+/** `name` on `env.PATH`, as the plugins that run it find it (an empty entry is not the working folder). */
 function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    const file = path.join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean).join(path.delimiter);
+  return (dirs && which.sync(name, { path: dirs, nothrow: true })) || undefined;
 }
 
 export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {

@@ -44,6 +44,7 @@ export class Bridge {
   ) {
     // tool-bash's \`processes\` service, when present, tags each server so what it starts (a setsid grandchild) ends with Keel.
     const processes = kernel.services.get('processes') as { env(name?: string): Record<string, string> } | undefined;
+    const network = kernel.services.get('network');
     for (const [name, config] of Object.entries(servers)) {
       const conn: Connection = new Connection(name, config, {
         spawnEnv: processes && (() => processes.env(`mcp/${name}`)),
@@ -56,7 +57,7 @@ export class Bridge {
         maxLogBytes: limits.maxLogBytes,
         log: (level, message) => kernel.log(level, message, OWNER),
         onChange: () => this.sync(conn),
-        network: async () => kernel.services.get('network')?.load(),
+        ...(network ? { fetch: (input: string | URL, init?: RequestInit) => network.fetch(input, init, { identity: true, unref: true }) } : {}),
       });
       this.connections.set(name, conn);
     }

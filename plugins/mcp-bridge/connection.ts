@@ -16,11 +16,10 @@ import {
   type Prompt,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel/index.js';
+import { errorMessage as baseMessage, KERNEL_VERSION, type McpServerConfig } from '../../kernel/index.js';
 import { CallbackServer, FileOAuthProvider, hasStoredTokens, openBrowser, storedCallbackPort } from './oauth.js';
 import { expandServer, transportOf, type TransportKind } from './settings.js';
 import { GroupStdioTransport } from './stdio.js';
-import { unrefFetch, type NetworkOptions } from './fetch.js';
 import { holdOpen } from './keep-alive.js';
 import type { McpCallResult } from './content.js';
 
@@ -42,8 +41,11 @@ export interface ConnectionOptions {
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
   /** Tools or prompts changed (connected, refreshed, or gone). */
   onChange(): void;
-  /** The `network` service's connection options (proxies, the client certificate), when one is set. */
-  network?(): Promise<NetworkOptions | undefined>;
+  /**
+   * The fetch of the remote transports, their OAuth discovery and token requests: the `network` plugin's (proxies,
+   * the client certificate, sockets that do not keep a finished Keel running). Without it, only stdio servers connect.
+   */
+  fetch?: (input: string | URL, init?: RequestInit) => Promise<Response>;
 }
 
 const AUTHORIZE_TIMEOUT_MS = 5 * 60_000;
@@ -164,11 +166,11 @@ export class Connection {
     } catch {
       throw new Error(`mcpServers.${this.name}.url: not a valid URL: ${server.url}`);
     }
+    // The server, its OAuth endpoints and discovery all go through the network plugin's fetch.
+    const fetch = this.opts.fetch;
+    if (!fetch) throw new Error(`a remote (${this.transport}) MCP server is reached through the network plugin, which this agent does not have: add network() to its plugins`);
     const requestInit = { headers: server.headers ?? {} };
     const authProvider = this.useAuth ? await this.authProvider() : undefined;
-    // The server, its OAuth endpoints and discovery all go through the proxy (and present the client certificate).
-    const network = await this.opts.network?.();
-    const fetch = network ? (input: string | URL, init?: RequestInit) => unrefFetch(input, init, network) : unrefFetch;
     return this.transport === 'sse'
       ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
       : new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch });
@@ -224,24 +226,10 @@ export class Connection {
 
   private async list(client: Client): Promise<void> {
     const capabilities = client.getServerCapabilities() ?? {};
-    const tools: Tool[] = [];
-    if (capabilities.tools) {
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);
-    }
-    const prompts: Prompt[] = [];
-    if (capabilities.prompts) {
-      let cursor: string | undefined;
-      do {
-        const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout: this.opts.connectTimeoutMs });
-        prompts.push(...page.prompts);
-        cursor = page.nextCursor;
-      } while (cursor);
-    }
+    const options = { timeout: this.opts.connectTimeoutMs };
+    const at = (cursor: string | undefined) => (cursor ? { cursor } : undefined);
+    const tools: Tool[] = capabilities.tools ? await allPages((cursor) => client.listTools(at(cursor), options).then((page) => ({ items: page.tools, next: page.nextCursor }))) : [];
+    const prompts: Prompt[] = capabilities.prompts ? await allPages((cursor) => client.listPrompts(at(cursor), options).then((page) => ({ items: page.prompts, next: page.nextCursor }))) : [];
     this.tools = tools;
     this.prompts = prompts;
   }
@@ -436,6 +424,24 @@ function unrefTimeouts(client: Client): void {
     internals._timeoutInfo.get(id)?.timeoutId.unref();
     return result;
   };
+}
+
+/** Every item of a paginated list (tools/list, prompts/list), page after page until the server gives no cursor. */
+async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const got = await page(cursor);
+    items.push(...got.items);
+    cursor = got.next;
+  } while (cursor);
+  return items;
+}
+
+/** An error's message; for a failed fetch (`fetch failed`, as fetch says it) its cause's, which says what happened (connect ECONNREFUSED …). */
+function errorMessage(err: unknown): string {
+  if (err instanceof TypeError && err.message === 'fetch failed' && err.cause instanceof Error) return err.cause.message;
+  return baseMessage(err);
 }
 
 function isUnauthorized(err: unknown): boolean {

@@ -10,7 +10,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { loadIdentity, type ClientIdentity } from './client-cert.js';
 import { ProxyTable, type ProxyChoice } from './proxy.js';
-import { nodeFetch } from './fetch.js';
+import { DIRECT, nodeFetch } from './fetch.js';
 import type { ResolvedNetwork } from './settings.js';
 import { ProxyTunnel, proxyRefusal, proxySocket } from './tunnel.js';
 
@@ -19,6 +19,8 @@ export interface ConnectOptions {
   identity?: boolean;
   /** ALPN protocols to offer the origin over TLS. */
   alpn?: string[];
+  /** For `fetch`: its sockets do not keep the process alive (a response stream that may idle for ever). */
+  unref?: boolean;
 }
 
 /** How to reach one URL: open a socket (TLS already started for https), and for plain http through a proxy, the request's absolute-URI target and proxy headers. */
@@ -144,6 +146,11 @@ export function createNetwork(settings: ResolvedNetwork): Network {
     },
   };
   return network;
+}
+
+/** The same fetch with no proxy and no client certificate, for when the network has nothing configured. */
+export function directFetch(input: string | URL | Request, init?: RequestInit, opts?: ConnectOptions): Promise<Response> {
+  return nodeFetch(DIRECT, input, init, opts);
 }
 
 interface DoctorCheck {

@@ -1,13 +1,19 @@
 /**
  * `fetch` over node:http(s) with the network's request options, for fetch-based clients (the OpenAI SDK, `web_fetch`,
- * `web_search`): Node's own fetch cannot be given a proxy on Node 20. Redirects are followed unless `redirect` is
- * `manual` (the caller reads the 3xx) or `error`; a proxy that asks for credentials on a forwarded plain-http request
- * fails with the same one line as a refused tunnel.
+ * `web_search`, the MCP bridge's remote transports): Node's own fetch cannot be given a proxy on Node 20, nor
+ * unreferenced sockets. Redirects are followed unless `redirect` is `manual` (the caller reads the 3xx) or `error`; a
+ * proxy that asks for credentials on a forwarded plain-http request fails with the same one line as a refused tunnel.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import type { ConnectOptions, Network } from './cold.js';
+
+/** What the fetch needs of a network: request options for a URL, and a forwarded request's refusal by the proxy. */
+export type Routes = Pick<Network, 'requestOptions' | 'refusal'>;
+
+/** No proxy and no client certificate: every request connects directly. */
+export const DIRECT: Routes = { requestOptions: (_url, headers) => ({ headers }), refusal: () => undefined };
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 const MAX_REDIRECTS = 20;
@@ -27,7 +33,7 @@ function headersOf(init: RequestInit | undefined, request: Request | undefined):
   return out;
 }
 
-export async function nodeFetch(network: Network, input: string | URL | Request, init: RequestInit = {}, opts?: ConnectOptions): Promise<Response> {
+export async function nodeFetch(network: Routes, input: string | URL | Request, init: RequestInit = {}, opts?: ConnectOptions): Promise<Response> {
   const request = typeof input === 'object' && 'url' in input && !(input instanceof URL) ? input : undefined;
   let url = new URL(request ? request.url : String(input));
   let method = (init.method ?? request?.method ?? 'GET').toUpperCase();
@@ -54,7 +60,7 @@ export async function nodeFetch(network: Network, input: string | URL | Request,
   }
 }
 
-function once(network: Network, url: URL, method: string, headers: Record<string, string>, body: string | Buffer | undefined, signal: AbortSignal | undefined, opts?: ConnectOptions): Promise<Response> {
+function once(network: Routes, url: URL, method: string, headers: Record<string, string>, body: string | Buffer | undefined, signal: AbortSignal | undefined, opts?: ConnectOptions): Promise<Response> {
   return new Promise((resolve, reject) => {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(new TypeError(`fetch failed: unsupported URL scheme ${url.protocol}`));
     let options: http.RequestOptions;
@@ -83,6 +89,8 @@ function once(network: Network, url: URL, method: string, headers: Record<string
       Object.defineProperty(response, 'url', { value: url.href });
       resolve(response);
     });
+    // A long-lived response (an MCP server's idle event stream) must not keep a finished Keel running.
+    if (opts?.unref) req.on('socket', (socket) => socket.unref());
     req.on('error', (err: Error & { code?: string }) => {
       if (signal?.aborted) return reject(signal.reason ?? err);
       // Keel's own one-line errors (a refused tunnel, a bad client certificate) go out as they are.

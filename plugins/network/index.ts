@@ -7,16 +7,21 @@
  */
 import { z } from 'zod';
 import { definePlugin } from '../../kernel/index.js';
-import type { Network } from './cold.js';
+import type { ConnectOptions, Network } from './cold.js';
 import { settingsOf, type NetworkSettings } from './settings.js';
 
-export type { Network, NetworkSettings };
+export type { ConnectOptions, Network, NetworkSettings };
 
 export interface NetworkService {
   /** True when a proxy variable or a client certificate is set; otherwise every plugin keeps its own direct path. */
   readonly configured: boolean;
   /** The connection code, loaded on first use; `undefined` when nothing is configured. */
   load(): Promise<Network | undefined>;
+  /**
+   * A fetch over node:http: through the proxy (and presenting the client certificate when `opts.identity`) when one is
+   * configured, directly otherwise; `opts.unref` for responses that may stay open (an MCP server's event stream).
+   */
+  fetch(input: string | URL | Request, init?: RequestInit, opts?: ConnectOptions): Promise<Response>;
 }
 
 declare module '../../kernel/types.js' {
@@ -58,7 +63,7 @@ export default definePlugin(() => ({
       const { createNetwork } = await import('./cold.js');
       return createNetwork(settings());
     };
-    kernel.services.provide('network', {
+    const service: NetworkService = {
       get configured() {
         return settings().configured;
       },
@@ -67,7 +72,14 @@ export default definePlugin(() => ({
         loading ??= load();
         return loading;
       },
-    });
+      async fetch(input, init, opts) {
+        const network = await service.load();
+        if (network) return network.fetch(input, init, opts);
+        const { directFetch } = await import('./cold.js');
+        return directFetch(input, init, opts);
+      },
+    };
+    kernel.services.provide('network', service);
     kernel.services.provide(`doctor:${NAME}`, {
       async checks() {
         const { doctorChecks } = await import('./cold.js');

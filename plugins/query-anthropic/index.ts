@@ -7,27 +7,25 @@ import { mapError } from './errors.js';
 import { streamAttempt, type AttemptOptions } from './stream.js';
 import { nodeFetch, ROUTE } from './transport.js';
 import type { Platform } from './errors.js';
-import { claudeModel, platformModel, type CloudPlatform } from './platform-models.js';
+import { claudeModel } from './platform-models.js';
+import { tapCloudProvider, type CloudProvider } from './cloud.js';
 
 /**
- * What the provider offers the cloud providers (query-bedrock, query-vertex): a request answered through another
- * client of the same SDK as this plugin answers its own — caching breakpoints, streaming events, the retry service,
- * usage and cost — and the fetch to build that client with.
+ * What the provider offers the cloud providers (query-bedrock, query-vertex): the plugin that brings a platform's SDK
+ * registers itself, and its requests go through the same code as this plugin's own — caching breakpoints, streaming
+ * events, the retry service, usage and cost — with the platform's model ids, switch and error hints (cloud.ts).
  */
 export interface AnthropicMessagesService {
-  /** Answers `request` through `client` (an `AnthropicBedrock`, an `AnthropicVertex`), sending `platform.model` as the model id. */
-  query(client: MessagesLike, request: QueryRequest, turn: Turn, platform: Platform): Promise<QueryResponse>;
   /**
-   * The `fetch` for such a client: Keel's transport (it carries the attempt's abort and feeds the watchdogs), or the
-   * `network` service's `fetch` / `agentFor(url)` when a plugin offers one, looked up on each request.
+   * Makes the calling plugin the provider for its platform: switched on by config `provider` or Claude Code's switch
+   * (CLAUDE_CODE_USE_BEDROCK, …), answering `query` ahead of this plugin, its client built on the first request with
+   * retries off (the retry service's), Keel's transport as `fetch` (through the `network` service's routes when a
+   * plugin offers one) and the SDK's own logging in the kernel log at debug level.
    */
-  fetch: typeof fetch;
-  /** The id a platform knows a Claude model id or alias by (platform-models.ts); Bedrock's depends on the region. */
-  platformModel(platform: CloudPlatform, model: string, region?: string): string;
-  /** A logger for such a client: the SDK's own logging goes to the kernel log at debug level, under `plugin`. */
-  logger(plugin: string): ReturnType<typeof sdkLogger>;
+  cloudProvider<S>(provider: CloudProvider<S>): void;
 }
 
+export type { ClientOptions, CloudClient, CloudProvider } from './cloud.js';
 export type { Platform } from './errors.js';
 export type { CloudPlatform } from './platform-models.js';
 
@@ -95,11 +93,18 @@ export default definePlugin((opts: QueryAnthropicOptions = {}) => ({
     });
 
     kernel.services.provide('anthropic-messages', {
-      query: (client, request, turn, platform) => query(kernel, client, request, turn, opts.promptCaching ?? true, platform),
-      // Through the network service's routes (proxies, client certificates), decided on each request.
-      fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
-      platformModel,
-      logger: (plugin) => sdkLogger(kernel, plugin),
+      cloudProvider: (provider) =>
+        tapCloudProvider(
+          kernel,
+          provider,
+          (plugin) => ({
+            maxRetries: 0,
+            // Through the network service's routes (proxies, client certificates), decided on each request.
+            fetch: (input, init) => networkFetch(kernel).then((send) => send(input, init)),
+            logger: sdkLogger(kernel, plugin),
+          }),
+          (client, request, turn, platform) => query(kernel, client, request, turn, opts.promptCaching ?? true, platform),
+        ),
     });
 
     const auth = {

@@ -1,35 +1,12 @@
-/** The Bedrock provider's requests, loaded on the first request it answers: the SDK's client and the query. */
+/** The Bedrock provider's client, loaded on the first request it answers (with the SDK). */
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk';
-import { KeelError, type Kernel, type QueryRequest, type QueryResponse, type Turn } from '../../kernel/index.js';
 import type { BedrockSettings } from './index.js';
 
-const NAME = 'query-bedrock';
+/** What query-anthropic builds every platform's client with: retries off, Keel's transport, the SDK's logging. */
+type ClientOptions = Pick<NonNullable<ConstructorParameters<typeof AnthropicBedrock>[0]>, 'maxRetries' | 'fetch' | 'logger'>;
 
-export type BedrockQuery = (request: QueryRequest, turn: Turn) => Promise<QueryResponse>;
-
-const CREDENTIALS_HINT =
-  'set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_BEARER_TOKEN_BEDROCK, and check AWS_REGION and the model access granted in the Bedrock console';
-
-/** The provider's requests through one client, made on the first request from the settings and the environment. */
-export function bedrockQuery(kernel: Kernel, settings: BedrockSettings): BedrockQuery {
-  const messages = kernel.services.get('anthropic-messages');
-  if (!messages) throw new KeelError(`${NAME} needs the query-anthropic plugin's "anthropic-messages" service`, { code: 'config', exitCode: 2 });
+/** The client from the settings and the environment, and the region it serves. */
+export function client(settings: BedrockSettings, options: ClientOptions): { client: AnthropicBedrock; region: string } {
   const region = settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  const client = new AnthropicBedrock({
-    awsRegion: region,
-    ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
-    // Retries are the retry service's, for every provider alike.
-    maxRetries: 0,
-    fetch: messages.fetch,
-    logger: messages.logger(NAME),
-  });
-  return (request, turn) =>
-    messages.query(client, request, turn, {
-      label: 'Amazon Bedrock',
-      model: messages.platformModel('bedrock', request.model, region),
-      // The body is signed (SigV4) as the SDK serialised it: the bytes sent must be those.
-      prebuild: false,
-      credentialsHint: CREDENTIALS_HINT,
-      endpointHint: 'ANTHROPIC_BEDROCK_BASE_URL / bedrock.baseURL',
-    });
+  return { region, client: new AnthropicBedrock({ awsRegion: region, ...(settings.baseURL ? { baseURL: settings.baseURL } : {}), ...options }) };
 }

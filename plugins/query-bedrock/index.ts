@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { definePlugin, KeelError, type Kernel } from '../../kernel/index.js';
-import type { BedrockQuery } from './cold.js';
+import { definePlugin } from '../../kernel/index.js';
 
 export interface BedrockSettings {
   /** The AWS region (otherwise `AWS_REGION`, `AWS_DEFAULT_REGION`, then `us-east-1`). */
@@ -19,22 +18,6 @@ declare module '../../kernel/plugin.js' {
 const bedrockConfig = z.object({ region: z.string().min(1), baseURL: z.url() }).partial().strict();
 
 const NAME = 'query-bedrock';
-const TRUE = /^(1|true|yes|on)$/i;
-
-/**
- * Switched on by config `provider: 'bedrock'`, or, when `provider` is unset, by Claude Code's CLAUDE_CODE_USE_BEDROCK=1
- * (which then sets `provider`, so the rest of Keel — the API-key check, `keel doctor` — knows the provider).
- */
-export function bedrockSelected(kernel: Kernel, env: NodeJS.ProcessEnv = process.env): boolean {
-  const config = kernel.config as { provider?: string };
-  if (config.provider === undefined && TRUE.test(env.CLAUDE_CODE_USE_BEDROCK ?? '')) {
-    if (TRUE.test(env.CLAUDE_CODE_USE_VERTEX ?? '')) {
-      throw new KeelError('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX are both set: unset one, or set config `provider`', { code: 'config', exitCode: 2 });
-    }
-    config.provider = 'bedrock';
-  }
-  return config.provider === 'bedrock';
-}
 
 /**
  * Answers the `query` hook when the provider is `bedrock`: Claude on Amazon Bedrock through Anthropic's
@@ -48,18 +31,6 @@ export default definePlugin((opts: BedrockSettings = {}) => ({
   dependencies: ['query-anthropic'],
   config: { bedrock: bedrockConfig },
   apply(kernel) {
-    const selected = bedrockSelected(kernel);
-    let query: BedrockQuery | undefined;
-    // Ahead of query-anthropic, which answers whenever `provider` is unset.
-    kernel.hooks.query.tapPromise({ name: NAME, before: 'query-anthropic' }, async (request, turn) => {
-      if (!selected && kernel.config.provider !== 'bedrock') return undefined;
-      if (!query) {
-        const parsed = bedrockConfig.safeParse(kernel.config.bedrock ?? {});
-        if (!parsed.success) throw new KeelError(`config bedrock.${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message}`, { code: 'config', exitCode: 2 });
-        const { bedrockQuery } = await import('./cold.js');
-        query ??= bedrockQuery(kernel, { ...opts, ...parsed.data });
-      }
-      return query(request, turn);
-    });
+    kernel.services.require('anthropic-messages', NAME).cloudProvider({ plugin: NAME, platform: 'bedrock', schema: bedrockConfig, options: opts, load: () => import('./cold.js') });
   },
 }));

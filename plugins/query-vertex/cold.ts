@@ -1,20 +1,14 @@
-/** The Vertex provider's requests, loaded on the first request it answers: the SDK's client and the query. */
+/** The Vertex provider's client, loaded on the first request it answers (with the SDK and Google's auth library). */
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { GoogleAuth } from 'google-auth-library';
-import { KeelError, type Kernel, type QueryRequest, type QueryResponse, type Turn } from '../../kernel/index.js';
+import { KeelError } from '../../kernel/index.js';
 import type { VertexSettings } from './index.js';
 
-const NAME = 'query-vertex';
+/** What query-anthropic builds every platform's client with: retries off, Keel's transport, the SDK's logging. */
+type ClientOptions = Pick<NonNullable<ConstructorParameters<typeof AnthropicVertex>[0]>, 'maxRetries' | 'fetch' | 'logger'>;
 
-export type VertexQuery = (request: QueryRequest, turn: Turn) => Promise<QueryResponse>;
-
-const CREDENTIALS_HINT =
-  'run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, and check ANTHROPIC_VERTEX_PROJECT_ID and CLOUD_ML_REGION';
-
-/** The provider's requests through one client, made on the first request from the settings and the environment. */
-export function vertexQuery(kernel: Kernel, settings: VertexSettings): VertexQuery {
-  const messages = kernel.services.get('anthropic-messages');
-  if (!messages) throw new KeelError(`${NAME} needs the query-anthropic plugin's "anthropic-messages" service`, { code: 'config', exitCode: 2 });
+/** The client from the settings and the environment, and the region it serves. */
+export function client(settings: VertexSettings, options: ClientOptions): { client: AnthropicVertex; region: string } {
   const region = settings.region ?? process.env.CLOUD_ML_REGION;
   if (!region) throw new KeelError('Google Vertex AI needs a region: set CLOUD_ML_REGION (e.g. us-east5, europe-west1 or global) or config vertex.region', { code: 'config', exitCode: 2 });
   const projectId = settings.projectId ?? process.env.ANTHROPIC_VERTEX_PROJECT_ID;
@@ -24,18 +18,7 @@ export function vertexQuery(kernel: Kernel, settings: VertexSettings): VertexQue
     googleAuth: new GoogleAuth({ scopes: 'https://www.googleapis.com/auth/cloud-platform', ...(projectId ? { projectId } : {}) }),
     ...(projectId ? { projectId } : {}),
     ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
-    // Retries are the retry service's, for every provider alike.
-    maxRetries: 0,
-    fetch: messages.fetch,
-    logger: messages.logger(NAME),
+    ...options,
   });
-  return (request, turn) =>
-    messages.query(client, request, turn, {
-      label: 'Google Vertex AI',
-      model: messages.platformModel('vertex', request.model, region),
-      // The SDK rewrites the body (model into the URL) but signs nothing: the history can go out pre-built.
-      prebuild: true,
-      credentialsHint: CREDENTIALS_HINT,
-      endpointHint: 'ANTHROPIC_VERTEX_BASE_URL / vertex.baseURL',
-    });
+  return { region, client };
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { definePlugin, KeelError, type Kernel } from '../../kernel/index.js';
-import type { VertexQuery } from './cold.js';
+import { definePlugin } from '../../kernel/index.js';
 
 export interface VertexSettings {
   /** The Vertex AI region, e.g. `us-east5`, `europe-west1` or `global` (otherwise `CLOUD_ML_REGION`). */
@@ -21,22 +20,6 @@ declare module '../../kernel/plugin.js' {
 const vertexConfig = z.object({ region: z.string().min(1), projectId: z.string().min(1), baseURL: z.url() }).partial().strict();
 
 const NAME = 'query-vertex';
-const TRUE = /^(1|true|yes|on)$/i;
-
-/**
- * Switched on by config `provider: 'vertex'`, or, when `provider` is unset, by Claude Code's CLAUDE_CODE_USE_VERTEX=1
- * (which then sets `provider`, so the rest of Keel — the API-key check, `keel doctor` — knows the provider).
- */
-export function vertexSelected(kernel: Kernel, env: NodeJS.ProcessEnv = process.env): boolean {
-  const config = kernel.config as { provider?: string };
-  if (config.provider === undefined && TRUE.test(env.CLAUDE_CODE_USE_VERTEX ?? '')) {
-    if (TRUE.test(env.CLAUDE_CODE_USE_BEDROCK ?? '')) {
-      throw new KeelError('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX are both set: unset one, or set config `provider`', { code: 'config', exitCode: 2 });
-    }
-    config.provider = 'vertex';
-  }
-  return config.provider === 'vertex';
-}
 
 /**
  * Answers the `query` hook when the provider is `vertex`: Claude on Google Vertex AI through Anthropic's
@@ -50,18 +33,6 @@ export default definePlugin((opts: VertexSettings = {}) => ({
   dependencies: ['query-anthropic'],
   config: { vertex: vertexConfig },
   apply(kernel) {
-    const selected = vertexSelected(kernel);
-    let query: VertexQuery | undefined;
-    // Ahead of query-anthropic, which answers whenever `provider` is unset.
-    kernel.hooks.query.tapPromise({ name: NAME, before: 'query-anthropic' }, async (request, turn) => {
-      if (!selected && kernel.config.provider !== 'vertex') return undefined;
-      if (!query) {
-        const parsed = vertexConfig.safeParse(kernel.config.vertex ?? {});
-        if (!parsed.success) throw new KeelError(`config vertex.${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message}`, { code: 'config', exitCode: 2 });
-        const { vertexQuery } = await import('./cold.js');
-        query ??= vertexQuery(kernel, { ...opts, ...parsed.data });
-      }
-      return query(request, turn);
-    });
+    kernel.services.require('anthropic-messages', NAME).cloudProvider({ plugin: NAME, platform: 'vertex', schema: vertexConfig, options: opts, load: () => import('./cold.js') });
   },
 }));

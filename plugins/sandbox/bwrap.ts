@@ -1,20 +1,13 @@
 /** Finding bubblewrap, checking it can create namespaces here, and building its argument list. */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import which from 'which';
 
+/** `name` on PATH (`envPath`), or undefined; an empty entry is skipped, not read as the working folder (a cloned repository's own `bwrap`). */
 export function findOnPath(name: string, envPath = process.env.PATH ?? ''): string | undefined {
-  for (const dir of envPath.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  const dirs = envPath.split(path.delimiter).filter(Boolean).join(path.delimiter);
+  return (dirs && which.sync(name, { path: dirs, nothrow: true })) || undefined;
 }
 
 /** Runs `bwrap … true` once: a container without user namespaces fails here, not on the first real command. */

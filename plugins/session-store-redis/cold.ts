@@ -5,9 +5,6 @@ import { ALL_SESSIONS, projectSessions, streamKey } from './keys.js';
 import { SessionStream } from './log.js';
 import { loadSession } from './reader.js';
 import type { SessionRecords } from './records.js';
-import { connectRedis } from './redis.js';
-
-export { connectRedis } from './redis.js';
 
 /** A session's recorder (session-store's), writing to its stream. */
 export type Recorder = ReturnType<SessionRecords['newRecorder']> & { sink: SessionStream };
@@ -28,10 +25,6 @@ export interface SessionSummary {
 }
 
 const NAME = 'session-store-redis';
-
-export async function openClient(url: string): Promise<Redis> {
-  return connectRedis(url, NAME);
-}
 
 /** Resolves `--resume <id>`: the id itself, or the one session whose id starts with it. */
 async function resolveId(client: Redis, wanted: string): Promise<string> {

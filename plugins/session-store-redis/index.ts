@@ -10,7 +10,7 @@
  * durability (AOF) covers the rest.
  */
 import { z } from 'zod';
-import { definePlugin, errorMessage, KeelError, Stage, type Kernel, type Session } from '../../kernel/index.js';
+import { definePlugin, errorMessage, KeelError, Stage, type Kernel, type Services, type Session } from '../../kernel/index.js';
 import type { Recorder } from './cold.js';
 
 const NAME = 'session-store-redis';
@@ -38,12 +38,15 @@ declare module '../../kernel/plugin.js' {
 const configSchema = z.object({ url: z.string().min(1).optional(), lockMs: z.number().int().min(100).optional() }).strict();
 
 type Cold = typeof import('./cold.js');
-type Client = Awaited<ReturnType<Cold['openClient']>>;
+/** How long a store waits for Redis at start before the run stops with one line naming the URL. */
+const CONNECT_FOR_MS = 5_000;
+type Client = Awaited<ReturnType<Services['redis']['connect']>>;
 
 export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
-  dependencies: ['session-store'],
+  // The connection is the fleet plugin's `redis` service (fail fast at start, ride out a restart of Redis).
+  dependencies: ['session-store', 'fleet'],
   config: { redisSessions: configSchema },
   apply(kernel) {
     const records = kernel.services.require('session-records', NAME);
@@ -60,7 +63,8 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
     const connect = () =>
       (connecting ??= (async () => {
         const cold = await import('./cold.js');
-        const client = await cold.openClient(url());
+        // Redis restarting (a fleet's Redis is restarted under running workers) is waited for, briefly.
+        const client = await kernel.services.require('redis', NAME).connect(url(), { what: NAME, waitMs: CONNECT_FOR_MS });
         connection = { cold, client };
         return connection;
       })().catch((err: unknown) => {

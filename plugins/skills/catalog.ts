@@ -1,8 +1,7 @@
 /** The skills of one session: every SKILL.md found, parsed; bad ones become one-line errors, clashes are kept. */
-import { readFile } from 'node:fs/promises';
 import { splitToolList, z, type Kernel } from '../../kernel/index.js';
 import { findSkillFolders, type SkillFolder, type SkillOrigin } from './discover.js';
-import { parseMarkdown } from './front-matter.js';
+import { readMarkdown } from './front-matter.js';
 
 /** The Agent Skills front matter; other keys (Claude Code's `model`, …) are allowed and ignored. */
 export const skillFrontMatter = z.looseObject({
@@ -56,13 +55,7 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
 }
 
 async function parseSkill(folder: SkillFolder, trusted: boolean): Promise<Skill | string> {
-  let text: string;
-  try {
-    text = await readFile(folder.file, 'utf8');
-  } catch (err) {
-    return `${folder.file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
-  }
-  const parsed = await parseMarkdown(folder.file, text, skillFrontMatter, true);
+  const parsed = await readMarkdown(folder.file, skillFrontMatter, { required: 'name and description' });
   if (!parsed.ok) return parsed.error;
   const allowed = parsed.data['allowed-tools'];
   return {

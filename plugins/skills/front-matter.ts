@@ -1,7 +1,21 @@
-/** A Markdown file's YAML front matter, parsed (yaml loads only when a file has some) and checked with zod. */
+/**
+ * Markdown files with YAML front matter (SKILL.md, and custom commands through the `front-matter` service): read,
+ * parsed (yaml loads only when a file has some) and checked with zod; every fault is one line naming the file.
+ */
+import { readFile } from 'node:fs/promises';
 import { frontMatterOf, FRONT_MATTER, type z } from '../../kernel/index.js';
 
 export type Parsed<T> = { ok: true; data: T; body: string } | { ok: false; error: string };
+
+export interface FrontMatterOptions {
+  /** A file without front matter is an error saying the block must hold this (SKILL.md: "name and description"); otherwise it parses as `{}`. */
+  required?: string;
+  /**
+   * Keys whose value is taken as written on its line, not as YAML — Claude Code's
+   * `argument-hint: [pr-number] [priority]` is text, though YAML would read it as a list or reject it.
+   */
+  verbatim?: string[];
+}
 
 /** One line naming the file and the field at fault. */
 function issueLine(file: string, error: z.ZodError): string {
@@ -10,14 +24,31 @@ function issueLine(file: string, error: z.ZodError): string {
   return `${file}: ${field}: ${issue.message}`;
 }
 
-/** `required`: a file without front matter is an error (SKILL.md); else it parses as `{}` (commands). */
-export async function parseMarkdown<T>(file: string, text: string, schema: z.ZodType<T>, required: boolean): Promise<Parsed<T>> {
-  const yamlText = frontMatterOf(text);
-  const body = yamlText === undefined ? text : text.replace(FRONT_MATTER, '');
+export async function readMarkdown<T>(file: string, schema: z.ZodType<T>, opts: FrontMatterOptions = {}): Promise<Parsed<T>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    return { ok: false, error: `${file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
+  }
+  return parseMarkdown(file, text, schema, opts);
+}
+
+export async function parseMarkdown<T>(file: string, text: string, schema: z.ZodType<T>, opts: FrontMatterOptions = {}): Promise<Parsed<T>> {
+  const block = frontMatterOf(text);
+  if (block === undefined && opts.required) return { ok: false, error: `${file}: no front matter (a --- block with ${opts.required} at the top)` };
+  const body = block === undefined ? text : text.replace(FRONT_MATTER, '');
+  let yamlText = block;
+  const taken: Record<string, string> = {};
+  for (const key of yamlText === undefined ? [] : (opts.verbatim ?? [])) {
+    const line = new RegExp(`^${key}:[ \\t]*(.*)$`, 'm');
+    const match = line.exec(yamlText!);
+    if (!match) continue;
+    taken[key] = match[1]!.trim().replace(/^(["'])(.*)\1$/, '$2');
+    yamlText = yamlText!.replace(line, '');
+  }
   let raw: unknown = {};
-  if (yamlText === undefined) {
-    if (required) return { ok: false, error: `${file}: no front matter (a --- block with name and description at the top)` };
-  } else {
+  if (yamlText !== undefined) {
     const mod = await import('yaml');
     // yaml ships CommonJS for Node: bundled, its functions sit on the default export.
     const parse = typeof mod.parse === 'function' ? mod.parse : mod.default.parse;
@@ -29,7 +60,7 @@ export async function parseMarkdown<T>(file: string, text: string, schema: z.Zod
     }
     if (typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, error: `${file}: front matter must be a mapping of fields` };
   }
-  const checked = schema.safeParse(raw);
+  const checked = schema.safeParse({ ...(raw as object), ...taken });
   if (!checked.success) return { ok: false, error: issueLine(file, checked.error) };
   return { ok: true, data: checked.data, body: body.replace(/^\s*\n/, '') };
 }

@@ -10,10 +10,25 @@ import { definePlugin, defineTool, runAgent, Stage, z, type CommandDefinition, t
 import { grantAllowedTools, skillText } from './activate.js';
 import { loadCatalog, type Catalog, type Skill } from './catalog.js';
 import { skillsSection } from './listing.js';
+import { readMarkdown, type FrontMatterOptions, type Parsed } from './front-matter.js';
 
 const NAME = 'skills';
 
 export type { SkillSource } from './discover.js';
+export type { FrontMatterOptions, Parsed } from './front-matter.js';
+
+/** Claude Code's Markdown files with YAML front matter, read as SKILL.md is; custom commands read theirs through it. */
+export interface FrontMatterService {
+  /** The file read, its front matter checked with `schema`, and its body; or one line naming the file (and the field) at fault. */
+  read<T>(file: string, schema: z.ZodType<T>, opts?: FrontMatterOptions): Promise<Parsed<T>>;
+}
+
+declare module '../../kernel/types.js' {
+  interface Services {
+    /** Markdown files with YAML front matter, checked with zod (plugin `skills`). */
+    'front-matter': FrontMatterService;
+  }
+}
 
 interface SessionSkills {
   catalog: Catalog;
@@ -143,6 +158,8 @@ export default definePlugin(() => ({
         },
       }),
     );
+
+    kernel.services.provide('front-matter', { read: readMarkdown });
 
     kernel.commands.register({
       name: 'skills',

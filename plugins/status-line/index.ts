@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { definePlugin, z, type AgentEvent, type Kernel, type Session } from '../../kernel/index.js';
-import { diffLines, type Tally } from './input.js';
+import type { Tally } from './input.js';
 import type { StatusRunner } from './runner.js';
 
 const NAME = 'status-line';
@@ -75,13 +75,9 @@ export default definePlugin(() => ({
       if (event.type === 'tool_end' && !event.result.isError) {
         const tally = tallyOf(session);
         const display = event.result.display;
-        if (typeof display?.diff === 'string') {
-          const { added, removed } = diffLines(display.diff);
-          tally.linesAdded += added;
-          tally.linesRemoved += removed;
-        } else if (display?.created === true && typeof (event.call.input as { content?: unknown })?.content === 'string') {
-          tally.linesAdded += ((event.call.input as { content: string }).content.match(/\n/g)?.length ?? 0) + 1;
-        }
+        // A file tool says what it changed (tools-fs: `linesAdded`, `linesRemoved`).
+        if (typeof display?.linesAdded === 'number') tally.linesAdded += display.linesAdded;
+        if (typeof display?.linesRemoved === 'number') tally.linesRemoved += display.linesRemoved;
       } else if (event.type === 'result') {
         tallyOf(session).apiDurationMs += event.result.durationApiMs;
       }

@@ -77,15 +77,3 @@ export function statusInput(session: Session, state: AppState, tally: Tally, sty
     exceeds_200k_tokens: state.contextTokens > 200_000,
   };
 }
-
-/** Lines a unified diff adds and removes (its `---`/`+++` headers aside). */
-export function diffLines(diff: string): { added: number; removed: number } {
-  let added = 0;
-  let removed = 0;
-  for (const line of diff.split('\n')) {
-    if (line.startsWith('+++') || line.startsWith('---')) continue;
-    if (line.startsWith('+')) added++;
-    else if (line.startsWith('-')) removed++;
-  }
-  return { added, removed };
-}

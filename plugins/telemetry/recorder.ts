@@ -49,22 +49,12 @@ function instruments(meter: Meter): Instruments {
   };
 }
 
-/** Lines added and removed, from a file tool's unified diff (or a new file's content). */
-export function lineChanges(call: ToolCall, display: Record<string, unknown> | undefined): { added: number; removed: number } | undefined {
-  const diff = display?.diff;
-  if (typeof diff === 'string') {
-    let added = 0;
-    let removed = 0;
-    for (const line of diff.split('\n')) {
-      if (line.startsWith('+++') || line.startsWith('---')) continue;
-      if (line.startsWith('+')) added++;
-      else if (line.startsWith('-')) removed++;
-    }
-    return { added, removed };
-  }
-  const content = (call.input as { content?: unknown } | null)?.content;
-  if (display?.created === true && typeof content === 'string') return { added: content === '' ? 0 : content.replace(/\n$/, '').split('\n').length, removed: 0 };
-  return undefined;
+/** Lines added and removed, as a file tool's display reports them (tools-fs: `linesAdded`, `linesRemoved`). */
+export function lineChanges(display: Record<string, unknown> | undefined): { added: number; removed: number } | undefined {
+  const added = display?.linesAdded;
+  const removed = display?.linesRemoved;
+  if (typeof added !== 'number' && typeof removed !== 'number') return undefined;
+  return { added: typeof added === 'number' ? added : 0, removed: typeof removed === 'number' ? removed : 0 };
 }
 
 export interface EventRecorderOptions {
@@ -175,7 +165,7 @@ export function createEventRecorder(opts: EventRecorderOptions): Recorder {
         open.span.end(at);
       }
       if (event.result.isError) return;
-      const changes = lineChanges(event.call, event.result.display);
+      const changes = lineChanges(event.result.display);
       if (!changes) return;
       if (changes.added) m.lines.add(changes.added, { ...base(), type: 'added', tool: event.call.name });
       if (changes.removed) m.lines.add(changes.removed, { ...base(), type: 'removed', tool: event.call.name });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, errorMessage, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import { currentText, editorInfo, fileAccessFor, textsForDisplay, type FileAccess } from './file-access.js';
 import { displayPath, resolvePath } from './paths.js';
-import { unifiedDiff } from './patch.js';
+import { lineCounts, unifiedDiff } from './patch.js';
 import { remember } from './read-state.js';
 import { OpenError, openForWrite, openReal, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
 import { missingPathHint } from './suggest.js';
@@ -64,7 +64,7 @@ export const editFileTool = defineTool({
         await writeAll(handle, bytes);
         remember(ctx.session, abs, bytes, await handle.stat());
         const diff = await unifiedDiff(shown, '', edits[0].new_string);
-        return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, created: true, ...textsForDisplay(undefined, edits[0].new_string) } };
+        return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, ...lineCounts(diff), created: true, ...textsForDisplay(undefined, edits[0].new_string) } };
       }
       const raw = await readAll(handle, info.size);
       if (isBinary(raw)) return { content: `${shown} is a binary file; edit_file changes text files only.`, isError: true };
@@ -87,7 +87,7 @@ export const editFileTool = defineTool({
       remember(ctx.session, abs, bytes, await handle.stat());
       const diff = await unifiedDiff(shown, before, text);
       const what = replacements === 1 ? '1 replacement' : `${replacements} replacements`;
-      return { content: `Edited ${shown} (${what}).\n${diff}`, display: { path: abs, diff, ...textsForDisplay(before, text) } };
+      return { content: `Edited ${shown} (${what}).\n${diff}`, display: { path: abs, diff, ...lineCounts(diff), ...textsForDisplay(before, text) } };
     } finally {
       await handle.close();
     }
@@ -123,7 +123,7 @@ async function editThroughEditor(access: FileAccess, edits: Edit[], ctx: ToolCon
   const bytes = Buffer.from(text, 'utf8');
   remember(ctx.session, abs, bytes, editorInfo(bytes));
   const diff = await unifiedDiff(shown, before ?? '', text);
-  const display = { path: abs, diff, ...textsForDisplay(before, text), ...(before === undefined ? { created: true } : {}) };
+  const display = { path: abs, diff, ...lineCounts(diff), ...textsForDisplay(before, text), ...(before === undefined ? { created: true } : {}) };
   if (before === undefined) return { content: `Created ${shown}.\n${diff}`, display };
   return { content: `Edited ${shown} (${replacements === 1 ? '1 replacement' : `${replacements} replacements`}).\n${diff}`, display };
 }

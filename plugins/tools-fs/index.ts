@@ -1,5 +1,5 @@
-import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import which from 'which';
 import { definePlugin } from '../../kernel/index.js';
 import { editFileTool } from './edit-file.js';
 import { globTool } from './glob.js';
@@ -44,16 +44,8 @@ export default definePlugin((opts: ToolsFsOptions = {}) => ({
   },
 }));
 
+/** `name` on PATH, or undefined; an empty entry is skipped, not read as the working folder (a cloned repository's own `rg`). */
 function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this folder
-    }
-  }
-  return undefined;
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean).join(path.delimiter);
+  return (dirs && which.sync(name, { path: dirs, nothrow: true })) || undefined;
 }

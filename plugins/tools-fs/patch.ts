@@ -7,3 +7,22 @@ export async function unifiedDiff(name: string, before: string, after: string): 
   return patch.replace(/^Index: .*\n=+\n/, '').trimEnd();
 }
 
+
+/** What a file tool's display says it changed (status lines and telemetry read it): lines added and removed. */
+export interface LineCounts {
+  linesAdded: number;
+  linesRemoved: number;
+}
+
+/** The lines a one-file unified diff adds and removes: those of its hunks, not its `---`/`+++` file headers. */
+export function lineCounts(diff: string): LineCounts {
+  let linesAdded = 0;
+  let linesRemoved = 0;
+  let inHunks = false;
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('@@')) inHunks = true;
+    else if (inHunks && line.startsWith('+')) linesAdded++;
+    else if (inHunks && line.startsWith('-')) linesRemoved++;
+  }
+  return { linesAdded, linesRemoved };
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, errorMessage, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import { currentText, editorInfo, fileAccessFor, textsForDisplay, type FileAccess } from './file-access.js';
 import { displayPath, resolvePath } from './paths.js';
-import { unifiedDiff } from './patch.js';
+import { lineCounts, unifiedDiff } from './patch.js';
 import { remember, staleReason } from './read-state.js';
 import { OpenError, openForWrite, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
 import { decode, encode, splitLines, type Encoding } from './text.js';
@@ -47,9 +47,9 @@ export const writeFileTool = defineTool({
       await writeAll(handle, bytes);
       remember(ctx.session, abs, bytes, await handle.stat());
       const lines = splitLines(args.content).length;
-      if (before === undefined) return { content: `Created ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, created: true, ...textsForDisplay(undefined, args.content) } };
+      if (before === undefined) return { content: `Created ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, created: true, linesAdded: lines, linesRemoved: 0, ...textsForDisplay(undefined, args.content) } };
       const diff = await unifiedDiff(shown, before, args.content);
-      return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, diff, ...textsForDisplay(before, args.content) } };
+      return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, diff, ...lineCounts(diff), ...textsForDisplay(before, args.content) } };
     } finally {
       await handle.close();
     }
@@ -73,7 +73,7 @@ async function writeThroughEditor(access: FileAccess, args: { path: string; cont
   const bytes = Buffer.from(args.content, 'utf8');
   remember(ctx.session, abs, bytes, editorInfo(bytes));
   const lines = splitLines(args.content).length;
-  if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true, ...textsForDisplay(undefined, args.content) } };
+  if (before === undefined) return { content: `Created ${shown} (${lines} lines).`, display: { path: abs, created: true, linesAdded: lines, linesRemoved: 0, ...textsForDisplay(undefined, args.content) } };
   const diff = await unifiedDiff(shown, before, args.content);
-  return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff, ...textsForDisplay(before, args.content) } };
+  return { content: `Overwrote ${shown} (${lines} lines).`, display: { path: abs, diff, ...lineCounts(diff), ...textsForDisplay(before, args.content) } };
 }

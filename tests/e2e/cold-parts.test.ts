@@ -13,6 +13,7 @@ import { callTool, say, type RecordedRequest } from '../helpers/anthropic-server
 import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, type KeelRun } from '../helpers/cli.js';
 import { startOpenAIServer } from '../helpers/openai-server.js';
 import { startTinyproxy } from '../helpers/proxy.js';
+import { startRedis } from '../helpers/redis.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
 import { makeWorkspace } from '../helpers/workspace.js';
@@ -30,9 +31,9 @@ const MARKERS: Record<string, string> = {
   inspect: 'without the start-up snapshot, so start-up is slower',
   'mcp-bridge': 'connect to every configured server and show its status',
   network: 'refused the tunnel to',
-  'query-bedrock': 'the model access granted in the Bedrock console',
+  'query-bedrock': 'AWS_DEFAULT_REGION',
   'query-openai': 'the OpenAI-compatible server refused the request',
-  'query-vertex': 'gcloud auth application-default login',
+  'query-vertex': 'Google Vertex AI needs a region',
   sdk: 'unknown control request subtype',
   'status-line': 'its input could not be built',
   telemetry: 'Lines of code added and removed by the file tools',
@@ -130,6 +131,19 @@ describe('the plugins’ cold parts', () => {
           expect(cert.cold).toEqual(['network']);
         } finally {
           await tiny.stop();
+        }
+      }, 60_000);
+
+      it('a fleet-worker run loads session-store-redis’s and the Redis client, never the fleet’s commands or BullMQ', async () => {
+        const redis = await startRedis();
+        try {
+          const { env, ws } = await prepare([say('stored in redis')]);
+          const run = await traced(start, ['-p', 'hi', '--preset', 'fleet-worker'], { cwd: ws.dir, env: { ...env, KEEL_REDIS_URL: redis.url } });
+          expect(run.stdout, run.stderr).toBe('stored in redis\n');
+          expect(run.cold).toEqual(['session-store-redis']);
+          expect(run.reads.filter((file) => /vendor\/(bullmq|ioredis)\.cjs$/.test(file)).map((file) => path.basename(file))).toEqual(['ioredis.cjs']);
+        } finally {
+          await redis.cleanup();
         }
       }, 60_000);
 

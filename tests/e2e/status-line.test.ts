@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileS
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
@@ -41,7 +41,7 @@ process.stdin.on('data', (c) => (input += c));
 process.stdin.on('end', () => {
   writeFileSync(${JSON.stringify(path.join(w.home, 'seen.json'))}, input);
   const s = JSON.parse(input);
-  process.stdout.write('\\x1b[32mSTATUS ' + s.model.display_name + ' in ' + s.workspace.current_dir.split('/').pop() + ' mode=' + s.permission_mode + '\\x1b[0m\\nsecond line\\n');
+  process.stdout.write('\\x1b[32mSTATUS ' + s.model.display_name + ' in ' + s.workspace.current_dir.split('/').pop() + ' mode=' + s.permission_mode + ' lines=' + s.cost.total_lines_added + '/' + s.cost.total_lines_removed + '\\x1b[0m\\nsecond line\\n');
 });
 `,
   );
@@ -63,7 +63,8 @@ function userStatusLine(w: Workspace, command: string): void {
 
 describe.skipIf(!hasTmux)('the status line in a terminal', () => {
   it('the Ink UI shows the first line of the command under the prompt, colours kept, and the command gets the JSON on stdin', async () => {
-    const { term: t, ws: w } = await start([say('answered')], { prepare: (w) => userStatusLine(w, statusScript(w)) });
+    const script = [say('answered'), callTool('write_file', { path: 'notes.txt', content: 'a\nb\nc\n' }), say('written')];
+    const { term: t, ws: w } = await start(script, { prepare: (w) => userStatusLine(w, statusScript(w)) });
     const screen = await t.waitFor(/STATUS Sonnet 5\.5 in project mode=ask/);
     // Under the prompt (the › line), above the footer; the second line of output is not shown.
     const lines = screen.split('\n');
@@ -91,6 +92,11 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     t.keys('Enter');
     await t.waitFor(/answered/);
     await t.waitFor(/STATUS Sonnet 5\.5 in project mode=edits/);
+    // The file tools' own counts of the lines they changed reach the command (write_file: three new lines).
+    t.type('write notes');
+    t.keys('Enter');
+    await t.waitFor(/written/);
+    await t.waitFor(/mode=edits lines=3\/0/);
   });
 
   it('the plain UI prints the line (uncoloured), and a project statusLine from .claude/settings.json runs in a trusted project', async () => {
@@ -98,7 +104,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
       args: ['--ui', 'plain', '--trust'],
       prepare: (w) => w.write('.claude/settings.json', JSON.stringify({ statusLine: { type: 'command', command: statusScript(w), padding: 2 } })),
     });
-    await t.waitFor(/^ {2}STATUS Sonnet 5\.5 in project mode=ask$/m);
+    await t.waitFor(/^ {2}STATUS Sonnet 5\.5 in project mode=ask lines=0\/0$/m);
     // The plain UI colours nothing: the command's colours are taken out.
     expect(t.styledScreen()).not.toMatch(/\x1b\[32m/);
     t.type('hi');

@@ -3,6 +3,7 @@ import { definePlugin, definePreset, type Preset } from '../../kernel/index.js';
 import { flattenPreset } from '../../presets/index.js';
 import { assemble } from '../../cli/main.js';
 import { loadPreset, PRESET_NAMES } from '../../presets/index.js';
+import { testKernel } from '../helpers/kernel.js';
 import { makeWorkspace } from '../helpers/workspace.js';
 
 const plugin = (name: string, tag = '') => definePlugin(() => ({ name, kernel: '^1.0.0', version: tag, apply() {} }))();
@@ -36,6 +37,16 @@ describe('preset composition', () => {
     const strict = (await loadPreset('policy-strict'))!;
     const full = (await loadPreset('default'))!;
     expect(strict.plugins.map((p) => p.name)).toEqual([...full.plugins.map((p) => p.name).filter((n) => n !== 'tool-web'), 'policy-strict']);
+  });
+
+  it.each(PRESET_NAMES)('the built-in preset %s assembles: every dependency is there, before its dependant', async (name) => {
+    const preset = (await loadPreset(name))!;
+    const ws = makeWorkspace({ git: true });
+    try {
+      expect(() => testKernel(preset.plugins, { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).not.toThrow();
+    } finally {
+      ws.cleanup();
+    }
   });
 
   it('a config may name a preset object that extends a built-in', async () => {

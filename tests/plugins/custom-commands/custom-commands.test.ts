@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Answer, type Kernel } from '../../../kernel/index.js';
@@ -6,6 +6,7 @@ import customCommands, { loadCommands } from '../../../plugins/custom-commands/i
 import { findCommandFiles } from '../../../plugins/custom-commands/discover.js';
 import { expandCommand, fillArguments, splitArguments } from '../../../plugins/custom-commands/expand.js';
 import permissions from '../../../plugins/permissions/index.js';
+import skills from '../../../plugins/skills/index.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
 import toolsFs from '../../../plugins/tools-fs/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
@@ -38,7 +39,7 @@ function kernelFor(opts: { trusted?: boolean; answer?: Answer['kind'] extends ne
       });
     },
   };
-  const kernel = testKernel([permissions(), toolsFs(), toolBash(), customCommands(), answerer], {
+  const kernel = testKernel([permissions(), toolsFs(), toolBash(), skills(), customCommands(), answerer], {
     keelHome: ws.home,
     cwd: ws.dir,
     projectRoot: ws.dir,
@@ -87,6 +88,20 @@ describe('finding command files', () => {
     ]);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(new RegExp(`^${ws.path('.claude/commands/bad.md').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: field "model": `));
+  });
+});
+
+describe('reading command files through the skills plugin', () => {
+  it('a kernel without the skills plugin does not start, naming the dependency', () => {
+    expect(() => testKernel([customCommands()], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(/custom-commands.*depends on "skills"/);
+  });
+
+  it('a command file that cannot be read is one line naming it, and the rest load', async () => {
+    ws.write('.claude/commands/ok.md', 'Hi');
+    symlinkSync(ws.path('nowhere.md'), ws.path('.claude/commands/gone.md'));
+    const { commands, errors } = await loadCommands(kernelFor().kernel, ws.dir);
+    expect(commands.map((c) => c.name)).toEqual(['ok']);
+    expect(errors).toEqual([`${ws.path('.claude/commands/gone.md')}: cannot be read: ENOENT`]);
   });
 });
 

@@ -183,6 +183,14 @@ describe('mcp-bridge in a session', () => {
     expect(await kernel.commands.get('mcp')!.run('', ctx)).toBe('No MCP servers configured.');
   });
 
+  it('without the network plugin, a remote server fails with one line saying so, and a stdio server still connects', async () => {
+    const { kernel } = await setup([], { t: testServer(ws.dir), remote: { type: 'http', url: 'http://127.0.0.1:9/mcp' } });
+    const mcp = kernel.services.require('mcp', 'test');
+    await until(kernel, () => kernel.tools.has('mcp__t__echo') && mcp.status().some((s) => s.name === 'remote' && s.error !== undefined));
+    expect(mcp.status().find((s) => s.name === 'remote')!.error).toBe('a remote (http) MCP server is reached through the network plugin, which this agent does not have: add network() to its plugins');
+    await closeAll(kernel);
+  });
+
   it('reconnects one server with /mcp reconnect and refuses an unknown name', async () => {
     const { kernel, session } = await setup([], { t: testServer(ws.dir) });
     await until(kernel, () => kernel.tools.has('mcp__t__echo'));

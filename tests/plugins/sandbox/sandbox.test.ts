@@ -326,6 +326,17 @@ describe.skipIf(Boolean(skipReason))('sandbox and Keel\'s own writes', () => {
   });
 });
 
+describe('findOnPath', () => {
+  it('finds an executable on the given PATH; an empty entry is no folder at all, and an empty PATH finds nothing', () => {
+    const nodeDir = path.dirname(process.execPath);
+    expect(findOnPath(path.basename(process.execPath), `:${nodeDir}:`)).toBe(process.execPath);
+    // Not the working folder, and not process.env.PATH (which holds node) as a fallback either.
+    expect(findOnPath(path.basename(process.execPath), '')).toBeUndefined();
+    expect(findOnPath(path.basename(process.execPath), '::')).toBeUndefined();
+    expect(findOnPath('keel-no-such-tool', nodeDir)).toBeUndefined();
+  });
+});
+
 describe('bwrapArgs', () => {
   const spec = { projectRoot: '/p', projectWritable: true, tmpDir: '/t', cwd: '/p', allowWrite: [], env: {}, sockets: [], writable: [], hidden: [], readable: [] };
   it('mounts parents before children, drops every capability, and keeps the shallowest guard mounts past the cap', () => {

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { definePlugin, defineTool, runAgent, z, type AgentEvent, type Kernel, type Session, type SessionInit } from '../../../kernel/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
+import fleet from '../../../plugins/fleet/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import sessionStoreRedis from '../../../plugins/session-store-redis/index.js';
 import sessionStore from '../../../plugins/session-store/index.js';
@@ -47,7 +48,7 @@ const echo = definePlugin(() => ({
 function harness(lockMs = 1_000): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
   const events: AgentEvent[] = [];
   const log = definePlugin(() => ({ name: 'event-log', kernel: '^1.0.0', apply: (k) => k.hooks.event.tap('event-log', (e) => void events.push(e)) }));
-  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
+  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), fleet(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
     apiKey: API_KEY,
     baseURL: server!.url,
     keelHome: ws.home,
@@ -92,6 +93,10 @@ describe('session-store-redis', () => {
 
   it('needs session-store: without it the kernel refuses to seal, naming the dependency', () => {
     expect(() => testKernel([sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(/depends on "session-store", which is not registered|needs the "session-records" service/);
+  });
+
+  it('needs fleet for its connection: without it the kernel refuses to seal, naming the dependency', () => {
+    expect(() => testKernel([sessionStore(), sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(/depends on "fleet", which is not registered/);
   });
 
   it('writes one stream entry per record, and a resume on another kernel rebuilds the history and its totals', async () => {

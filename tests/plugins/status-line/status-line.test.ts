@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKernel, defaultConfig } from '../../../kernel/index.js';
 import statusLine, { refusal } from '../../../plugins/status-line/index.js';
-import { diffLines, displayName, statusInput } from '../../../plugins/status-line/input.js';
+import { displayName, statusInput } from '../../../plugins/status-line/input.js';
 import { sanitizeLine, StatusRunner } from '../../../plugins/status-line/runner.js';
 
 const temps: string[] = [];
@@ -113,12 +113,11 @@ describe('what the command is told and what is shown', () => {
     expect(sanitizeLine('\x1b[1;32mok\x1b[0m \x1b[2J\x1b[Hmoved\x1b]0;title\x07 bell\x07\ttab\r\nsecond')).toBe('\x1b[1;32mok\x1b[0m moved bell tab');
   });
 
-  it("names models as Claude Code does, counts a diff's lines, and fills Claude Code's fields", () => {
+  it("names models as Claude Code does, and fills Claude Code's fields", () => {
     expect(displayName('claude-sonnet-4-5-20250929')).toBe('Sonnet 4.5');
     expect(displayName('claude-opus-4-1')).toBe('Opus 4.1');
     expect(displayName('claude-haiku-5')).toBe('Haiku 5');
     expect(displayName('gpt-5')).toBe('gpt-5');
-    expect(diffLines('--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old\n+new\n+more\n same')).toEqual({ added: 2, removed: 1 });
     const session = { id: 's', cwd: '/p/sub', projectRoot: '/p', model: 'claude-sonnet-5-5', permissionMode: 'ask', startedAt: 1000 } as never;
     const state = { cost: 0.25, contextTokens: 500, contextWindow: 1000 } as never;
     expect(statusInput(session, state, { linesAdded: 3, linesRemoved: 1, apiDurationMs: 40 }, 'learning', 3000)).toMatchObject({

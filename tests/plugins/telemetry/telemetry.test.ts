@@ -16,15 +16,11 @@ describe('the telemetry switch', () => {
 });
 
 describe('lines changed', () => {
-  const call = (input: unknown) => ({ id: 't', name: 'edit_file', input });
-  it('counts a unified diff’s added and removed lines, not its file headers', () => {
-    const diff = ['--- a/x.ts', '+++ b/x.ts', '@@ -1,3 +1,3 @@', ' keep', '-old one', '-old two', '+new one', ' keep'].join('\n');
-    expect(lineChanges(call({}), { diff })).toEqual({ added: 1, removed: 2 });
-  });
-  it('counts a created file’s lines as added, and nothing for a tool without a diff', () => {
-    expect(lineChanges(call({ content: 'a\nb\nc\n' }), { created: true })).toEqual({ added: 3, removed: 0 });
-    expect(lineChanges(call({ content: '' }), { created: true })).toEqual({ added: 0, removed: 0 });
-    expect(lineChanges(call({ path: 'x' }), { lines: 4 })).toBeUndefined();
+  it("takes a file tool's own counts from its display, and nothing from a tool that reports none", () => {
+    expect(lineChanges({ diff: '…', linesAdded: 1, linesRemoved: 2 })).toEqual({ added: 1, removed: 2 });
+    expect(lineChanges({ created: true, linesAdded: 3, linesRemoved: 0 })).toEqual({ added: 3, removed: 0 });
+    expect(lineChanges({ lines: 4 })).toBeUndefined();
+    expect(lineChanges(undefined)).toBeUndefined();
   });
 });
 

@@ -21,6 +21,21 @@ describe('edit_file', () => {
     expect(text).toContain('Edited a.ts (1 replacement).');
     expect(text).toContain('--- a.ts\n+++ a.ts\n@@ -1,3 +1,3 @@\n const a = 1;\n-const b = 2;\n+const b = 20;\n const c = 3;');
     expect(result.display?.diff).toContain('+const b = 20;');
+    expect(result.display).toMatchObject({ linesAdded: 1, linesRemoved: 1 });
+  });
+
+  it('says in its display how many lines each file tool added and removed (status lines and telemetry read them)', async () => {
+    const created = await h.run('write_file', { path: 'n.txt', content: 'a\nb\nc\n' });
+    expect(created.display).toMatchObject({ created: true, linesAdded: 3, linesRemoved: 0 });
+    expect((await h.run('write_file', { path: 'e.txt', content: '' })).display).toMatchObject({ linesAdded: 0, linesRemoved: 0 });
+    const overwritten = await h.run('write_file', { path: 'n.txt', content: 'a\nB\n' });
+    expect(overwritten.display).toMatchObject({ linesAdded: 1, linesRemoved: 2 });
+    const made = await h.run('edit_file', { path: 'm.txt', old_string: '', new_string: 'one\ntwo\n' });
+    expect(made.display).toMatchObject({ created: true, linesAdded: 2, linesRemoved: 0 });
+    // Lines that start with "++" or "--" are lines too: only the diff's own file headers are not counted.
+    await h.run('write_file', { path: 'm.txt', content: '-- old\nkeep\n' });
+    const marks = await h.run('edit_file', { path: 'm.txt', old_string: '-- old', new_string: '++ new' });
+    expect(marks.display).toMatchObject({ linesAdded: 1, linesRemoved: 1 });
   });
 
   it('says when old_string matched zero times', async () => {
