@@ -41,6 +41,9 @@ const VENDORS = {
   openai: ['openai'],
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
+  // Ajv (with fast-uri), for --json-schema (plugins/structured-output): a bundle of its own, so its 120 KB of source
+  // are not in keel.cjs, which the start-up snapshot holds whole (issue 33: every MB of the blob is CPU on every start).
+  ajv: ['ajv'],
   // cosmiconfig's Explorer (see cli/config-search.ts): loaded only when a config file exists.
   cosmiconfig: ['cosmiconfig/dist/Explorer.js'],
   // Redis: the client alone for session-store-redis's runs; BullMQ with the same client for `keel fleet`.
