@@ -1,7 +1,8 @@
 // Shared pieces of the benchmarks: process measurement under /usr/bin/time, medians, the scripted server,
 // and the `--vs '<command>'` peer (BENCH_VS), run alternately with Keel so both see the same machine state.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
@@ -71,4 +72,52 @@ export function printRows(title, rows, base) {
 /** Prints a target line: `ok` or `MISS` with the figure. */
 export function target(label, value, limit, unit = '') {
   console.log(`  target ${label}: ${value.toFixed(2)}${unit} ≤ ${limit}${unit}  ${value <= limit ? 'ok' : 'MISS'}`);
+}
+
+/**
+ * Paired CPU of start-ups (bench/cpu-ab.py: user + system CPU of each process and its children from wait4's rusage,
+ * microseconds, rounds alternating the order), which a loaded machine disturbs far less than wall time. `rows` are
+ * `{ label, argv, before? }`, the first the base (`node -e 0`). A row with `before` (a shell command run first, e.g.
+ * to reset a file) or with spaces in its words runs through a `/bin/sh` script (its CPU, about 1 ms, counts: give the
+ * base one too, `before: 'true'`, to compare like with like). Resolves to `{ [label]: { wall, cpu, rss, pairedCpu } }`
+ * (ms, MiB), or undefined where python3 is missing.
+ */
+export function pairedCpu(rows, { env, cwd }, n = Math.max(runs, 21)) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'keel-bench-cpu-'));
+  const quote = (a) => `'${a.replaceAll("'", "'\\''")}'`;
+  const args = rows.map((row, i) => {
+    let command = row.argv.join(' ');
+    if (row.before || row.argv.some((a) => /\s/.test(a))) {
+      const script = path.join(dir, `row${i}.sh`);
+      writeFileSync(script, `${row.before ? `${row.before} || exit 1\n` : ''}exec ${row.argv.map(quote).join(' ')}\n`);
+      command = `/bin/sh ${script}`;
+    }
+    return `row${i}=${command}`;
+  });
+  const done = () => rmSync(dir, { recursive: true, force: true });
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', [path.join(root, 'bench', 'cpu-ab.py'), String(n), ...args], { env: { ...env, CPU_AB_JSON: '1', CWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', () => {
+      done();
+      resolve(undefined);
+    });
+    child.on('close', (code) => {
+      done();
+      if (code !== 0) return reject(new Error(`bench/cpu-ab.py exited ${code}: ${err.slice(-2000)}`));
+      const parsed = JSON.parse(out);
+      resolve(Object.fromEntries(rows.map((row, i) => [row.label, parsed[`row${i}`]])));
+    });
+  });
+}
+
+/** Prints paired-CPU rows (pairedCpu's result; the first row is the base). */
+export function printPairedCpu(title, result) {
+  console.log(title);
+  for (const [label, r] of Object.entries(result)) {
+    console.log(`  ${label.padEnd(30)} cpu ${r.cpu.toFixed(1).padStart(6)} ms  paired +${r.pairedCpu.toFixed(1).padStart(5)} ms  wall ${r.wall.toFixed(1).padStart(6)} ms  rss ${r.rss.toFixed(0).padStart(4)} MiB`);
+  }
 }

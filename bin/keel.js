@@ -3,12 +3,13 @@
 ":" //; if [ -n "$keel_f" ] || [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ]; then case "$0" in /*/../*|/*/./*|*/..|*/.) ;; /*) [ -L "$0" ] || keel_s=$0;; esac; [ -n "$keel_s" ] || keel_s=$(readlink -f -- "$0") && keel_d=${keel_s%/bin/*}/dist; fi
 ":" //; if [ -n "$keel_f" ] && [ -n "$keel_d" ] && [ -f "$keel_d/fast-path/$keel_f" ]; then while IFS= read -r keel_l; do printf '%s\n' "$keel_l"; done < "$keel_d/fast-path/$keel_f"; exit 0; fi
 ":" //; if [ -n "$keel_d" ] && [ -z "$KEEL_NO_SNAPSHOT$NODE_OPTIONS" ] && [ -f "$keel_d/bin/keel.blob" ] && read -r keel_m < "$keel_d/bin/keel.blob.node"; then keel_p=$PATH:; while [ -n "$keel_p" ] && [ -z "$keel_n" ]; do keel_l=${keel_p%%:*}; keel_p=${keel_p#*:}; [ -f "${keel_l:-.}/node" ] && [ -x "${keel_l:-.}/node" ] && keel_n=${keel_l:-.}/node; done; fi
-":" //; if [ -n "$keel_n" ] && { [ "$keel_m" = "$keel_n" ] || [ "$keel_m" = "$(readlink -f -- "$keel_n")" ]; } && [ ! "$keel_n" -nt "$keel_d/bin/keel.blob" ]; then exec "$keel_n" --max-semi-space-size=8 --snapshot-blob "$keel_d/bin/keel.blob" "$keel_s" "$@"; fi
+":" //; if [ -n "$keel_n" ] && { [ "$keel_m" = "$keel_n" ] || [ "$keel_m" = "$(readlink -f -- "$keel_n")" ]; } && [ ! "$keel_n" -nt "$keel_d/bin/keel.blob" ]; then exec "$keel_n" --max-semi-space-size=8 --no-rehash-snapshot --snapshot-blob "$keel_d/bin/keel.blob" "$keel_s" "$@"; fi
 ":" //; exec node --max-semi-space-size=8 "$0" "$@"
 
 // This file is both a shell script and JavaScript; to JavaScript each line above is a string and a comment. The
 // shell's variables are its own (keel_*, unset first, never exported), so nothing reaches Keel's environment.
-// `--max-semi-space-size=8` is scripts/node-flags.mjs's (the snapshot and code caches were made under it).
+// `--max-semi-space-size=8` is scripts/node-flags.mjs's (the snapshot and code caches were made under it), and
+// `--no-rehash-snapshot` its flag for the snapshot's path only (never without the blob: see there).
 //
 // Run as an executable (`keel`, `npx keel`), the shell lines answer a bare `--version` or `--help` from text the
 // build wrote (dist/fast-path/), and otherwise start Node from dist/bin/keel.blob, the V8 start-up snapshot the

@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, realpathSyn
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { KEEL_NODE_FLAGS } from './node-flags.mjs';
+import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from './node-flags.mjs';
 import { withBuiltinCodeCache } from './snapshot-code-cache.mjs';
 
 /** The Node built-ins an esbuild metafile's outputs import (`node:http` and `http` alike). */
@@ -42,7 +42,7 @@ function withoutNetworkSettings(env) {
 export function buildSnapshot({ root, live, version, runtimeBuiltins }) {
   const blob = path.join(live, 'keel.blob');
   const builtins = `${blob}.builtins.json`;
-  const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
+  const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
     cwd: root,
     encoding: 'utf8',
     env: { ...withoutNetworkSettings(process.env), KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '', KEEL_SNAPSHOT_BUILTINS: builtins },
@@ -56,8 +56,9 @@ export function buildSnapshot({ root, live, version, runtimeBuiltins }) {
   dropUnneededCodeCache(`${blob}.tmp`, builtins, builtinsLoadedBy(runtimeBuiltins), version);
   renameSync(`${blob}.tmp`, blob);
   writeFileSync(`${blob}.node`, `${realpathSync(process.execPath)}\n`);
-  // The V8 flags the blob was made under, for launchers other than bin/keel.js (keel/sdk's child process).
-  writeFileSync(`${blob}.flags.json`, `${JSON.stringify(KEEL_NODE_FLAGS)}\n`);
+  // The V8 flags the blob and the code caches were made under, for launchers other than bin/keel.js (keel/sdk's
+  // child process): `node` on both of its paths, `snapshot` added when it starts from the blob (node-flags.mjs).
+  writeFileSync(`${blob}.flags.json`, `${JSON.stringify({ node: KEEL_NODE_FLAGS, snapshot: KEEL_SNAPSHOT_FLAGS })}\n`);
 }
 
 /**
@@ -96,7 +97,7 @@ export function dropUnneededCodeCache(file, builtinsFile, needed, version) {
     const held = new Set(JSON.parse(readFileSync(builtinsFile, 'utf8')));
     const { blob } = withBuiltinCodeCache(readFileSync(file), (id) => !held.has(id) && (!needed || needed.has(id)));
     writeFileSync(trimmed, blob);
-    const check = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', trimmed, path.join(path.dirname(file), '..', '..', 'bin', 'keel.js'), '--version'], {
+    const check = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', trimmed, path.join(path.dirname(file), '..', '..', 'bin', 'keel.js'), '--version'], {
       encoding: 'utf8',
       env: { ...process.env, KEEL_NO_FAST_PATH: '1', NODE_OPTIONS: '' },
     });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSnapshot, builtinImports } from './build-snapshot.mjs';
 import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLazyBuiltins, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, zodEnglishOnly } from './build-plugins.mjs';
-import { KEEL_NODE_FLAGS } from './node-flags.mjs';
+import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
@@ -41,6 +41,9 @@ const VENDORS = {
   openai: ['openai'],
   'pdf-lib': ['pdf-lib'],
   turndown: ['turndown'],
+  // Ajv (with fast-uri), for --json-schema (plugins/structured-output): a bundle of its own, so its 120 KB of source
+  // are not in keel.cjs, which the start-up snapshot holds whole (issue 33: every MB of the blob is CPU on every start).
+  ajv: ['ajv'],
   // cosmiconfig's Explorer (see cli/config-search.ts): loaded only when a config file exists.
   cosmiconfig: ['cosmiconfig/dist/Explorer.js'],
   // Redis: the client alone for session-store-redis's runs; BullMQ with the same client for `keel fleet`.
@@ -311,7 +314,7 @@ function snapshotCaches() {
   const bundles = Object.fromEntries(Object.keys(VENDORS).map((name) => [name, { hash: hashOf[name], specifiers: VENDORS[name] }]));
   const env = { ...process.env, KEEL_NO_FAST_PATH: '1', KEEL_HOME: home, NODE_OPTIONS: '', KEEL_BUILD_VENDOR_CACHES: JSON.stringify(bundles) };
   delete env.KEEL_NO_CODE_CACHE;
-  const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', blob, path.join(root, 'bin', 'keel.js'), '--version'], { cwd: root, encoding: 'utf8', env });
+  const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', blob, path.join(root, 'bin', 'keel.js'), '--version'], { cwd: root, encoding: 'utf8', env });
   if (run.status !== 0) process.stderr.write(`build: no snapshot code caches (bundles compile on first use from the snapshot)\n${run.stderr}`);
   const dir = path.join(home, 'code-cache');
   for (const name of Object.keys(VENDORS)) rmSync(path.join(live, 'vendor', `${name}.snap.cache`), { force: true });

@@ -103,15 +103,21 @@ export function cliArgs(options: QueryOptions): string[] {
 export function launchArgs(bin: string, env: NodeJS.ProcessEnv, node = process.execPath): string[] {
   const blob = path.join(path.dirname(bin), '..', 'dist', 'bin', 'keel.blob');
   try {
-    const flags = JSON.parse(readFileSync(`${blob}.flags.json`, 'utf8')) as unknown;
-    if (!Array.isArray(flags) || !flags.every((f) => typeof f === 'string' && f.startsWith('--'))) return [bin];
+    const noted = JSON.parse(readFileSync(`${blob}.flags.json`, 'utf8')) as unknown;
+    // `{ node, snapshot }`: the flags of both paths, and those only the snapshot's path adds (scripts/node-flags.mjs).
+    const { node: flags, snapshot } = (noted ?? {}) as { node?: unknown; snapshot?: unknown };
+    if (!areFlags(flags) || !areFlags(snapshot)) return [bin];
     const maker = readFileSync(`${blob}.node`, 'utf8').split('\n')[0];
     const real = realpathSync(node);
     const usable = !env.NODE_OPTIONS && !env.KEEL_NO_SNAPSHOT && maker === real && statSync(real).mtimeMs <= statSync(blob).mtimeMs;
-    return usable ? [...flags, '--snapshot-blob', blob, bin] : [...flags, bin];
+    return usable ? [...flags, ...snapshot, '--snapshot-blob', blob, bin] : [...flags, bin];
   } catch {
     return [bin];
   }
+}
+
+function areFlags(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((f) => typeof f === 'string' && f.startsWith('--'));
 }
 
 export function processTransport(options: QueryOptions): Transport {

@@ -223,12 +223,17 @@ function realFile(file: string): string {
   }
 }
 
-/** Removes the least recently used checkpoint folders past `maxSessions` (never `keep`). */
+/**
+ * Removes the least recently used checkpoint folders past `maxSessions` (never `keep`). Past the limit it removes a
+ * tenth more than it must, so the next starts find the folder within the limit and skip the stat of every folder
+ * (a start-up cost once a user has more sessions than the limit).
+ */
 export function pruneSessions(root: string, maxSessions: number, keep: string): void {
   if (!existsSync(root)) return;
   const names = readdirSync(root).filter((name) => name !== safe(keep));
   // Within the limit nothing goes, so nothing needs its age (a stat per folder on every start).
   if (names.length <= maxSessions - 1) return;
+  const kept = Math.max(0, maxSessions - 1 - Math.floor(maxSessions / 10));
   const dirs = names
     .map((name) => {
       try {
@@ -238,5 +243,5 @@ export function pruneSessions(root: string, maxSessions: number, keep: string): 
       }
     })
     .sort((a, b) => b.used - a.used);
-  for (const stale of dirs.slice(Math.max(0, maxSessions - 1))) rmSync(path.join(root, stale.name), { recursive: true, force: true });
+  for (const stale of dirs.slice(kept)) rmSync(path.join(root, stale.name), { recursive: true, force: true });
 }

@@ -22,11 +22,15 @@ export function keelCli(): string {
 /**
  * The Node flags a sub-agent starts with: those bin/keel.js started this process with, the start-up snapshot (the
  * same Node and the same blob, so the child can use it too) and the V8 flags the snapshot was made under (Node
- * refuses a snapshot under other flags). Anything else (an inspector, a profiler) is not passed on.
+ * refuses a snapshot under other flags). `--no-rehash-snapshot` goes only with the snapshot (scripts/node-flags.mjs).
+ * Anything else (an inspector, a profiler) is not passed on.
  */
 export function launchFlags(execArgv: readonly string[] = process.execArgv): string[] {
   const flags = execArgv.filter((a) => a.startsWith('--max-semi-space-size='));
   const at = execArgv.findIndex((a) => a === '--snapshot-blob' || a.startsWith('--snapshot-blob='));
-  if (at >= 0) flags.push(...(execArgv[at].includes('=') ? [execArgv[at]] : execArgv.slice(at, at + 2)));
+  if (at >= 0) {
+    if (execArgv.includes('--no-rehash-snapshot')) flags.push('--no-rehash-snapshot');
+    flags.push(...(execArgv[at].includes('=') ? [execArgv[at]] : execArgv.slice(at, at + 2)));
+  }
   return flags;
 }

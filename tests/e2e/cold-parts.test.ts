@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KEEL_NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from '../../scripts/node-flags.mjs';
 import { callTool, say, type RecordedRequest } from '../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, type KeelRun } from '../helpers/cli.js';
 import { startOpenAIServer } from '../helpers/openai-server.js';
@@ -57,7 +57,7 @@ async function traced(start: Start, args: string[], opts: { cwd: string; env: Re
   writeFileSync(file, '');
   let run: KeelRun;
   if (start === 'from the snapshot') {
-    const child = spawn(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(BIN, 'keel.blob'), '-r', TRACE, KEEL_BIN, ...args], {
+    const child = spawn(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', path.join(BIN, 'keel.blob'), '-r', TRACE, KEEL_BIN, ...args], {
       cwd: opts.cwd,
       env: cleanEnv({ ...opts.env, TRACE_READS_FILE: file }),
       stdio: ['pipe', 'pipe', 'pipe'],

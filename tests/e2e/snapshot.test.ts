@@ -13,7 +13,7 @@ import { callTool, say } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { makeWorkspace } from '../helpers/workspace.js';
-import { KEEL_NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from '../../scripts/node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const prepare = useScriptedProjects();
@@ -116,7 +116,7 @@ describe('the start-up snapshot', () => {
     try {
       const probe = path.join(scratch.dir, 'listeners.cjs');
       writeFileSync(probe, "process.stderr.write(JSON.stringify(['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'uncaughtException', 'unhandledRejection'].map((e) => process.listenerCount(e))));");
-      const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '-r', probe, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), path.join(root, 'bin', 'keel.js'), '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH, KEEL_NO_FAST_PATH: '1' } });
+      const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '-r', probe, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), path.join(root, 'bin', 'keel.js'), '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH, KEEL_NO_FAST_PATH: '1' } });
       expect(run.status, run.stderr).toBe(0);
       expect(JSON.parse(run.stderr)).toEqual([0, 0, 0, 0, 0, 0, 0]);
     } finally {
@@ -130,7 +130,7 @@ describe('the start-up snapshot', () => {
       // A ref'd 60 s interval and nothing else: the process must still run when the test stops it.
       const probe = path.join(scratch.dir, 'interval.cjs');
       writeFileSync(probe, 'setInterval(() => undefined, 60_000);');
-      const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '-r', probe, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), path.join(root, 'bin', 'keel.js'), '--version'], {
+      const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '-r', probe, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), path.join(root, 'bin', 'keel.js'), '--version'], {
         encoding: 'utf8',
         env: { PATH: process.env.PATH, KEEL_NO_FAST_PATH: '1' },
         timeout: 2000,
@@ -143,7 +143,7 @@ describe('the start-up snapshot', () => {
   });
 
   it('names the way to start it when Node is given the snapshot without the launcher', () => {
-    const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+    const run = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob')], { encoding: 'utf8', env: { PATH: process.env.PATH } });
     expect(run.status).toBe(2);
     expect(run.stderr).toBe("keel: start Keel with bin/keel.js (the snapshot needs the launcher's path as its first argument)\n");
   });
@@ -186,6 +186,12 @@ describe('the launcher', () => {
     const nodeLines = exec.filter((line) => /exec (node|"\$keel_n")/.test(line));
     expect(nodeLines).toHaveLength(2);
     for (const line of nodeLines) for (const flag of KEEL_NODE_FLAGS) expect(line).toContain(`${flag} `);
+    // The snapshot's own flags on its line only: without the blob, --no-rehash-snapshot would fix Node's own seed.
+    const [fromBlob, plain] = [nodeLines.find((line) => line.includes('--snapshot-blob')), nodeLines.find((line) => !line.includes('--snapshot-blob'))];
+    for (const flag of KEEL_SNAPSHOT_FLAGS) {
+      expect(fromBlob).toContain(`${flag} --snapshot-blob`);
+      expect(plain).not.toContain(flag);
+    }
   });
 
   it('answers --version and --help from the build’s text, as the CLI itself would', async () => {

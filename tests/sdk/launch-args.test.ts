@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { launchArgs } from '../../sdk/transports.js';
-import { KEEL_NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from '../../scripts/node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dirs: string[] = [];
@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 /** A package laid out as the build leaves it: bin/keel.js and dist/bin/keel.blob with its two notes (`flags` null: none). */
-function fakePackage(maker = realpathSync(process.execPath), flags: unknown = ['--max-semi-space-size=8']): { bin: string; blob: string } {
+function fakePackage(maker = realpathSync(process.execPath), flags: unknown = { node: ['--max-semi-space-size=8'], snapshot: ['--no-rehash-snapshot'] }): { bin: string; blob: string } {
   const pkg = mkdtempSync(path.join(tmpdir(), 'keel-launch-'));
   dirs.push(pkg);
   mkdirSync(path.join(pkg, 'bin'));
@@ -34,7 +34,7 @@ function fakePackage(maker = realpathSync(process.execPath), flags: unknown = ['
 describe('launchArgs', () => {
   it('starts from the snapshot with its flags when this Node made it', () => {
     const { bin, blob } = fakePackage();
-    expect(launchArgs(bin, {})).toEqual(['--max-semi-space-size=8', '--snapshot-blob', blob, bin]);
+    expect(launchArgs(bin, {})).toEqual(['--max-semi-space-size=8', '--no-rehash-snapshot', '--snapshot-blob', blob, bin]);
   });
 
   it('starts without it, with the flags, under NODE_OPTIONS or KEEL_NO_SNAPSHOT, for another Node, or a Node newer than the blob', () => {
@@ -48,12 +48,16 @@ describe('launchArgs', () => {
 
   it('runs the script alone when the build left no flags, or flags that are not flags', () => {
     expect(launchArgs(fakePackage(undefined, null).bin, {})).toEqual([expect.stringMatching(/keel\.js$/)]);
-    expect(launchArgs(fakePackage(undefined, ['--ok', 'rm -rf /']).bin, {})).toEqual([expect.stringMatching(/keel\.js$/)]);
+    expect(launchArgs(fakePackage(undefined, { node: ['--ok', 'rm -rf /'], snapshot: [] }).bin, {})).toEqual([expect.stringMatching(/keel\.js$/)]);
+    expect(launchArgs(fakePackage(undefined, { node: ['--ok'], snapshot: ['; rm -rf /'] }).bin, {})).toEqual([expect.stringMatching(/keel\.js$/)]);
+    // The notes of an older build (a bare list) or a broken file.
+    expect(launchArgs(fakePackage(undefined, ['--max-semi-space-size=8']).bin, {})).toEqual([expect.stringMatching(/keel\.js$/)]);
+    expect(launchArgs(fakePackage(undefined, 'null').bin, {})).toEqual([expect.stringMatching(/keel\.js$/)]);
     expect(launchArgs(path.join(tmpdir(), 'no-such-package', 'bin', 'keel.js'), {})).toEqual([path.join(tmpdir(), 'no-such-package', 'bin', 'keel.js')]);
   });
 
   it('finds this build’s snapshot and the flags the launcher uses', () => {
     const bin = path.join(root, 'bin', 'keel.js');
-    expect(launchArgs(bin, {})).toEqual([...KEEL_NODE_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), bin]);
+    expect(launchArgs(bin, {})).toEqual([...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', path.join(root, 'dist', 'bin', 'keel.blob'), bin]);
   });
 });

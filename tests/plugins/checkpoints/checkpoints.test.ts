@@ -112,4 +112,22 @@ describe('checkpoints', () => {
     pruneSessions(root, 3, 'current');
     expect(readdirSync(root).sort()).toEqual(['current', 'mid', 'new']);
   });
+
+  it('past the limit, prunes a tenth more, so the next starts find it within the limit', () => {
+    ws = makeWorkspace();
+    const root = path.join(ws.home, 'checkpoints');
+    const limits = { maxFileBytes: 1e6, maxSessionBytes: 1e6, maxSessions: 20 };
+    const ids = Array.from({ length: 21 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    for (const [i, id] of [...ids, 'current'].entries()) {
+      const store = new CheckpointStore(root, id, limits);
+      store.addTurn({ prompt: id, messageIndex: 0, promptHash: id, at: new Date().toISOString() });
+      const at = new Date(1_700_000_000_000 + i * 60_000);
+      utimesSync(path.join(root, id, 'index.json'), at, at);
+    }
+    pruneSessions(root, 20, 'current');
+    // 19 others would be within the limit; 2 more go: the 17 most recently used stay, with the current one.
+    expect(readdirSync(root).sort()).toEqual([...ids.slice(4), 'current'].sort());
+    pruneSessions(root, 20, 'new-one');
+    expect(readdirSync(root)).toHaveLength(18);
+  });
 });
