@@ -238,6 +238,9 @@ const ui = await esbuild.build({
   target: 'node20',
   // Ink imports react-devtools-core only when DEV=true; it is not installed, and never bundled.
   external: ['react-devtools-core'],
+  // React's production builds (react, react-reconciler, the JSX runtime): the development ones check and warn on every
+  // render and made drawing a long transcript several times slower.
+  define: { 'process.env.NODE_ENV': '"production"' },
   banner: { js: "import { createRequire as __keelRequire } from 'node:module'; const require = __keelRequire(import.meta.url);" },
   legalComments: 'none',
   minify: process.env.KEEL_NO_MINIFY ? false : true,
