@@ -4,9 +4,11 @@
 //     VmHWM in /proc/<pid>/status) at that moment, beside a new session measured in the same rounds;
 // (2) a long interactive session: BENCH_UI_TURNS (1 000) prompts typed one after another, each answered by the
 //     scripted server, with RSS and peak RSS read at turns 1, 100, 500 and 1 000.
+// BENCH_UI_PROBE=1: also the retained heap (after a forced collection, bench/probe.mjs) at those turns; keel then
+// starts without its snapshot (NODE_OPTIONS), so its RSS is not the one users get.
 // The session file is written in the session store's format into a temp KEEL_HOME (bench/session-file.mjs).
 // Not a test: nothing here asserts a time.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createJiti } from 'jiti';
@@ -118,7 +120,17 @@ try {
   rmSync(file);
 
   // 2. A long interactive session.
-  const term = startKeelTerminal({ cwd: project, width: 200, env });
+  const probeFile = path.join(base, 'probe.jsonl');
+  const probing = process.env.BENCH_UI_PROBE === '1';
+  const probeEnv = probing ? { NODE_OPTIONS: `--expose-gc --import ${path.join(root, 'bench', 'probe.mjs')}`, BENCH_PROBE_FILE: probeFile } : {};
+  const term = startKeelTerminal({ cwd: project, width: 200, env: { ...env, ...probeEnv } });
+  const retained = async (pid, count) => {
+    if (!probing) return undefined;
+    process.kill(pid, 'SIGUSR2');
+    const lines = () => (existsSync(probeFile) ? readFileSync(probeFile, 'utf8').trim().split('\n') : []);
+    await until(() => lines().length >= count, 10_000, 10);
+    return JSON.parse(lines()[count - 1]).heapUsed / 1024 / 1024;
+  };
   const marks = [1, 100, 500, 1000].filter((t) => t <= turns);
   if (!marks.includes(turns)) marks.push(turns);
   const seen = [];
@@ -131,7 +143,7 @@ try {
       term.keys('Enter');
       const marker = `reply-${turn}-end`;
       await until(() => term.screen().includes(marker), 60_000, 10);
-      if (marks.includes(turn)) seen.push({ turn, ...memory(pid), s: (performance.now() - started) / 1000 });
+      if (marks.includes(turn)) seen.push({ turn, ...memory(pid), s: (performance.now() - started) / 1000, heap: await retained(pid, seen.length + 1) });
       // The recorded requests hold every body (the whole history each): keep only what the route needs.
       server.requests.splice(0);
     }
@@ -139,7 +151,10 @@ try {
     term.kill();
   }
   console.log(`interactive UI, ${turns} turns typed in one session (${((performance.now() - started) / 1000).toFixed(0)} s wall)`);
-  for (const m of seen) console.log(`  turn ${String(m.turn).padStart(5)}   RSS ${mib(m.rss).toFixed(1).padStart(6)} MiB   peak ${mib(m.hwm).toFixed(1).padStart(6)} MiB   at ${m.s.toFixed(0)} s`);
+  for (const m of seen) {
+    const heap = m.heap === undefined ? '' : `   retained heap ${m.heap.toFixed(1).padStart(6)} MiB`;
+    console.log(`  turn ${String(m.turn).padStart(5)}   RSS ${mib(m.rss).toFixed(1).padStart(6)} MiB   peak ${mib(m.hwm).toFixed(1).padStart(6)} MiB${heap}   at ${m.s.toFixed(0)} s`);
+  }
   const first100 = seen.find((m) => m.turn === 100) ?? seen[0];
   const last = seen[seen.length - 1];
   const ratio = last.hwm / first100.hwm;
