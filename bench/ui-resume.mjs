@@ -110,12 +110,14 @@ try {
   console.log(`interactive UI, resume at size, median of ${runs} alternated starts (Node ${process.version}, tmux 200 columns)`);
   row('new session', fresh);
   row(`resume ${resumeMessages} messages (${(statSync(file).size / 1024 / 1024).toFixed(1)} MB)`, resumed);
-  const extra = median(resumed.map((x) => x.ms)) - median(fresh.map((x) => x.ms));
-  // Targets from the first measurement (see bench/RESULTS.md): a resume costs little more than a new start.
-  const promptMs = median(resumed.map((x) => x.ms));
-  const peakMiB = mib(median(resumed.map((x) => x.hwm)));
-  console.log(`  resume over a new session: +${extra.toFixed(0)} ms`);
-  console.log(`  target resume ${resumeMessages} messages, time to prompt: ${promptMs.toFixed(0)} ms ≤ 1000 ms  ${promptMs <= 1000 ? 'ok' : 'MISS'}`);
+  // Targets from the first measurement (bench/RESULTS.md, issue 33), as differences from a new session started in the
+  // same rounds (the machine's load moves both alike): loading the session costs what issue 6 allows a 10 000-message
+  // resume (300 ms), drawing its end at most a second more, and memory stays within issue 6's 150 MiB.
+  const extra = at(resumed, 'ms') - at(fresh, 'ms');
+  const drawing = at(resumed, 'drawnMs') - at(resumed, 'ms');
+  const peakMiB = mib(at(resumed, 'drawnHwm'));
+  console.log(`  target resume ${resumeMessages} messages, prompt later than a new session's: ${extra.toFixed(0)} ms ≤ 300 ms  ${extra <= 300 ? 'ok' : 'MISS'}`);
+  console.log(`  target resume ${resumeMessages} messages, history drawn after the prompt: ${drawing.toFixed(0)} ms ≤ 1000 ms  ${drawing <= 1000 ? 'ok' : 'MISS'}`);
   console.log(`  target resume ${resumeMessages} messages, peak RSS: ${peakMiB.toFixed(0)} MiB ≤ 150 MiB  ${peakMiB <= 150 ? 'ok' : 'MISS'}`);
   rmSync(file);
 
@@ -158,8 +160,13 @@ try {
   const first100 = seen.find((m) => m.turn === 100) ?? seen[0];
   const last = seen[seen.length - 1];
   const ratio = last.hwm / first100.hwm;
-  console.log(`  target peak RSS turn ${last.turn} / turn ${first100.turn}: ${ratio.toFixed(2)}× ≤ 1.5×  ${ratio <= 1.5 ? 'ok' : 'MISS'}`);
-  if (peer) console.log(`  --vs ${peer.join(' ')}: not measured here (the peer's UI prompt and resume are not scripted; see bench/RESULTS.md)`);
+  // The loop's own target (bench/session.mjs): memory after the first 100 turns grows by less than 30 %.
+  console.log(`  target peak RSS turn ${last.turn} / turn ${first100.turn}: ${ratio.toFixed(2)}× ≤ 1.3×  ${ratio <= 1.3 ? 'ok' : 'MISS'}`);
+  if (probing && first100.heap !== undefined) {
+    const perTurn = ((last.heap - first100.heap) * 1024) / (last.turn - first100.turn);
+    console.log(`  target retained heap growth per turn: ${perTurn.toFixed(2)} KiB ≤ 8 KiB  ${perTurn <= 8 ? 'ok' : 'MISS'}`);
+  }
+  if (peer) console.log(`  --vs ${peer.join(' ')}: not measured (another CLI's prompt and session format are not scripted here; see bench/RESULTS.md)`);
 } finally {
   await server.close();
   rmSync(base, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSnapshot, builtinImports } from './build-snapshot.mjs';
-import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLazyBuiltins, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, zodEnglishOnly } from './build-plugins.mjs';
+import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLazyBuiltins, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, yogaWithoutFetch, zodEnglishOnly } from './build-plugins.mjs';
 import { KEEL_NODE_FLAGS } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -247,7 +247,7 @@ const ui = await esbuild.build({
   keepNames: true,
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [uiBindings({ root, uiDir, kernelExports })],
+  plugins: [uiBindings({ root, uiDir, kernelExports }), yogaWithoutFetch],
 });
 for (const builtin of builtinImports(ui.metafile)) runtimeBuiltins.add(builtin);
 const live = path.join(root, 'dist', 'bin');

@@ -6,9 +6,21 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
-const UI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/bin/ui');
+const here = path.dirname(fileURLToPath(import.meta.url));
+const UI = path.resolve(here, '../../dist/bin/ui');
+const BUILTINS = path.resolve(here, 'fixtures/builtins.mjs');
+
+let ws: Workspace | undefined;
+let term: Terminal | undefined;
+afterEach(() => {
+  term?.kill();
+  ws?.cleanup();
+  term = ws = undefined;
+});
 
 /** The library files a bundle was built from, read from its source map. */
 function sourcesOf(file: string): string[] {
@@ -32,4 +44,20 @@ describe('the Ink UI bundle', () => {
     const version = (JSON.parse(readFileSync(path.resolve(UI, '../../../node_modules/string-width/package.json'), 'utf8')) as { version: string }).version;
     expect(Number(version.split('.')[0])).toBeGreaterThanOrEqual(8);
   });
+
+  it.skipIf(!hasTmux)("starting the Ink UI loads no undici (yoga's wasm is decoded without fetch)", async () => {
+    ws = makeWorkspace({ git: true });
+    const file = path.join(ws.home, 'builtins.txt');
+    term = startKeelTerminal({
+      cwd: ws.dir,
+      env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', NODE_OPTIONS: `--import=${BUILTINS}`, BUILTINS_FILE: file },
+    });
+    await term.waitFor(/ask mode/);
+    term.keys('C-d');
+    await term.waitFor(/EXIT=0/);
+    const builtins = readFileSync(file, 'utf8').split('\n');
+    // Not vacuous: the list is the process's, and the UI's layout engine ran.
+    expect(builtins).toContain('NativeModule tty');
+    expect(builtins.filter((m) => m.includes('undici'))).toEqual([]);
+  }, 60_000);
 });
