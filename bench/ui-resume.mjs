@@ -131,7 +131,7 @@ try {
     process.kill(pid, 'SIGUSR2');
     const lines = () => (existsSync(probeFile) ? readFileSync(probeFile, 'utf8').trim().split('\n') : []);
     await until(() => lines().length >= count, 10_000, 10);
-    return JSON.parse(lines()[count - 1]).heapUsed / 1024 / 1024;
+    return JSON.parse(lines()[count - 1]);
   };
   const marks = [1, 100, 500, 1000].filter((t) => t <= turns);
   if (!marks.includes(turns)) marks.push(turns);
@@ -154,7 +154,7 @@ try {
   }
   console.log(`interactive UI, ${turns} turns typed in one session (${((performance.now() - started) / 1000).toFixed(0)} s wall)`);
   for (const m of seen) {
-    const heap = m.heap === undefined ? '' : `   retained heap ${m.heap.toFixed(1).padStart(6)} MiB`;
+    const heap = m.heap === undefined ? '' : `   retained heap ${(m.heap.heapUsed / 2 ** 20).toFixed(1).padStart(6)} MiB of ${(m.heap.heapTotal / 2 ** 20).toFixed(1)}, external ${(m.heap.external / 2 ** 20).toFixed(1)}`;
     console.log(`  turn ${String(m.turn).padStart(5)}   RSS ${mib(m.rss).toFixed(1).padStart(6)} MiB   peak ${mib(m.hwm).toFixed(1).padStart(6)} MiB${heap}   at ${m.s.toFixed(0)} s`);
   }
   const first100 = seen.find((m) => m.turn === 100) ?? seen[0];
@@ -163,7 +163,7 @@ try {
   // The loop's own target (bench/session.mjs): memory after the first 100 turns grows by less than 30 %.
   console.log(`  target peak RSS turn ${last.turn} / turn ${first100.turn}: ${ratio.toFixed(2)}× ≤ 1.3×  ${ratio <= 1.3 ? 'ok' : 'MISS'}`);
   if (probing && first100.heap !== undefined) {
-    const perTurn = ((last.heap - first100.heap) * 1024) / (last.turn - first100.turn);
+    const perTurn = (last.heap.heapUsed - first100.heap.heapUsed) / 1024 / (last.turn - first100.turn);
     console.log(`  target retained heap growth per turn: ${perTurn.toFixed(2)} KiB ≤ 8 KiB  ${perTurn <= 8 ? 'ok' : 'MISS'}`);
   }
   if (peer) console.log(`  --vs ${peer.join(' ')}: not measured (another CLI's prompt and session format are not scripted here; see bench/RESULTS.md)`);
