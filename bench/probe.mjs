@@ -11,6 +11,8 @@ process.on('SIGUSR2', () => {
   const cpu = process.cpuUsage();
   const line = {
     heapUsed: mem.heapUsed,
+    heapTotal: mem.heapTotal,
+    external: mem.external,
     rss: mem.rss,
     maxRSS: process.resourceUsage().maxRSS * 1024,
     cpuBefore: (before.user + before.system) / 1e6,

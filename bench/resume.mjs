@@ -4,11 +4,12 @@
 // temp dir and deleted after. Targets (issue 6): the 10 000-message resume under 300 ms and 150 MB; the
 // 1 GB resume's RSS the same as the 100 MB one's. The store alone is also timed in a bare node process.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
+import { exchange, header, lineWriter, messageRecord, words, writeFlatSession } from './session-file.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin', 'keel.js');
@@ -28,66 +29,9 @@ mkdirSync(path.join(project, '.git'), { recursive: true });
 const dir = projectDir(home, project);
 mkdirSync(dir, { recursive: true });
 
-/** Writes JSONL lines through a big buffer: generation must not dominate the bench's own time. */
-function lineWriter(file) {
-  const fd = openSync(file, 'w');
-  let chunks = [];
-  let size = 0;
-  let lines = 0;
-  const flush = () => {
-    if (!chunks.length) return;
-    writeSync(fd, chunks.join(''));
-    chunks = [];
-    size = 0;
-  };
-  return {
-    get lines() {
-      return lines;
-    },
-    write(record) {
-      const line = `${JSON.stringify(record)}\n`;
-      chunks.push(line);
-      size += line.length;
-      lines++;
-      if (size > 8 * 1024 * 1024) flush();
-    },
-    close() {
-      flush();
-      closeSync(fd);
-    },
-  };
-}
-
-const header = (id) => ({ type: 'header', version: 1, id, cwd: project, projectRoot: project, model: 'claude-test', preset: 'minimal', createdAt: new Date().toISOString() });
-const words = 'the parser reads each token and the checker walks the tree to find where the types disagree '.repeat(40);
-
-/** One exchange: a prompt, a tool call, its result, an answer (4 messages). `size` pads the texts. */
-function* exchange(n, size) {
-  const text = words.slice(0, size);
-  yield { role: 'user', content: `request ${n}: ${text}` };
-  yield { role: 'assistant', content: [{ type: 'text', text: `looking ${n}` }, { type: 'tool_use', id: `toolu_${n}`, name: 'read_file', input: { path: `src/f${n}.ts` } }] };
-  yield { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: text }] };
-  yield { role: 'assistant', content: [{ type: 'text', text: `done ${n}: ${text.slice(0, size / 4)}` }] };
-}
-
-function messageRecord(message, turns) {
-  return message.role === 'assistant'
-    ? { type: 'message', at: Date.now(), message, response: { model: 'claude-test', stopReason: 'end_turn', usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }, stats: { turns, costUsd: turns * 0.001 } }
-    : { type: 'message', at: Date.now(), message };
-}
-
 /** A session of `count` messages, no compaction. */
 function generateFlat(id, count) {
-  const w = lineWriter(path.join(dir, `${id}.jsonl`));
-  w.write(header(id));
-  let turns = 0;
-  for (let n = 0; w.lines - 1 < count; n++) {
-    for (const message of exchange(n, 300)) {
-      if (message.role === 'assistant') turns++;
-      w.write(messageRecord(message, turns));
-    }
-  }
-  w.close();
+  writeFlatSession(path.join(dir, `${id}.jsonl`), id, project, count);
 }
 
 /**
@@ -98,7 +42,7 @@ function generateFlat(id, count) {
 function generateCompacted(id, bytes) {
   const file = path.join(dir, `${id}.jsonl`);
   const w = lineWriter(file);
-  w.write(header(id));
+  w.write(header(id, project));
   let turns = 0;
   let written = 0;
   let sinceBoundary = 0;

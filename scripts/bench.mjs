@@ -21,7 +21,7 @@ if (vsAt >= 0) {
 }
 const filters = args;
 const files = readdirSync(dir)
-  .filter((name) => name.endsWith('.mjs') && !['lib.mjs', 'probe.mjs'].includes(name))
+  .filter((name) => name.endsWith('.mjs') && !['lib.mjs', 'probe.mjs', 'session-file.mjs'].includes(name))
   .filter((name) => filters.length === 0 || filters.some((word) => name.includes(word)))
   .sort();
 if (files.length === 0) {

@@ -1,5 +1,6 @@
 // The esbuild plugins scripts/build.mjs bundles the binary with. Each is a small resolver: which module a specifier
 // becomes in the binary, and why. With them, what the build reads from the plugins' cold parts' graphs.
+import { readFile } from 'node:fs/promises';
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -120,6 +121,21 @@ export const uiBindings = ({ root, uiDir, kernelExports }) => ({
     }));
   },
 });
+
+/**
+ * yoga-layout's Emscripten loader fetches its own wasm, a base64 `data:` URL, with `fetch` whenever a global `fetch`
+ * exists: on Node that loads undici (Node's fetch, 25 ms and more at every start of the Ink UI) only to decode base64.
+ * A module-scope `fetch` that is undefined sends the loader down its own decoding path.
+ */
+export const yogaWithoutFetch = {
+  name: 'keel-yoga-without-fetch',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]yoga-layout[\\/]dist[\\/]binaries[\\/]yoga-wasm-base64-esm\.js$/ }, async (args) => ({
+      contents: `var fetch = undefined;\n${await readFile(args.path, 'utf8')}`,
+      loader: 'js',
+    }));
+  },
+};
 
 /** A plugin's cold part: plugins/<name>/cold.ts (see scripts/binary/cold.ts). */
 export const COLD_ENTRY = 'cold.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSnapshot, builtinImports } from './build-snapshot.mjs';
-import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLazyBuiltins, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, zodEnglishOnly } from './build-plugins.mjs';
+import { binarySubstitutes, COLD_ENTRY, coldBindings, coldLazyBuiltins, coldLinks, coldLoaders, lazyBuiltins, uiBindings, vendorShims, warmModules, yogaWithoutFetch, zodEnglishOnly } from './build-plugins.mjs';
 import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -241,13 +241,16 @@ const ui = await esbuild.build({
   target: 'node20',
   // Ink imports react-devtools-core only when DEV=true; it is not installed, and never bundled.
   external: ['react-devtools-core'],
+  // React's production builds (react, react-reconciler, the JSX runtime): the development ones check and warn on every
+  // render and made drawing a long transcript several times slower.
+  define: { 'process.env.NODE_ENV': '"production"' },
   banner: { js: "import { createRequire as __keelRequire } from 'node:module'; const require = __keelRequire(import.meta.url);" },
   legalComments: 'none',
   minify: process.env.KEEL_NO_MINIFY ? false : true,
   keepNames: true,
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [uiBindings({ root, uiDir, kernelExports })],
+  plugins: [uiBindings({ root, uiDir, kernelExports }), yogaWithoutFetch],
 });
 for (const builtin of builtinImports(ui.metafile)) runtimeBuiltins.add(builtin);
 const live = path.join(root, 'dist', 'bin');

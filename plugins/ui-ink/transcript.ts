@@ -10,6 +10,7 @@ import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import type { Paint } from './style.js';
 import { PASTE_MIN_LINES } from './paste.js';
+import { hiddenNote, historyTail } from './resumed-history.js';
 
 /** Lines of a resumed prompt shown in full; a longer one (a large paste) shows its start and how much follows. */
 const RESUMED_PROMPT_LINES = PASTE_MIN_LINES * 2;
@@ -226,36 +227,43 @@ export class Transcript {
   }
 
   /**
-   * A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. How a
-   * user message reads (a prompt, a compaction's summary, a `!command`) is the session store's `transcript` service.
+   * A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call; only
+   * its end when it is long (resumed-history.ts), below a line saying how much is not shown. How a user message
+   * reads (a prompt, a compaction's summary, a `!command`) is the session store's `transcript` service.
    */
   printHistory(messages: MessageParam[], userItems: Services['transcript']['userItems']): void {
+    const tail = historyTail(messages, (message) => this.historyLines(message, userItems), this.opts.width());
+    const note = hiddenNote(tail);
+    if (note) this.print(this.opts.paint.dim(note));
+    for (const lines of tail.groups) this.print(...lines);
+  }
+
+  /** What a resumed message looks like in the transcript (no lines: nothing shown, e.g. a tool result). */
+  private historyLines(message: MessageParam, userItems: Services['transcript']['userItems']): string[] {
     const { paint, glyphs } = this.opts;
-    for (const message of messages) {
-      const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-      const lines: string[] = [];
-      if (message.role === 'user') {
-        for (const item of userItems(message)) {
-          if (item.kind === 'prompt') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(item.text).split('\n').join('\n  ')}`);
-          else if (item.kind === 'shell') lines.push(paint.bold(`! ${item.text}`));
-          else lines.push(`${paint.magenta(glyphs.bullet)} ${paint.bold('Summary of the earlier conversation')} ${paint.dim('(compacted)')}`, ...item.text.split('\n').map((l) => paint.dim(`  ${l}`)));
-        }
+    const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+    const lines: string[] = [];
+    if (message.role === 'user') {
+      for (const item of userItems(message)) {
+        if (item.kind === 'prompt') lines.push(`${paint.bold.cyan('>')} ${shownPrompt(item.text).split('\n').join('\n  ')}`);
+        else if (item.kind === 'shell') lines.push(paint.bold(`! ${item.text}`));
+        else lines.push(`${paint.magenta(glyphs.bullet)} ${paint.bold('Summary of the earlier conversation')} ${paint.dim('(compacted)')}`, ...item.text.split('\n').map((l) => paint.dim(`  ${l}`)));
       }
-      for (const block of blocks) {
-        if (block.type === 'text' && message.role === 'user') continue;
-        else if (block.type === 'text') {
-          const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
-          lines.push(...markdown.push(block.text), ...markdown.end());
-        } else if (block.type === 'tool_use') lines.push(`${paint.dim(glyphs.bullet)} ${toolTitle({ id: block.id, name: block.name, input: block.input }, paint)}`);
-        else if (block.type === 'server_tool_use' && block.name === 'web_search') {
-          const found = blocks.find((b) => b.type === 'web_search_tool_result' && b.tool_use_id === block.id);
-          const results = found && found.type === 'web_search_tool_result' && Array.isArray(found.content) ? found.content : [];
-          const query = (block.input as { query?: unknown } | null)?.query;
-          lines.push(webSearchLine({ query: typeof query === 'string' ? query : '', results, citations: [] }, glyphs, paint));
-        }
-      }
-      if (lines.length > 0) this.print(...lines);
     }
+    for (const block of blocks) {
+      if (block.type === 'text' && message.role === 'user') continue;
+      else if (block.type === 'text') {
+        const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
+        lines.push(...markdown.push(block.text), ...markdown.end());
+      } else if (block.type === 'tool_use') lines.push(`${paint.dim(glyphs.bullet)} ${toolTitle({ id: block.id, name: block.name, input: block.input }, paint)}`);
+      else if (block.type === 'server_tool_use' && block.name === 'web_search') {
+        const found = blocks.find((b) => b.type === 'web_search_tool_result' && b.tool_use_id === block.id);
+        const results = found && found.type === 'web_search_tool_result' && Array.isArray(found.content) ? found.content : [];
+        const query = (block.input as { query?: unknown } | null)?.query;
+        lines.push(webSearchLine({ query: typeof query === 'string' ? query : '', results, citations: [] }, glyphs, paint));
+      }
+    }
+    return lines;
   }
 
   /** The todo list, printed whenever it changes. */
