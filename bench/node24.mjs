@@ -1,5 +1,5 @@
-// The start-up figures on Node 24, the Node users run: bench/startup.mjs, bench/config.mjs and the edit session of
-// bench/session.mjs, each run by Node 24 against a build of this checkout made by Node 24 (the start-up snapshot
+// The figures on Node 24, the Node users run: bench/startup.mjs, bench/config.mjs, bench/session.mjs (the edit
+// session and the loop's CPU per turn), and the interactive UI's (bench/ui.mjs, bench/ui-resume.mjs), each run by Node 24 against a build of this checkout made by Node 24 (the start-up snapshot
 // only starts with the Node that built it). Node 24 is BENCH_NODE24=/path/to/node, else .ci/.node24's (the CI's copy
 // from the npm registry's `node` package); without one the bench says so and passes. The Node 24 build is a scratch
 // copy of the tracked files in the temp folder, with node_modules hard-linked (cp -al), removed at the end unless
@@ -36,7 +36,9 @@ try {
   const runs = [
     ['startup.mjs', {}],
     ['config.mjs', {}],
-    ['session.mjs', { BENCH_LOOP: '0' }],
+    ['session.mjs', {}],
+    ['ui.mjs', {}],
+    ['ui-resume.mjs', {}],
   ];
   let failed = false;
   for (const [name, extra] of runs) {

@@ -56,7 +56,7 @@ if (cpu) {
   target('edit session / node -e 0, CPU', cpu[rows[1].label].cpu / cpu[rows[0].label].cpu, sessionLimit, '×');
 } else console.log('  (no python3: paired CPU skipped)');
 if (peer) console.log(`  keel / ${peer[0]}: ×${(results[1].wall / results[2].wall).toFixed(2)} wall, ×${(results[1].rss / results[2].rss).toFixed(2)} RSS`);
-// BENCH_LOOP=0: the edit session only (bench/node24.mjs runs it so under Node 24).
+// BENCH_LOOP=0: the edit session only.
 if (process.env.BENCH_LOOP === '0') {
   rmSync(base, { recursive: true, force: true });
   process.exit(0);
