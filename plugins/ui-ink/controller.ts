@@ -49,7 +49,10 @@ export class Controller {
     readonly questions: QuestionQueue,
     readonly history: History,
     private readonly paint: Paint,
-  ) {}
+  ) {
+    // The spinner's clock stands still while a dialog waits for the user.
+    questions.subscribe(() => transcript.setWaiting(questions.current !== null));
+  }
 
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);

@@ -30,6 +30,13 @@ function shownPrompt(text: string): string {
   return `${text.slice(0, cut)}\n[… ${rest.toLocaleString('en-US')} more ${rest === 1 ? 'line' : 'lines'} not shown]`;
 }
 
+/** The title a plan is shown under: its own first heading when that names it a plan, else "Plan". */
+export function planTitle(plan: string): { title: string; body: string } {
+  const match = /^(?:[ \t]*\n)*#{1,6}[ \t]+(plan\b[^\n]*?)[ \t#]*(?:\n|$)/i.exec(plan);
+  if (!match) return { title: 'Plan', body: plan };
+  return { title: match[1].trim(), body: plan.slice(match[0].length).replace(/^(?:[ \t]*\n)+/, '') };
+}
+
 export interface StaticItem {
   id: number;
   text: string;
@@ -54,6 +61,8 @@ export interface TranscriptOptions {
   glyphs: Glyphs;
   width: () => number;
   frameMs: number;
+  /** The clock the spinner's elapsed time is read from (tests give their own). */
+  now?: () => number;
 }
 
 const TAIL_LINES = 4;
@@ -66,6 +75,9 @@ export class Transcript {
   notice: string | null = null;
   thinking = false;
   turnStartedAt: number | null = null;
+  /** Since when a question has waited for the user (the turn's clock stands still meanwhile), and the time it stood. */
+  private waitingSince: number | null = null;
+  private waitedMs = 0;
   /** Output tokens of this turn: counted by the provider when known, estimated from streamed text meanwhile. */
   outputTokens = 0;
   private streamedChars = 0;
@@ -102,8 +114,36 @@ export class Transcript {
     this.changed();
   }
 
+  /** The turn's elapsed time, less the time questions waited for the user. */
+  elapsed(): number {
+    if (this.turnStartedAt === null) return 0;
+    return (this.waitingSince ?? this.now()) - this.turnStartedAt - this.waitedMs;
+  }
+
+  /** Whether a question waits for the user (the spinner's clock is paused). */
+  get waiting(): boolean {
+    return this.waitingSince !== null;
+  }
+
+  /** A question opened (true) or the last one was answered (false): pauses or resumes the turn's clock. */
+  setWaiting(waiting: boolean): void {
+    if (waiting === this.waiting) return;
+    if (waiting) this.waitingSince = this.now();
+    else {
+      this.waitedMs += this.now() - (this.waitingSince ?? this.now());
+      this.waitingSince = null;
+    }
+    this.changed(true);
+  }
+
+  private now(): number {
+    return (this.opts.now ?? Date.now)();
+  }
+
   startTurn(): void {
-    this.turnStartedAt = Date.now();
+    this.turnStartedAt = this.now();
+    this.waitedMs = 0;
+    if (this.waitingSince !== null) this.waitingSince = this.turnStartedAt;
     this.outputTokens = 0;
     this.streamedChars = 0;
     this.countedTokens = 0;
@@ -222,8 +262,10 @@ export class Transcript {
   printPlan(plan: string): void {
     const { paint, glyphs } = this.opts;
     const markdown = new MarkdownStream(paint, () => Math.max(20, this.opts.width() - 2), glyphs);
-    const lines = [...markdown.push(plan), ...markdown.end()];
-    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold('Plan')}`, ...lines.map((line) => (line ? `  ${line}` : '')));
+    // A plan that opens with its own "# Plan…" heading has that heading as its title, so "Plan" is not shown twice.
+    const { title, body } = planTitle(plan);
+    const lines = [...markdown.push(body), ...markdown.end()];
+    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold(title)}`, ...lines.map((line) => (line ? `  ${line}` : '')));
   }
 
   /** A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call. */

@@ -196,7 +196,7 @@ export function App(props: AppProps): React.ReactElement {
       {exiting ? null : <Box flexDirection="column">
         {partial ? <Text>{partial}</Text> : null}
         {toolLines}
-        {running ? <Spinner glyphs={glyphs} startedAt={transcript.turnStartedAt ?? Date.now()} tokens={transcript.outputTokens} thinking={transcript.thinking} notice={transcript.notice} /> : null}
+        {running ? <Spinner glyphs={glyphs} elapsed={() => transcript.elapsed()} paused={transcript.waiting} tokens={transcript.outputTokens} thinking={transcript.thinking} notice={transcript.notice} /> : null}
         {live ?? (
           <Prompt
             active={!question && !picker}

@@ -6,7 +6,8 @@ import { PermissionDialog } from '../../../plugins/ui-ink/app/PermissionDialog.j
 import { Prompt, type PromptProps } from '../../../plugins/ui-ink/app/Prompt.js';
 import { ResumePicker } from '../../../plugins/ui-ink/app/ResumePicker.js';
 import { TrustDialog } from '../../../plugins/ui-ink/app/TrustDialog.js';
-import { Footer } from '../../../plugins/ui-ink/app/Status.js';
+import { Footer, Spinner } from '../../../plugins/ui-ink/app/Status.js';
+import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
@@ -259,5 +260,41 @@ describe('the footer', () => {
     const ui = render(<Footer glyphs={glyphs} model="claude-x" mode="edits" contextTokens={50_000} contextWindow={200_000} cost={0.1234} hint={null} />);
     cleanup.push(() => ui.unmount());
     expect(ui.lastFrame()).toBe('claude-x · edits mode (shift+tab) · 25% context · $0.1234');
+  });
+});
+
+describe('the spinner', () => {
+  it('stops counting while a dialog waits for the user and goes on from there once it is answered', async () => {
+    let now = 1_000_000;
+    const transcript = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1, now: () => now });
+    const spinner = () => <Spinner glyphs={glyphs} elapsed={() => transcript.elapsed()} paused={transcript.waiting} tokens={0} thinking={false} notice={null} />;
+    transcript.startTurn();
+    now += 5_000;
+    const ui = render(spinner());
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()).toMatch(/Working… \(5s · 0 tokens · esc to interrupt\)/);
+    transcript.setWaiting(true);
+    now += 90_000;
+    ui.rerender(spinner());
+    await tick();
+    expect(ui.lastFrame()).toMatch(/Waiting for your answer… \(5s · 0 tokens\)/);
+    // Frozen: the animation stops too, so nothing is redrawn while the user reads the question.
+    const frames = ui.frames.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ui.frames.length).toBe(frames);
+    transcript.setWaiting(false);
+    now += 2_000;
+    ui.rerender(spinner());
+    expect(ui.lastFrame()).toMatch(/Working… \(7s · 0 tokens · esc to interrupt\)/);
+    // A second wait in the same turn is taken out too; a new turn starts from zero.
+    transcript.setWaiting(true);
+    now += 10_000;
+    transcript.setWaiting(false);
+    expect(transcript.elapsed()).toBe(7_000);
+    transcript.endTurn();
+    transcript.startTurn();
+    now += 1_000;
+    expect(transcript.elapsed()).toBe(1_000);
+    transcript.dispose();
   });
 });

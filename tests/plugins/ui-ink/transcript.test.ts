@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Transcript, type StaticItem } from '../../../plugins/ui-ink/transcript.js';
+import { planTitle, Transcript, type StaticItem } from '../../../plugins/ui-ink/transcript.js';
 import { MarkdownStream } from '../../../plugins/ui-ink/markdown.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
@@ -136,7 +136,19 @@ describe('events of other plugins, read by shape', () => {
     t.printPlan('# Plan\n\n1. Read **the parser**\n- edit `lexer.ts`');
     t.onEvent({ type: 'permission_mode', sessionId: 's', from: 'plan', to: 'edits', reason: 'plan approved' } as unknown as AgentEvent);
     await flushed();
-    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  Plan\n\n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
+    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
+  });
+
+  it('shows a plan\'s title once: its own "Plan…" heading replaces the generic one, another heading stays under it', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    t.printPlan('## Plan: fix the lexer ##\n\n- step');
+    t.printPlan('# Refactor\n- step');
+    t.printPlan('1. only steps');
+    t.printPlan('\n\n# PLAN\n');
+    await flushed();
+    expect(printed.map((i) => i.text)).toEqual(['● Plan: fix the lexer\n  • step', '● Plan\n  Refactor\n  • step', '● Plan\n  1. only steps', '● PLAN']);
+    expect(planTitle('#Plan')).toEqual({ title: 'Plan', body: '#Plan' });
   });
 
   it('shows a resumed server-side search as its line', async () => {
