@@ -5,7 +5,7 @@ import { render } from 'ink';
 import type { ModeContext, PromptHistory, Session } from '../../kernel/index.js';
 import { App } from './app/App.js';
 import type { SessionChoice } from './app/ResumePicker.js';
-import { TrustDialog } from './app/TrustDialog.js';
+import { TrustQuestionScreen } from './app/TrustDialog.js';
 import { Controller } from './controller.js';
 import { toAscii } from './ascii.js';
 import { bracketedPaste } from './bracketed.js';
@@ -135,21 +135,26 @@ export function missingKey(kernel: ModeContext['kernel']): string | null {
   return 'No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.';
 }
 
-/** The trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). */
+/**
+ * The trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). Drawn in Ink's live
+ * region and replaced by a one-line trace once answered, so the dialog does not stay in the scrollback.
+ */
 export async function askTrustInk(question: TrustQuestion, io: ModeContext['io']): Promise<boolean> {
   const { glyphs } = setup(process.env);
+  const stdout = terminalStream(io.stdout as NodeJS.WriteStream);
   return new Promise((resolve) => {
     let answer = false;
     const instance = render(
-      <TrustDialog
+      <TrustQuestionScreen
         question={question}
         glyphs={glyphs}
-        onAnswer={(yes) => {
+        rows={stdout.rows || 24}
+        onDone={(yes) => {
           answer = yes;
           instance.unmount();
         }}
       />,
-      { stdout: terminalStream(io.stdout as NodeJS.WriteStream), stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: false },
+      { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: false },
     );
     void instance.waitUntilExit().then(() => resolve(answer));
   });

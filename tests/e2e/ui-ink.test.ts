@@ -160,6 +160,12 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(t.screen()).toContain('agent.config.ts');
     t.keys('y');
     await t.waitFor(/model-from-the-project/);
+    // The answered dialog is gone from the screen and the scrollback; one line says what was decided.
+    const history = t.history();
+    expect(history).not.toContain('Do you trust the files');
+    expect(history).not.toContain('Trusting it lets these run');
+    expect(history).not.toContain('Yes, trust this folder');
+    expect(history).toContain(`Trusted ${realpathSync(w.dir)}`);
     const trusted = JSON.parse(readFileSync(path.join(w.home, 'trusted-folders.json'), 'utf8'));
     expect(trusted.folders).toEqual([realpathSync(w.dir)]);
     t.keys('C-c');

@@ -5,7 +5,7 @@ import type { Answer, Question } from '../../../kernel/index.js';
 import { PermissionDialog } from '../../../plugins/ui-ink/app/PermissionDialog.js';
 import { Prompt, type PromptProps } from '../../../plugins/ui-ink/app/Prompt.js';
 import { ResumePicker } from '../../../plugins/ui-ink/app/ResumePicker.js';
-import { TrustDialog } from '../../../plugins/ui-ink/app/TrustDialog.js';
+import { TrustDialog, TrustQuestionScreen } from '../../../plugins/ui-ink/app/TrustDialog.js';
 import { Footer, Spinner } from '../../../plugins/ui-ink/app/Status.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
@@ -252,6 +252,28 @@ describe('the trust dialog', () => {
     ui.stdin.write('\r');
     await tick();
     expect(answers).toEqual([false, true]);
+  });
+
+  it('once answered, is replaced by one line saying what was decided; its file list is cut to the rows there are', async () => {
+    const done: boolean[] = [];
+    const files = Array.from({ length: 30 }, (_, i) => `/work/app/.keel/hooks/hook-${i}.sh`);
+    const ui = render(<TrustQuestionScreen question={{ folder: '/work/app', files }} glyphs={glyphs} rows={14} onDone={(a) => done.push(a)} />);
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()!.split('\n').length).toBeLessThan(14);
+    expect(ui.lastFrame()).toContain('hook-0.sh');
+    expect(ui.lastFrame()).toContain('… and 25 more');
+    ui.stdin.write('y');
+    await tick();
+    ui.stdin.write('n');
+    await tick();
+    expect(done).toEqual([true]);
+    expect(ui.lastFrame()).toBe('Trusted /work/app');
+    const no = render(<TrustQuestionScreen question={{ folder: '/work/b', files: ['/work/b/agent.config.ts'] }} glyphs={glyphs} rows={40} onDone={(a) => done.push(a)} />);
+    cleanup.push(() => no.unmount());
+    no.stdin.write('\x1b');
+    await tick();
+    expect(done).toEqual([true, false]);
+    expect(no.lastFrame()).toBe('Not trusted: /work/b (its project settings are not loaded)');
   });
 });
 
