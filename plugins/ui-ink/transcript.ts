@@ -3,9 +3,9 @@
  * Ink's <Static>) and the small live part (the answer's unfinished line, running tools, a retry wait, the
  * spinner's numbers). Listeners are told at most once per frame, however fast tokens arrive.
  */
-import type { AgentEvent, MessageParam, ToolCall } from '../../kernel/index.js';
+import type { AgentEvent, MessageParam, ToolCall, ToolResult } from '../../kernel/index.js';
 import { MarkdownStream } from './markdown.js';
-import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
+import { formatTokens, resultLines, retryNotice, toolBlock, toolTitle, type OutputKind } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import { userItems } from './history.js';
@@ -49,6 +49,16 @@ export interface Frame {
   staticItems: StaticItem[];
 }
 
+/** A finished call whose result was shown collapsed: all of it, for Ctrl+O (app/OutputViewer.tsx). */
+export interface CollapsedOutput {
+  title: string;
+  kind: OutputKind;
+  lines: string[];
+}
+
+/** Collapsed results kept for Ctrl+O: the latest ones (older output stays in the session's messages). */
+const KEPT_OUTPUTS = 30;
+
 export interface RunningTool {
   call: ToolCall;
   startedAt: number;
@@ -72,6 +82,8 @@ export class Transcript {
   private pending: StaticItem[] = [];
   private current: Frame = { version: 0, staticKey: 0, staticItems: [] };
   readonly tools = new Map<string, RunningTool>();
+  /** Results shown collapsed, oldest first, for Ctrl+O. */
+  readonly collapsed: CollapsedOutput[] = [];
   notice: string | null = null;
   thinking = false;
   turnStartedAt: number | null = null;
@@ -212,6 +224,7 @@ export class Transcript {
         // A search that ran was shown by its web_search event: one line with the query and the results.
         if (event.call.name === 'web_search' && !event.result.isError && Array.isArray(event.result.display?.results)) return;
         this.print(...toolBlock(event.call, event.result, glyphs, paint));
+        this.keepCollapsed(event.call, event.result);
         return;
       case 'permission':
         if (event.decision.behavior === 'deny' && event.source !== 'user') {
@@ -296,6 +309,13 @@ export class Transcript {
       }
       if (lines.length > 0) this.print(...lines);
     }
+  }
+
+  private keepCollapsed(call: ToolCall, result: ToolResult): void {
+    const { kind, lines, shown } = resultLines(result);
+    if (lines.length <= shown) return;
+    this.collapsed.push({ title: toolTitle(call, this.opts.paint), kind, lines });
+    if (this.collapsed.length > KEPT_OUTPUTS) this.collapsed.splice(0, this.collapsed.length - KEPT_OUTPUTS);
   }
 
   /** The todo list, printed whenever it changes. */

@@ -33,14 +33,23 @@ class FakeTerminal extends EventEmitter {
 
 class FakeKeyboard extends EventEmitter {
   isTTY = true;
+  private data: string | null = null;
+  /** Keys typed, as a terminal sends them. */
+  type(data: string): void {
+    this.data = data;
+    this.emit('readable');
+    this.emit('data', data);
+  }
   setEncoding(): void {}
   setRawMode(): void {}
   resume(): void {}
   pause(): void {}
   ref(): void {}
   unref(): void {}
-  read(): null {
-    return null;
+  read(): string | null {
+    const { data } = this;
+    this.data = null;
+    return data;
   }
 }
 
@@ -61,9 +70,10 @@ async function mountApp(columns: number, rows: number) {
   const controller = new Controller(kernel, ctx, transcript, new QuestionQueue(), { entries: [], add() {}, search: () => null }, paint);
   controller.session = await ctx.startSession();
   const stdout = new FakeTerminal(columns, rows);
+  const keyboard = new FakeKeyboard();
   const instance = render(<App controller={controller} glyphs={glyphs} paint={paint} initialPicker={null} listSessions={async () => []} onExit={() => undefined} />, {
     stdout: stdout as unknown as NodeJS.WriteStream,
-    stdin: new FakeKeyboard() as unknown as NodeJS.ReadStream,
+    stdin: keyboard as unknown as NodeJS.ReadStream,
     exitOnCtrlC: false,
     patchConsole: false,
     // Every change drawn: frames are counted, not timed.
@@ -73,7 +83,7 @@ async function mountApp(columns: number, rows: number) {
     instance.unmount();
     transcript.dispose();
   };
-  return { transcript, stdout };
+  return { transcript, stdout, keyboard };
 }
 
 describe('the Ink UI while a long answer streams', () => {
@@ -104,5 +114,64 @@ describe('the Ink UI while a long answer streams', () => {
     const all = stdout.writes.join('');
     const printed = all.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     for (const i of [0, 150, 399]) expect(printed).toMatch(new RegExp(`word${i}\\b`));
+  });
+});
+
+describe('Ctrl+O', () => {
+  /** The screen's live region as last drawn: the last write, control sequences taken out. */
+  const lastDrawn = (stdout: FakeTerminal) =>
+    stdout.writes
+      .map((w) => w.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''))
+      .filter((w) => w.trim())
+      .at(-1) ?? '';
+
+  it('opens the full output of the latest collapsed result above the prompt, scrolls it, goes to older ones, and Esc or Ctrl+O closes it, the draft kept', async () => {
+    const { transcript, stdout, keyboard } = await mountApp(80, 24);
+    await tick(20);
+    keyboard.type('\x0f');
+    await tick(20);
+    expect(lastDrawn(stdout)).toContain('No collapsed tool output to expand');
+    const older = { id: 'a', name: 'bash', input: { command: 'seq 1 8' } };
+    const latest = { id: 'b', name: 'bash', input: { command: 'seq 1 40' } };
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `out-${i + 1}`).join('\n');
+    transcript.onEvent({ type: 'tool_end', call: older, result: { content: lines(8) }, durationMs: 1 });
+    transcript.onEvent({ type: 'tool_end', call: latest, result: { content: lines(40) }, durationMs: 1 });
+    await tick(20);
+    const printed = stdout.writes.join('').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect(printed).toContain('… +36 lines (ctrl+o to expand)');
+    keyboard.type('draft');
+    await tick(20);
+    keyboard.type('\x0f');
+    await tick(20);
+    let screen = lastDrawn(stdout);
+    expect(screen).toContain('bash(seq 1 40) · 40 lines');
+    expect(screen).toContain('out-5\n');
+    expect(screen).not.toContain('out-40');
+    expect(screen).toContain('esc or ctrl+o back');
+    // The view fits the screen with the prompt under it.
+    expect(screen.split('\n').length).toBeLessThanOrEqual(24);
+    keyboard.type('G');
+    await tick(20);
+    screen = lastDrawn(stdout);
+    expect(screen).toContain('out-40');
+    expect(screen).toMatch(/rows \d+-40 of 40/);
+    // Keys go to the view, not the prompt.
+    keyboard.type('\x1b[D');
+    await tick(20);
+    screen = lastDrawn(stdout);
+    expect(screen).toContain('bash(seq 1 8) · 8 lines · 1/2');
+    expect(screen).toContain('out-8');
+    keyboard.type('\x1b');
+    await tick(60);
+    screen = lastDrawn(stdout);
+    expect(screen).not.toContain('esc or ctrl+o back');
+    expect(screen).toContain('draft');
+    expect(screen).not.toMatch(/draftG|Gdraft/);
+    keyboard.type('\x0f');
+    await tick(20);
+    expect(lastDrawn(stdout)).toContain('bash(seq 1 40)');
+    keyboard.type('\x0f');
+    await tick(20);
+    expect(lastDrawn(stdout)).not.toContain('esc or ctrl+o back');
   });
 });

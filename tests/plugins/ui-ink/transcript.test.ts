@@ -128,6 +128,24 @@ describe('the transcript', () => {
     expect(rowsU.slice(-2)).toEqual(['```', 'retried code']);
   });
 
+  it('keeps the full output of collapsed results for Ctrl+O and never collapses the user\'s own answers', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    const answers = 'The user answered:\n1. Which database? Postgres\n2. Which port? 5432\n3. Tests? yes\n4. Docs? later\n5. Notes: my own words';
+    t.onEvent({ type: 'tool_end', call: { id: 'q', name: 'ask_user_question', input: { questions: [{ question: 'Which database?' }] } }, result: { content: answers, display: { answers: [['Postgres']] } }, durationMs: 1 });
+    t.onEvent({ type: 'tool_end', call, result: { content: '1\n2\n3\n4\n5\n6' }, durationMs: 1 });
+    t.onEvent({ type: 'tool_end', call, result: { content: 'short' }, durationMs: 1 });
+    await flushed();
+    const text = printed.map((i) => i.text).join('\n');
+    expect(text).toContain('5. Notes: my own words');
+    expect(text.match(/… \+/g)).toHaveLength(1);
+    expect(text).toContain('… +2 lines (ctrl+o to expand)');
+    expect(t.collapsed).toEqual([{ title: 'bash(ls -la)', kind: 'output', lines: ['1', '2', '3', '4', '5', '6'] }]);
+    for (let i = 0; i < 40; i++) t.onEvent({ type: 'tool_end', call, result: { content: `run ${i}\n2\n3\n4\n5\n6` }, durationMs: 1 });
+    expect(t.collapsed.length).toBe(30);
+    expect(t.collapsed.at(-1)!.lines[0]).toBe('run 39');
+  });
+
   it('turns tool calls, denials, retries, compaction and errors into lines', () => {
     const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
     const printed = collect(t);
