@@ -34,10 +34,15 @@ export class MarkdownStream {
   private open: OpenLine | null = null;
   private fence: { marker: string; code: CodeHighlighter } | null = null;
 
+  /**
+   * `rows: false` keeps every line whole until its newline (a resumed conversation, printed at once: nothing is
+   * redrawn meanwhile, and cutting rows would cost time on a long session for nothing).
+   */
   constructor(
     private readonly paint: Paint,
     private readonly width: () => number,
     private readonly glyphs: Glyphs,
+    private readonly opts: { rows?: boolean } = {},
   ) {}
 
   /** Adds streamed text; returns the rows it completed, rendered: whole lines, and full rows of a long one. */
@@ -103,7 +108,7 @@ export class MarkdownStream {
 
   /** Full rows of the line in progress, handed out once the text after them overflows the row. */
   private commitRows(): string[] {
-    if (this.fence) return [];
+    if (this.fence || this.opts.rows === false) return [];
     const width = Math.max(10, this.width());
     if (!this.open) {
       // The source is never narrower than its rendering (markup only takes columns away): a line that fits waits.
@@ -184,7 +189,9 @@ export class MarkdownStream {
  * Where the first row of `body` ends (the index of the space it is cut at), or 0 while the row is not full yet:
  * the longest run of words that fits in `room` columns, rendered, ending where the inline markup is closed.
  */
-function rowEnd(body: string, room: number, style: (text: string) => string): number {
+function rowEnd(whole: string, room: number, style: (text: string) => string): number {
+  // The row is decided by the text near its end: a large piece of text arriving at once costs per row, not per row times its length.
+  const body = whole.length > room * (MAX_OPEN_ROWS + 2) ? whole.slice(0, room * (MAX_OPEN_ROWS + 2)) : whole;
   if (stringWidth(body) <= room || stringWidth(style(body)) <= room) return 0;
   let fits = 0;
   let closed = 0;

@@ -297,7 +297,7 @@ export class Transcript {
       for (const block of blocks) {
         if (block.type === 'text' && message.role === 'user') continue;
         else if (block.type === 'text') {
-          const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
+          const markdown = new MarkdownStream(paint, this.opts.width, glyphs, { rows: false });
           lines.push(...markdown.push(block.text), ...markdown.end());
         } else if (block.type === 'tool_use') lines.push(`${paint.dim(glyphs.bullet)} ${toolTitle({ id: block.id, name: block.name, input: block.input }, paint)}`);
         else if (block.type === 'server_tool_use' && block.name === 'web_search') {
