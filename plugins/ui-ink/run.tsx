@@ -24,6 +24,12 @@ export interface Bridge {
 
 /** 30 frames a second at most: streamed tokens are batched into frames. */
 const FRAME_MS = 33;
+/**
+ * Ink's own throttle, well above FRAME_MS's rate: the transcript batches the stream into frames itself, and a key
+ * typed within 33 ms of the last frame would otherwise wait for the rest of Ink's window before its echo
+ * (bench/RESULTS.md, "Interactive UI": every other key of fast typing waited ~35 ms).
+ */
+const INK_MAX_FPS = 125;
 
 function setup(env: NodeJS.ProcessEnv) {
   const colors = colorsWanted(env);
@@ -85,7 +91,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   const stopResize = reprintOnNarrowing(terminal, output);
   const instance = render(
     <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
-    { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
+    { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: INK_MAX_FPS },
   );
   // `keel "fix the test"` on a terminal: the prompt given on the command line is the first one sent.
   if (ctx.prompt?.trim() && !picker) void controller.submit(ctx.prompt);
