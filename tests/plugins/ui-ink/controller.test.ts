@@ -86,6 +86,7 @@ describe('what Enter does in the Ink UI', () => {
     expect(await controller.submit('/exit')).toBe('exit');
     const text = await shown();
     expect(text).toMatch(/\/clear +start a new session/);
+    expect(text).toContain('Ctrl+O show the full output of collapsed tool results');
     expect(text).toMatch(/\/cost +show the tokens/);
     expect(text).toMatch(/\/permissions +show the permission mode/);
     expect(text).toContain('Unknown command /nope; /help lists them');
