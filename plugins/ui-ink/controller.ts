@@ -29,6 +29,7 @@ export const BUILTINS: Builtin[] = [
 export const KEYS_HELP = [
   'Enter send · \\ + Enter or Alt+Enter new line · Up/Down history · Ctrl+R search history',
   'Tab complete /commands and @paths · Shift+Tab cycle permission mode · Esc interrupt',
+  'Ctrl+O show the full output of collapsed tool results (… +N lines); Esc or Ctrl+O again to go back',
   'Ctrl+A/E start/end · Ctrl+B/F move · Alt+B/F word · Ctrl+K/U/W delete · Ctrl+J new line',
   '!cmd run a shell command · #note add a line to the memory index · Ctrl+C twice or Ctrl+D exit',
 ];
@@ -50,7 +51,10 @@ export class Controller {
     readonly questions: QuestionQueue,
     readonly history: History,
     private readonly paint: Paint,
-  ) {}
+  ) {
+    // The spinner's clock stands still while a dialog waits for the user.
+    questions.subscribe(() => transcript.setWaiting(questions.current !== null));
+  }
 
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);

@@ -34,37 +34,51 @@ export function resultText(result: ToolResult): string {
   return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
 }
 
-/** A result collapsed to its first lines, with a count of the rest. */
-export function collapse(text: string, maxLines: number): string[] {
+/** What the line that counts a collapsed result's hidden lines says about the key that shows them (App.tsx). */
+export const EXPAND_HINT = 'ctrl+o to expand';
+
+/** A result collapsed to its first lines, with a count of the rest (and, given, the key that shows them). */
+export function collapse(text: string, maxLines: number, hint?: string): string[] {
   const lines = text.replace(/\s+$/, '').split('\n');
   if (lines.length <= maxLines) return lines;
-  return [...lines.slice(0, maxLines), `… +${lines.length - maxLines} ${lines.length - maxLines === 1 ? 'line' : 'lines'}`];
+  const rest = lines.length - maxLines;
+  return [...lines.slice(0, maxLines), `… +${rest} ${rest === 1 ? 'line' : 'lines'}${hint ? ` (${hint})` : ''}`];
+}
+
+/** How a result's lines are coloured: a diff's by what each line is, an error's red, other output dim. */
+export type OutputKind = 'diff' | 'error' | 'output';
+
+export function paintOutputLine(kind: OutputKind, line: string, paint: Paint, text = line): string {
+  if (kind === 'error') return paint.red(text);
+  if (kind === 'output') return paint.dim(text);
+  if (line.startsWith('+++') || line.startsWith('---')) return paint.bold(text);
+  if (line.startsWith('+')) return paint.green(text);
+  if (line.startsWith('-')) return paint.red(text);
+  if (line.startsWith('@@')) return paint.cyan(text);
+  return paint.dim(text);
 }
 
 /** A unified diff, coloured: additions green, removals red, hunk headers cyan. */
-export function colorDiff(diff: string, paint: Paint, maxLines: number): string[] {
-  const lines = collapse(diff, maxLines);
-  return lines.map((line) => {
-    if (line.startsWith('+++') || line.startsWith('---')) return paint.bold(line);
-    if (line.startsWith('+')) return paint.green(line);
-    if (line.startsWith('-')) return paint.red(line);
-    if (line.startsWith('@@')) return paint.cyan(line);
-    return paint.dim(line);
-  });
+export function colorDiff(diff: string, paint: Paint, maxLines: number, hint?: string): string[] {
+  return collapse(diff, maxLines, hint).map((line) => paintOutputLine('diff', line, paint));
 }
 
-/** The finished call: its title line, then its result (or diff) indented under it. */
+/** A finished call's result as lines, uncoloured: all of them, and how many are shown before it collapses. */
+export function resultLines(result: ToolResult): { kind: OutputKind; lines: string[]; shown: number } {
+  const display = result.display ?? {};
+  if (typeof display.diff === 'string' && display.diff && !result.isError) return { kind: 'diff', lines: display.diff.replace(/\s+$/, '').split('\n'), shown: 20 };
+  const lines = resultText(result).replace(/\s+$/, '').split('\n');
+  // The user's own answers (ask_user_question) are shown whole: they typed them.
+  if (Array.isArray(display.answers)) return { kind: result.isError ? 'error' : 'output', lines, shown: Infinity };
+  return { kind: result.isError ? 'error' : 'output', lines, shown: result.isError ? 6 : 4 };
+}
+
+/** The finished call: its title line, then its result (or diff) indented under it, collapsed with the key that expands it. */
 export function toolBlock(call: ToolCall, result: ToolResult, glyphs: Glyphs, paint: Paint): string[] {
   const mark = result.isError ? paint.red(glyphs.bullet) : paint.green(glyphs.bullet);
   const head = `${mark} ${toolTitle(call, paint)}`;
-  const display = result.display ?? {};
-  let body: string[];
-  if (typeof display.diff === 'string' && display.diff && !result.isError) body = colorDiff(display.diff, paint, 20);
-  else {
-    const text = resultText(result);
-    const collapsed = collapse(text, result.isError ? 6 : 4);
-    body = result.isError ? collapsed.map((l) => paint.red(l)) : collapsed.map((l) => paint.dim(l));
-  }
+  const { kind, lines, shown } = resultLines(result);
+  const body = collapse(lines.join('\n'), shown, EXPAND_HINT).map((line) => paintOutputLine(kind, line, paint));
   if (body.length === 0 || (body.length === 1 && !body[0])) return [head];
   return [head, ...body.map((line, i) => `  ${i === 0 ? paint.dim(glyphs.result) : ' '} ${line}`)];
 }

@@ -6,7 +6,7 @@ import type { ModeContext, Services, Session } from '../../kernel/index.js';
 import { userItemsOf, type PromptHistory } from './services.js';
 import { App } from './app/App.js';
 import type { SessionChoice } from './app/ResumePicker.js';
-import { TrustDialog } from './app/TrustDialog.js';
+import { TrustQuestionScreen } from './app/TrustDialog.js';
 import { Controller } from './controller.js';
 import { toAscii } from './ascii.js';
 import { bracketedPaste } from './bracketed.js';
@@ -25,6 +25,12 @@ export interface Bridge {
 
 /** 30 frames a second at most: streamed tokens are batched into frames. */
 const FRAME_MS = 33;
+/**
+ * Ink's own throttle, well above FRAME_MS's rate: the transcript batches the stream into frames itself, and a key
+ * typed within 33 ms of the last frame would otherwise wait for the rest of Ink's window before its echo
+ * (bench/RESULTS.md, "Interactive UI": every other key of fast typing waited ~35 ms).
+ */
+const INK_MAX_FPS = 125;
 
 function setup(env: NodeJS.ProcessEnv) {
   const colors = colorsWanted(env);
@@ -86,7 +92,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   const stopResize = reprintOnNarrowing(terminal, output);
   const instance = render(
     <App controller={controller} glyphs={glyphs} paint={paint} initialPicker={picker} listSessions={listSessions} onExit={() => undefined} />,
-    { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: 1000 / FRAME_MS },
+    { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true, maxFps: INK_MAX_FPS },
   );
   // `keel "fix the test"` on a terminal: the prompt given on the command line is the first one sent.
   if (ctx.prompt?.trim() && !picker) void controller.submit(ctx.prompt);
@@ -136,21 +142,26 @@ export function missingKey(kernel: ModeContext['kernel']): string | null {
   return 'No API key: set ANTHROPIC_API_KEY (or apiKey in agent.config.ts), or run keel login, then start keel again.';
 }
 
-/** The trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). */
+/**
+ * The trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). Drawn in Ink's live
+ * region and replaced by a one-line trace once answered, so the dialog does not stay in the scrollback.
+ */
 export async function askTrustInk(question: TrustQuestion, io: ModeContext['io']): Promise<boolean> {
   const { glyphs } = setup(process.env);
+  const stdout = terminalStream(io.stdout as NodeJS.WriteStream);
   return new Promise((resolve) => {
     let answer = false;
     const instance = render(
-      <TrustDialog
+      <TrustQuestionScreen
         question={question}
         glyphs={glyphs}
-        onAnswer={(yes) => {
+        rows={stdout.rows || 24}
+        onDone={(yes) => {
           answer = yes;
           instance.unmount();
         }}
       />,
-      { stdout: terminalStream(io.stdout as NodeJS.WriteStream), stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: false },
+      { stdout, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: false },
     );
     void instance.waitUntilExit().then(() => resolve(answer));
   });

@@ -3,9 +3,9 @@
  * Ink's <Static>) and the small live part (the answer's unfinished line, running tools, a retry wait, the
  * spinner's numbers). Listeners are told at most once per frame, however fast tokens arrive.
  */
-import type { AgentEvent, MessageParam, Services, ToolCall } from '../../kernel/index.js';
+import type { AgentEvent, MessageParam, Services, ToolCall, ToolResult } from '../../kernel/index.js';
 import { MarkdownStream } from './markdown.js';
-import { formatTokens, retryNotice, toolBlock, toolTitle } from './format.js';
+import { formatTokens, resultLines, retryNotice, toolBlock, toolTitle, type OutputKind } from './format.js';
 import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import type { Paint } from './style.js';
@@ -30,6 +30,13 @@ function shownPrompt(text: string): string {
   return `${text.slice(0, cut)}\n[… ${rest.toLocaleString('en-US')} more ${rest === 1 ? 'line' : 'lines'} not shown]`;
 }
 
+/** The title a plan is shown under: its own first heading when that names it a plan, else "Plan". */
+export function planTitle(plan: string): { title: string; body: string } {
+  const match = /^(?:[ \t]*\n)*#{1,6}[ \t]+(plan\b[^\n]*?)[ \t#]*(?:\n|$)/i.exec(plan);
+  if (!match) return { title: 'Plan', body: plan };
+  return { title: match[1].trim(), body: plan.slice(match[0].length).replace(/^(?:[ \t]*\n)+/, '') };
+}
+
 export interface StaticItem {
   id: number;
   text: string;
@@ -41,6 +48,16 @@ export interface Frame {
   staticKey: number;
   staticItems: StaticItem[];
 }
+
+/** A finished call whose result was shown collapsed: all of it, for Ctrl+O (app/OutputViewer.tsx). */
+export interface CollapsedOutput {
+  title: string;
+  kind: OutputKind;
+  lines: string[];
+}
+
+/** Collapsed results kept for Ctrl+O: the latest ones (older output stays in the session's messages). */
+const KEPT_OUTPUTS = 30;
 
 export interface RunningTool {
   call: ToolCall;
@@ -54,6 +71,8 @@ export interface TranscriptOptions {
   glyphs: Glyphs;
   width: () => number;
   frameMs: number;
+  /** The clock the spinner's elapsed time is read from (tests give their own). */
+  now?: () => number;
 }
 
 const TAIL_LINES = 4;
@@ -63,9 +82,14 @@ export class Transcript {
   private pending: StaticItem[] = [];
   private current: Frame = { version: 0, staticKey: 0, staticItems: [] };
   readonly tools = new Map<string, RunningTool>();
+  /** Results shown collapsed, oldest first, for Ctrl+O. */
+  readonly collapsed: CollapsedOutput[] = [];
   notice: string | null = null;
   thinking = false;
   turnStartedAt: number | null = null;
+  /** Since when a question has waited for the user (the turn's clock stands still meanwhile), and the time it stood. */
+  private waitingSince: number | null = null;
+  private waitedMs = 0;
   /** Output tokens of this turn: counted by the provider when known, estimated from streamed text meanwhile. */
   outputTokens = 0;
   private streamedChars = 0;
@@ -102,8 +126,36 @@ export class Transcript {
     this.changed();
   }
 
+  /** The turn's elapsed time, less the time questions waited for the user. */
+  elapsed(): number {
+    if (this.turnStartedAt === null) return 0;
+    return (this.waitingSince ?? this.now()) - this.turnStartedAt - this.waitedMs;
+  }
+
+  /** Whether a question waits for the user (the spinner's clock is paused). */
+  get waiting(): boolean {
+    return this.waitingSince !== null;
+  }
+
+  /** A question opened (true) or the last one was answered (false): pauses or resumes the turn's clock. */
+  setWaiting(waiting: boolean): void {
+    if (waiting === this.waiting) return;
+    if (waiting) this.waitingSince = this.now();
+    else {
+      this.waitedMs += this.now() - (this.waitingSince ?? this.now());
+      this.waitingSince = null;
+    }
+    this.changed(true);
+  }
+
+  private now(): number {
+    return (this.opts.now ?? Date.now)();
+  }
+
   startTurn(): void {
-    this.turnStartedAt = Date.now();
+    this.turnStartedAt = this.now();
+    this.waitedMs = 0;
+    if (this.waitingSince !== null) this.waitingSince = this.turnStartedAt;
     this.outputTokens = 0;
     this.streamedChars = 0;
     this.countedTokens = 0;
@@ -172,6 +224,7 @@ export class Transcript {
         // A search that ran was shown by its web_search event: one line with the query and the results.
         if (event.call.name === 'web_search' && !event.result.isError && Array.isArray(event.result.display?.results)) return;
         this.print(...toolBlock(event.call, event.result, glyphs, paint));
+        this.keepCollapsed(event.call, event.result);
         return;
       case 'permission':
         if (event.decision.behavior === 'deny' && event.source !== 'user') {
@@ -222,8 +275,10 @@ export class Transcript {
   printPlan(plan: string): void {
     const { paint, glyphs } = this.opts;
     const markdown = new MarkdownStream(paint, () => Math.max(20, this.opts.width() - 2), glyphs);
-    const lines = [...markdown.push(plan), ...markdown.end()];
-    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold('Plan')}`, ...lines.map((line) => (line ? `  ${line}` : '')));
+    // A plan that opens with its own "# Plan…" heading has that heading as its title, so "Plan" is not shown twice.
+    const { title, body } = planTitle(plan);
+    const lines = [...markdown.push(body), ...markdown.end()];
+    this.print(`${paint.magenta(glyphs.bullet)} ${paint.bold(title)}`, ...lines.map((line) => (line ? `  ${line}` : '')));
   }
 
   /**
@@ -253,7 +308,7 @@ export class Transcript {
     for (const block of blocks) {
       if (block.type === 'text' && message.role === 'user') continue;
       else if (block.type === 'text') {
-        const markdown = new MarkdownStream(paint, this.opts.width, glyphs);
+        const markdown = new MarkdownStream(paint, this.opts.width, glyphs, { rows: false });
         lines.push(...markdown.push(block.text), ...markdown.end());
       } else if (block.type === 'tool_use') lines.push(`${paint.dim(glyphs.bullet)} ${toolTitle({ id: block.id, name: block.name, input: block.input }, paint)}`);
       else if (block.type === 'server_tool_use' && block.name === 'web_search') {
@@ -264,6 +319,13 @@ export class Transcript {
       }
     }
     return lines;
+  }
+
+  private keepCollapsed(call: ToolCall, result: ToolResult): void {
+    const { kind, lines, shown } = resultLines(result);
+    if (lines.length <= shown) return;
+    this.collapsed.push({ title: toolTitle(call, this.opts.paint), kind, lines });
+    if (this.collapsed.length > KEPT_OUTPUTS) this.collapsed.splice(0, this.collapsed.length - KEPT_OUTPUTS);
   }
 
   /** The todo list, printed whenever it changes. */

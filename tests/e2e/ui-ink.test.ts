@@ -152,6 +152,29 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     await t.waitFor(/after the interruption/);
   });
 
+  it('Ctrl+O shows the full output of a collapsed result and Esc takes it away, leaving nothing in the scrollback', async () => {
+    const { term: t } = await start([callTool('bash', { command: 'seq 101 140' }), say('counted')], { args: ['--permission-mode', 'auto'], waitFor: /auto mode/ });
+    send(t, 'count');
+    await t.waitFor(/counted/);
+    expect(t.screen()).toMatch(/104\n\s+… \+36 lines \(ctrl\+o to expand\)/);
+    t.keys('C-o');
+    await t.waitFor(/bash\(seq 101 140\) · 40 lines/);
+    t.keys('End');
+    const view = await t.waitFor(/rows \d+-40 of 40/);
+    expect(view).toMatch(/^\s+140$/m);
+    // The view is gone once its key line is (the footer's "auto mode" stays on screen throughout).
+    const closed = /^(?![\s\S]*esc or ctrl\+o back)[\s\S]*auto mode/;
+    t.keys('Escape');
+    await t.waitFor(closed);
+    const history = t.history();
+    expect(history).not.toContain('esc or ctrl+o back');
+    expect(history).not.toMatch(/^\s+140$/m);
+    t.keys('C-o');
+    await t.waitFor(/esc or ctrl\+o back/);
+    t.keys('C-o');
+    await t.waitFor(closed);
+  });
+
   it('asks whether to trust a folder with project settings, remembers yes, and loads them', async () => {
     const { term: t, ws: w } = await start([], {
       prepare: (w) => void w.write('agent.config.ts', "export default { model: 'model-from-the-project' };\n"),
@@ -160,6 +183,12 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     expect(t.screen()).toContain('agent.config.ts');
     t.keys('y');
     await t.waitFor(/model-from-the-project/);
+    // The answered dialog is gone from the screen and the scrollback; one line says what was decided.
+    const history = t.history();
+    expect(history).not.toContain('Do you trust the files');
+    expect(history).not.toContain('Trusting it lets these run');
+    expect(history).not.toContain('Yes, trust this folder');
+    expect(history).toContain(`Trusted ${realpathSync(w.dir)}`);
     const trusted = JSON.parse(readFileSync(path.join(w.home, 'trusted-folders.json'), 'utf8'));
     expect(trusted.folders).toEqual([realpathSync(w.dir)]);
     t.keys('C-c');

@@ -13,6 +13,7 @@ import type { Paint } from '../style.js';
 import { ChoiceDialog } from './ChoiceDialog.js';
 import { PermissionDialog } from './PermissionDialog.js';
 import { isPlanApproval, PlanDialog } from './PlanDialog.js';
+import { OutputViewer } from './OutputViewer.js';
 import { Prompt } from './Prompt.js';
 import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
@@ -93,6 +94,8 @@ export function App(props: AppProps): React.ReactElement {
   const [picker, setPicker] = useState<SessionChoice[] | null>(props.initialPicker);
   const [hint, setHint] = useState<string | null>(null);
   const [armedExit, setArmedExit] = useState(false);
+  // Ctrl+O's view of collapsed tool output, open above the prompt (which keeps its draft meanwhile).
+  const [viewing, setViewing] = useState(false);
   const [, setModeTick] = useState(0);
   // A mode outside Shift+Tab's cycle (auto, manual) the session was in: the cycle comes back to it.
   const outsideMode = useRef<PermissionMode | undefined>(undefined);
@@ -164,9 +167,13 @@ export function App(props: AppProps): React.ReactElement {
     );
   }
   const promptRows = Math.max(2, Math.min(8, Math.floor(available / 2)));
-  let streamRows = live ? 0 : available - promptRows;
+  // A dialog takes the live region over; the view of collapsed output takes the rows of the stream and tools.
+  const viewer = viewing && !live && transcript.collapsed.length > 0 ? (
+    <OutputViewer outputs={transcript.collapsed} glyphs={glyphs} paint={paint} width={columns} maxRows={Math.max(3, available - promptRows)} onClose={() => setViewing(false)} />
+  ) : null;
+  let streamRows = live || viewer ? 0 : available - promptRows;
   const toolLines: React.ReactNode[] = [];
-  if (!live) {
+  if (!live && !viewer) {
     for (const tool of transcript.tools.values()) {
       if (streamRows <= 0) break;
       toolLines.push(
@@ -196,10 +203,11 @@ export function App(props: AppProps): React.ReactElement {
       {exiting ? null : <Box flexDirection="column">
         {partial ? <Text>{partial}</Text> : null}
         {toolLines}
-        {running ? <Spinner glyphs={glyphs} startedAt={transcript.turnStartedAt ?? Date.now()} tokens={transcript.outputTokens} thinking={transcript.thinking} notice={transcript.notice} /> : null}
+        {viewer}
+        {running ? <Spinner glyphs={glyphs} elapsed={() => transcript.elapsed()} paused={transcript.waiting} tokens={transcript.outputTokens} thinking={transcript.thinking} notice={transcript.notice} /> : null}
         {live ?? (
           <Prompt
-            active={!question && !picker}
+            active={!question && !picker && !viewer}
             glyphs={glyphs}
             width={columns}
             maxRows={promptRows}
@@ -217,6 +225,7 @@ export function App(props: AppProps): React.ReactElement {
               setHint('Press Ctrl+C again to exit');
             }}
             onCtrlD={exit}
+            onExpand={() => (transcript.collapsed.length > 0 ? setViewing(true) : setHint('No collapsed tool output to expand'))}
             onCycleMode={() => {
               if (!CYCLE.includes(session.permissionMode)) outsideMode.current = session.permissionMode;
               session.permissionMode = nextCycleMode(session.permissionMode, outsideMode.current);

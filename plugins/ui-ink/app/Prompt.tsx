@@ -24,6 +24,8 @@ export interface PromptProps {
   onCtrlC(hadText: boolean): void;
   onCtrlD(): void;
   onCycleMode(): void;
+  /** Ctrl+O: show the full output of collapsed tool results. */
+  onExpand?(): void;
 }
 
 interface Search {
@@ -158,6 +160,7 @@ export function Prompt(props: PromptProps): React.ReactElement {
         h: ed.backspace,
       };
       if (input === 'r') return update({ search: { query: '', match: null } });
+      if (input === 'o') return props.onExpand?.();
       if (input === 'j') return edit(ed.insert(state, '\n'));
       const fn = edits[input];
       if (fn) edit(fn(state));

@@ -4,19 +4,25 @@ import { Text } from 'ink';
 import { formatElapsed, formatTokens } from '../format.js';
 import type { Glyphs } from '../glyphs.js';
 
-export function Spinner(props: { glyphs: Glyphs; startedAt: number; tokens: number; thinking: boolean; notice: string | null }): React.ReactElement {
-  const [now, setNow] = useState(Date.now());
+/**
+ * The turn's spinner. `elapsed` is read on each tick; while `paused` (a dialog waits for the user) it stands still,
+ * not animated, and says so.
+ */
+export function Spinner(props: { glyphs: Glyphs; elapsed(): number; paused: boolean; tokens: number; thinking: boolean; notice: string | null }): React.ReactElement {
+  const [tick, setTick] = useState(0);
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 120);
+    if (props.paused) return;
+    const timer = setInterval(() => setTick((n) => n + 1), 120);
     return () => clearInterval(timer);
-  }, []);
+  }, [props.paused]);
   const frames = props.glyphs.spinner;
-  const frame = frames[Math.floor(now / 120) % frames.length];
-  const what = props.notice ?? (props.thinking ? 'Thinking' : 'Working');
+  const frame = frames[tick % frames.length];
+  const what = props.paused ? 'Waiting for your answer' : (props.notice ?? (props.thinking ? 'Thinking' : 'Working'));
+  const keyHint = props.paused ? '' : ` ${props.glyphs.dot} esc to interrupt`;
   return (
     <Text wrap="truncate-end">
       <Text color="magenta">{frame}</Text> {what}
-      {props.glyphs.ellipsis} <Text dimColor>({formatElapsed(now - props.startedAt)} {props.glyphs.dot} {formatTokens(props.tokens)} tokens {props.glyphs.dot} esc to interrupt)</Text>
+      {props.glyphs.ellipsis} <Text dimColor>({formatElapsed(props.elapsed())} {props.glyphs.dot} {formatTokens(props.tokens)} tokens{keyHint})</Text>
     </Text>
   );
 }

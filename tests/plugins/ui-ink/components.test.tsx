@@ -5,8 +5,9 @@ import type { Answer, Question } from '../../../kernel/index.js';
 import { PermissionDialog } from '../../../plugins/ui-ink/app/PermissionDialog.js';
 import { Prompt, type PromptProps } from '../../../plugins/ui-ink/app/Prompt.js';
 import { ResumePicker } from '../../../plugins/ui-ink/app/ResumePicker.js';
-import { TrustDialog } from '../../../plugins/ui-ink/app/TrustDialog.js';
-import { Footer } from '../../../plugins/ui-ink/app/Status.js';
+import { TrustDialog, TrustQuestionScreen } from '../../../plugins/ui-ink/app/TrustDialog.js';
+import { Footer, Spinner } from '../../../plugins/ui-ink/app/Status.js';
+import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
@@ -252,6 +253,28 @@ describe('the trust dialog', () => {
     await tick();
     expect(answers).toEqual([false, true]);
   });
+
+  it('once answered, is replaced by one line saying what was decided; its file list is cut to the rows there are', async () => {
+    const done: boolean[] = [];
+    const files = Array.from({ length: 30 }, (_, i) => `/work/app/.keel/hooks/hook-${i}.sh`);
+    const ui = render(<TrustQuestionScreen question={{ folder: '/work/app', files }} glyphs={glyphs} rows={14} onDone={(a) => done.push(a)} />);
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()!.split('\n').length).toBeLessThan(14);
+    expect(ui.lastFrame()).toContain('hook-0.sh');
+    expect(ui.lastFrame()).toContain('… and 25 more');
+    ui.stdin.write('y');
+    await tick();
+    ui.stdin.write('n');
+    await tick();
+    expect(done).toEqual([true]);
+    expect(ui.lastFrame()).toBe('Trusted /work/app');
+    const no = render(<TrustQuestionScreen question={{ folder: '/work/b', files: ['/work/b/agent.config.ts'] }} glyphs={glyphs} rows={40} onDone={(a) => done.push(a)} />);
+    cleanup.push(() => no.unmount());
+    no.stdin.write('\x1b');
+    await tick();
+    expect(done).toEqual([true, false]);
+    expect(no.lastFrame()).toBe('Not trusted: /work/b (its project settings are not loaded)');
+  });
 });
 
 describe('the footer', () => {
@@ -259,5 +282,41 @@ describe('the footer', () => {
     const ui = render(<Footer glyphs={glyphs} model="claude-x" mode="edits" contextTokens={50_000} contextWindow={200_000} cost={0.1234} hint={null} />);
     cleanup.push(() => ui.unmount());
     expect(ui.lastFrame()).toBe('claude-x · edits mode (shift+tab) · 25% context · $0.1234');
+  });
+});
+
+describe('the spinner', () => {
+  it('stops counting while a dialog waits for the user and goes on from there once it is answered', async () => {
+    let now = 1_000_000;
+    const transcript = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1, now: () => now });
+    const spinner = () => <Spinner glyphs={glyphs} elapsed={() => transcript.elapsed()} paused={transcript.waiting} tokens={0} thinking={false} notice={null} />;
+    transcript.startTurn();
+    now += 5_000;
+    const ui = render(spinner());
+    cleanup.push(() => ui.unmount());
+    expect(ui.lastFrame()).toMatch(/Working… \(5s · 0 tokens · esc to interrupt\)/);
+    transcript.setWaiting(true);
+    now += 90_000;
+    ui.rerender(spinner());
+    await tick();
+    expect(ui.lastFrame()).toMatch(/Waiting for your answer… \(5s · 0 tokens\)/);
+    // Frozen: the animation stops too, so nothing is redrawn while the user reads the question.
+    const frames = ui.frames.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ui.frames.length).toBe(frames);
+    transcript.setWaiting(false);
+    now += 2_000;
+    ui.rerender(spinner());
+    expect(ui.lastFrame()).toMatch(/Working… \(7s · 0 tokens · esc to interrupt\)/);
+    // A second wait in the same turn is taken out too; a new turn starts from zero.
+    transcript.setWaiting(true);
+    now += 10_000;
+    transcript.setWaiting(false);
+    expect(transcript.elapsed()).toBe(7_000);
+    transcript.endTurn();
+    transcript.startTurn();
+    now += 1_000;
+    expect(transcript.elapsed()).toBe(1_000);
+    transcript.dispose();
   });
 });

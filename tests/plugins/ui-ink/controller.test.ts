@@ -1,6 +1,6 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSession, type Kernel, type ModeContext } from '../../../kernel/index.js';
+import { definePlugin, startSession, type Kernel, type ModeContext } from '../../../kernel/index.js';
 import denialLog from '../../../plugins/denial-log/index.js';
 import memoryIndex from '../../../plugins/memory-index/index.js';
 import permissions from '../../../plugins/permissions/index.js';
@@ -14,7 +14,7 @@ import { History, historyFile } from '../../../plugins/session-store/prompt-hist
 import { QuestionQueue } from '../../../plugins/ui-ink/questions.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
-import { say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
+import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 
@@ -25,18 +25,21 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-async function setup(script = [say('ok')]) {
+async function setup(script = [say('ok')], clock?: () => number) {
   ws = makeWorkspace({ git: true });
   server = await startAnthropicServer(script);
   const root = realpathSync(ws.dir);
-  const kernel: Kernel = testKernel([queryAnthropic(), usage(), permissions(), denialLog(), toolBash(), memoryIndex(), sessionStore({ fsync: false })], {
+  const questions = new QuestionQueue();
+  // As the plugin's index.ts does: the model's questions go to this UI's queue.
+  const askHere = definePlugin(() => ({ name: 'test-ui', kernel: '^1.0.0', apply: (k) => void k.hooks.askUser.tapPromise('test-ui', async (q) => questions.ask(q)) }));
+  const kernel: Kernel = testKernel([queryAnthropic(), usage(), permissions(), denialLog(), toolBash(), memoryIndex(), sessionStore({ fsync: false }), askHere()], {
     baseURL: server.url,
     keelHome: ws.home,
     cwd: root,
     projectRoot: root,
   });
   const paint = makePaint(false);
-  const transcript = new Transcript({ paint, glyphs: glyphsFor({ LANG: 'C.UTF-8' }), width: () => 80, frameMs: 1 });
+  const transcript = new Transcript({ paint, glyphs: glyphsFor({ LANG: 'C.UTF-8' }), width: () => 80, frameMs: 1, now: clock });
   const lines: string[] = [];
   let key = -1;
   transcript.subscribe(() => {
@@ -44,7 +47,6 @@ async function setup(script = [say('ok')]) {
     key = transcript.frame.staticKey;
   });
   kernel.observe((e) => transcript.onEvent(e));
-  const questions = new QuestionQueue();
   const ctx = { kernel, options: {}, startSession: (o?: object) => startSession(kernel, { ...o }) } as unknown as ModeContext;
   const controller = new Controller(kernel, ctx, transcript, questions, new History(historyFile(ws.home, root)), paint);
   controller.session = await ctx.startSession();
@@ -52,7 +54,7 @@ async function setup(script = [say('ok')]) {
     await new Promise((r) => setTimeout(r, 10));
     return lines.join('\n');
   };
-  return { kernel, controller, questions, shown, root };
+  return { kernel, controller, questions, transcript, shown, root };
 }
 
 describe('what Enter does in the Ink UI', () => {
@@ -84,6 +86,7 @@ describe('what Enter does in the Ink UI', () => {
     expect(await controller.submit('/exit')).toBe('exit');
     const text = await shown();
     expect(text).toMatch(/\/clear +start a new session/);
+    expect(text).toContain('Ctrl+O show the full output of collapsed tool results');
     expect(text).toMatch(/\/cost +show the tokens/);
     expect(text).toMatch(/\/permissions +show the permission mode/);
     expect(text).toContain('Unknown command /nope; /help lists them');
@@ -94,5 +97,21 @@ describe('what Enter does in the Ink UI', () => {
     const { controller, shown } = await setup([say('first answer'), say('second answer')]);
     await Promise.all([controller.submit('one'), controller.submit('two')]);
     expect(await shown()).toMatch(/> one\nfirst answer[\s\S]*> two\nsecond answer/);
+  });
+
+  it('a permission question stops the turn\'s clock until it is answered', async () => {
+    let now = 0;
+    const { controller, questions, transcript } = await setup([callTool('bash', { command: 'echo hi' }), say('done')], () => now);
+    const asked = new Promise<void>((resolve) => questions.subscribe(() => questions.current && resolve()));
+    const turn = controller.submit('run it');
+    await asked;
+    now += 60_000;
+    expect(transcript.waiting).toBe(true);
+    expect(transcript.elapsed()).toBe(0);
+    questions.answer({ kind: 'permission', choice: 'allow_once' });
+    expect(transcript.waiting).toBe(false);
+    now += 3_000;
+    expect(transcript.elapsed()).toBe(3_000);
+    await turn;
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Transcript, type StaticItem } from '../../../plugins/ui-ink/transcript.js';
-import { MarkdownStream } from '../../../plugins/ui-ink/markdown.js';
+import { planTitle, Transcript, type StaticItem } from '../../../plugins/ui-ink/transcript.js';
+import stringWidth from 'string-width';
+import { markupClosed, MarkdownStream } from '../../../plugins/ui-ink/markdown.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import type { AgentEvent } from '../../../kernel/index.js';
@@ -19,6 +20,8 @@ function collect(t: Transcript): StaticItem[] {
   });
   return printed;
 }
+
+const flushed = () => new Promise((r) => setTimeout(r, 10));
 
 const call = { id: 't1', name: 'bash', input: { command: 'ls -la' } };
 
@@ -43,6 +46,105 @@ describe('the transcript', () => {
     const shown = t.partial(2, 10);
     expect(shown.length).toBeLessThanOrEqual(19);
     expect(shown.endsWith('END')).toBe(true);
+  });
+
+  it('hands out each full row of a long streamed line at a word, under its bullet, never inside a span', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 40, frameMs: 1 });
+    const printed = collect(t);
+    const words = Array.from({ length: 60 }, (_, i) => (i % 7 === 3 ? `\`code span ${i}\`` : i % 11 === 5 ? `**bold ${i}**` : `w${i}`));
+    const line = `- ${words.join(' ')}`;
+    // Streamed a few characters at a time, as tokens arrive.
+    for (let i = 0; i < line.length; i += 3) {
+      t.onEvent({ type: 'text_delta', text: line.slice(i, i + 3), index: 0 });
+      // The live region never holds more than the row being written.
+      expect(stringWidth(t.partial(5, 40))).toBeLessThanOrEqual(40);
+    }
+    await flushed();
+    const streamed = printed.length;
+    expect(streamed).toBeGreaterThan(5);
+    t.onEvent({ type: 'text_delta', text: '\nnext line', index: 0 });
+    t.endTurn();
+    const rows = printed.flatMap((i) => i.text.split('\n'));
+    expect(rows.at(-1)).toBe('next line');
+    const body = rows.slice(0, -1);
+    expect(body[0].startsWith('• w0 ')).toBe(true);
+    for (const row of body.slice(1)) expect(row.startsWith('  ')).toBe(true);
+    for (const row of body) {
+      expect(stringWidth(row)).toBeLessThanOrEqual(40);
+      expect(markupClosed(row)).toBe(true);
+    }
+    // Rows joined again are the line.
+    expect(body.map((r, i) => (i === 0 ? r.slice(2) : r.slice(2))).join(' ')).toBe(words.join(' '));
+  });
+
+  it('renders the rows of a long line as the whole line renders, in colour, and keeps code-block lines whole', () => {
+    const colour = makePaint(true);
+    const line = 'Some **bold words** and `inline code` then *italic words here* and [a link](https://example.com/x) end '.repeat(4).trim();
+    const whole = new MarkdownStream(colour, () => 10_000, glyphs);
+    const expected = [...whole.push(line), ...whole.end()][0];
+    const rows = new MarkdownStream(colour, () => 50, glyphs);
+    const out = [...rows.push(line), ...rows.end()];
+    expect(out.length).toBeGreaterThan(4);
+    expect(out.join(' ')).toBe(expected);
+    // A style's ESC [ before a link is not taken for the link's opening bracket.
+    expect(expected).toContain('a link \x1b[34m\x1b[4m(https://example.com/x)');
+    expect(expected).not.toMatch(/\x1b(?!\[)/);
+    const code = new MarkdownStream(paint, () => 20, glyphs);
+    const long = 'const x = ' + '1 + '.repeat(30) + '1;';
+    expect([...code.push('```ts\n' + long), ...code.end()]).toEqual(['```ts', long]);
+  });
+
+  it('cuts a span that stays open for rows anyway, so the live region stays a few rows', () => {
+    const m = new MarkdownStream(paint, () => 20, glyphs);
+    const out = m.push('`' + 'open code '.repeat(20));
+    expect(out.length).toBeGreaterThan(0);
+    expect(stringWidth(m.partial())).toBeLessThanOrEqual(20 * 5);
+  });
+
+  it('a withdrawn answer keeps the rows already printed, marks the cut once, and the retry starts clean (outside a code block)', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 30, frameMs: 1 });
+    const printed = collect(t);
+    t.startTurn();
+    t.onEvent({ type: 'text_delta', text: 'first attempt\n```\ncode in the attempt\n', index: 0 });
+    t.onEvent({ type: 'text_delta', text: 'and a very long line of the broken attempt that does not end', index: 0 });
+    t.onEvent({ type: 'withdraw', reason: 'the response stream failed: boom' });
+    t.onEvent({ type: 'text_delta', text: 'Retried **answer**', index: 0 });
+    t.onEvent({ type: 'assistant_message', message: { role: 'assistant', content: [] }, response: {} as never });
+    t.endTurn();
+    const text = printed.map((i) => i.text).join('\n');
+    expect(text.match(/the answer above was cut off/g)).toHaveLength(1);
+    expect(text).toMatch(/\(the answer above was cut off: the response stream failed: boom\)\nRetried \*\*answer\*\*$/);
+    // The unfinished rest of the withdrawn line is not printed.
+    expect(text).not.toContain('does not end');
+    // Long prose of a withdrawn attempt outside a code block: its full rows stay, above the note.
+    const u = new Transcript({ paint, glyphs, width: () => 30, frameMs: 1 });
+    const printedU = collect(u);
+    u.onEvent({ type: 'text_delta', text: 'row one of the attempt goes here and row two follows it and the rest', index: 0 });
+    u.onEvent({ type: 'withdraw', reason: 'boom' });
+    u.onEvent({ type: 'text_delta', text: '```\nretried code', index: 0 });
+    u.endTurn();
+    const rowsU = printedU.flatMap((i) => i.text.split('\n'));
+    expect(rowsU[0]).toBe('row one of the attempt goes');
+    expect(rowsU.at(-3)).toBe('(the answer above was cut off: boom)');
+    expect(rowsU.slice(-2)).toEqual(['```', 'retried code']);
+  });
+
+  it('keeps the full output of collapsed results for Ctrl+O and never collapses the user\'s own answers', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    const answers = 'The user answered:\n1. Which database? Postgres\n2. Which port? 5432\n3. Tests? yes\n4. Docs? later\n5. Notes: my own words';
+    t.onEvent({ type: 'tool_end', call: { id: 'q', name: 'ask_user_question', input: { questions: [{ question: 'Which database?' }] } }, result: { content: answers, display: { answers: [['Postgres']] } }, durationMs: 1 });
+    t.onEvent({ type: 'tool_end', call, result: { content: '1\n2\n3\n4\n5\n6' }, durationMs: 1 });
+    t.onEvent({ type: 'tool_end', call, result: { content: 'short' }, durationMs: 1 });
+    await flushed();
+    const text = printed.map((i) => i.text).join('\n');
+    expect(text).toContain('5. Notes: my own words');
+    expect(text.match(/… \+/g)).toHaveLength(1);
+    expect(text).toContain('… +2 lines (ctrl+o to expand)');
+    expect(t.collapsed).toEqual([{ title: 'bash(ls -la)', kind: 'output', lines: ['1', '2', '3', '4', '5', '6'] }]);
+    for (let i = 0; i < 40; i++) t.onEvent({ type: 'tool_end', call, result: { content: `run ${i}\n2\n3\n4\n5\n6` }, durationMs: 1 });
+    expect(t.collapsed.length).toBe(30);
+    expect(t.collapsed.at(-1)!.lines[0]).toBe('run 39');
   });
 
   it('turns tool calls, denials, retries, compaction and errors into lines', () => {
@@ -103,7 +205,6 @@ describe('markdown', () => {
 });
 
 describe('events of other plugins, read by shape', () => {
-  const flushed = () => new Promise((r) => setTimeout(r, 10));
 
   it('prints a web search as one line: the query, the number of results and the sources cited', async () => {
     const t = new Transcript({ paint, glyphs, width: () => 100, frameMs: 1 });
@@ -137,7 +238,19 @@ describe('events of other plugins, read by shape', () => {
     t.printPlan('# Plan\n\n1. Read **the parser**\n- edit `lexer.ts`');
     t.onEvent({ type: 'permission_mode', sessionId: 's', from: 'plan', to: 'edits', reason: 'plan approved' } as unknown as AgentEvent);
     await flushed();
-    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  Plan\n\n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
+    expect(printed.map((i) => i.text)).toEqual(['● Plan\n  1. Read **the parser**\n  • edit `lexer.ts`', '· Permission mode: edits (plan approved)']);
+  });
+
+  it('shows a plan\'s title once: its own "Plan…" heading replaces the generic one, another heading stays under it', async () => {
+    const t = new Transcript({ paint, glyphs, width: () => 80, frameMs: 1 });
+    const printed = collect(t);
+    t.printPlan('## Plan: fix the lexer ##\n\n- step');
+    t.printPlan('# Refactor\n- step');
+    t.printPlan('1. only steps');
+    t.printPlan('\n\n# PLAN\n');
+    await flushed();
+    expect(printed.map((i) => i.text)).toEqual(['● Plan: fix the lexer\n  • step', '● Plan\n  Refactor\n  • step', '● Plan\n  1. only steps', '● PLAN']);
+    expect(planTitle('#Plan')).toEqual({ title: 'Plan', body: '#Plan' });
   });
 
   it('shows a resumed server-side search as its line', async () => {

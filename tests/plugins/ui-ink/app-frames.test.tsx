@@ -1,0 +1,177 @@
+/**
+ * The whole App rendered by Ink as on a terminal (not ink-testing-library's debug mode, which rewrites everything
+ * on each frame): what each frame writes, while a long answer streams.
+ */
+import { EventEmitter } from 'node:events';
+import React from 'react';
+import { render } from 'ink';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSession, type ModeContext } from '../../../kernel/index.js';
+import { App } from '../../../plugins/ui-ink/app/App.js';
+import { Controller } from '../../../plugins/ui-ink/controller.js';
+import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
+import { QuestionQueue } from '../../../plugins/ui-ink/questions.js';
+import { makePaint } from '../../../plugins/ui-ink/style.js';
+import { Transcript } from '../../../plugins/ui-ink/transcript.js';
+import { testKernel } from '../../helpers/kernel.js';
+
+/** A terminal as Ink sees it: a TTY of fixed size that keeps every write. */
+class FakeTerminal extends EventEmitter {
+  isTTY = true;
+  writes: string[] = [];
+  constructor(
+    readonly columns: number,
+    readonly rows: number,
+  ) {
+    super();
+  }
+  write(chunk: unknown): boolean {
+    this.writes.push(String(chunk));
+    return true;
+  }
+}
+
+class FakeKeyboard extends EventEmitter {
+  isTTY = true;
+  private data: string | null = null;
+  /** Keys typed, as a terminal sends them. */
+  type(data: string): void {
+    this.data = data;
+    this.emit('readable');
+    this.emit('data', data);
+  }
+  setEncoding(): void {}
+  setRawMode(): void {}
+  resume(): void {}
+  pause(): void {}
+  ref(): void {}
+  unref(): void {}
+  read(): string | null {
+    const { data } = this;
+    this.data = null;
+    return data;
+  }
+}
+
+let unmount: (() => void) | undefined;
+afterEach(() => {
+  unmount?.();
+  unmount = undefined;
+});
+
+const tick = (ms = 2) => new Promise((r) => setTimeout(r, ms));
+
+async function mountApp(columns: number, rows: number) {
+  const kernel = testKernel([], { model: 'test-model' });
+  const paint = makePaint(false);
+  const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
+  const transcript = new Transcript({ paint, glyphs, width: () => columns, frameMs: 1 });
+  const ctx = { kernel, options: {}, startSession: (o?: object) => startSession(kernel, { ...o }) } as unknown as ModeContext;
+  const controller = new Controller(kernel, ctx, transcript, new QuestionQueue(), { entries: [], add() {}, search: () => null }, paint);
+  controller.session = await ctx.startSession();
+  const stdout = new FakeTerminal(columns, rows);
+  const keyboard = new FakeKeyboard();
+  const instance = render(<App controller={controller} glyphs={glyphs} paint={paint} initialPicker={null} listSessions={async () => []} onExit={() => undefined} />, {
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    stdin: keyboard as unknown as NodeJS.ReadStream,
+    exitOnCtrlC: false,
+    patchConsole: false,
+    // Every change drawn: frames are counted, not timed.
+    maxFps: 10_000,
+  });
+  unmount = () => {
+    instance.unmount();
+    transcript.dispose();
+  };
+  return { transcript, stdout, keyboard };
+}
+
+describe('the Ink UI while a long answer streams', () => {
+  it('draws frames whose size does not grow with the answer: finished rows go to the scrollback once, the frame holds the row being written', async () => {
+    const columns = 100;
+    const { transcript, stdout } = await mountApp(columns, 30);
+    await tick(20);
+    transcript.startTurn();
+    await tick(20);
+    // What a frame with an empty answer costs: the live region (prompt, footer) redrawn.
+    const base = Math.max(...stdout.writes.map((w) => w.length));
+    // One paragraph with no newline, as the bench streams it (bench/ui.mjs), 400 pieces: about 15 rows of 100.
+    const marks: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      transcript.onEvent({ type: 'text_delta', text: `word${i} and some more words to draw. `, index: 0 });
+      await tick();
+      marks.push(stdout.writes.length);
+    }
+    const late = stdout.writes.slice(marks[299]);
+    expect(late.length).toBeGreaterThan(50);
+    // Each late frame: the live region, the row being written and at most a row or two printed above it. Before
+    // rows were handed out, a frame rewrote every row of the paragraph so far (about 15 rows here).
+    for (const write of late) expect(write.length).toBeLessThan(base + 3 * columns);
+    // Nothing was lost: every piece is on the screen once, in order, rows joined again.
+    transcript.onEvent({ type: 'assistant_message', message: { role: 'assistant', content: [] }, response: {} as never });
+    transcript.endTurn();
+    await tick(20);
+    const all = stdout.writes.join('');
+    const printed = all.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    for (const i of [0, 150, 399]) expect(printed).toMatch(new RegExp(`word${i}\\b`));
+  });
+});
+
+describe('Ctrl+O', () => {
+  /** The screen's live region as last drawn: the last write, control sequences taken out. */
+  const lastDrawn = (stdout: FakeTerminal) =>
+    stdout.writes
+      .map((w) => w.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''))
+      .filter((w) => w.trim())
+      .at(-1) ?? '';
+
+  it('opens the full output of the latest collapsed result above the prompt, scrolls it, goes to older ones, and Esc or Ctrl+O closes it, the draft kept', async () => {
+    const { transcript, stdout, keyboard } = await mountApp(80, 24);
+    await tick(20);
+    keyboard.type('\x0f');
+    await tick(20);
+    expect(lastDrawn(stdout)).toContain('No collapsed tool output to expand');
+    const older = { id: 'a', name: 'bash', input: { command: 'seq 1 8' } };
+    const latest = { id: 'b', name: 'bash', input: { command: 'seq 1 40' } };
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `out-${i + 1}`).join('\n');
+    transcript.onEvent({ type: 'tool_end', call: older, result: { content: lines(8) }, durationMs: 1 });
+    transcript.onEvent({ type: 'tool_end', call: latest, result: { content: lines(40) }, durationMs: 1 });
+    await tick(20);
+    const printed = stdout.writes.join('').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect(printed).toContain('… +36 lines (ctrl+o to expand)');
+    keyboard.type('draft');
+    await tick(20);
+    keyboard.type('\x0f');
+    await tick(20);
+    let screen = lastDrawn(stdout);
+    expect(screen).toContain('bash(seq 1 40) · 40 lines');
+    expect(screen).toContain('out-5\n');
+    expect(screen).not.toContain('out-40');
+    expect(screen).toContain('esc or ctrl+o back');
+    // The view fits the screen with the prompt under it.
+    expect(screen.split('\n').length).toBeLessThanOrEqual(24);
+    keyboard.type('G');
+    await tick(20);
+    screen = lastDrawn(stdout);
+    expect(screen).toContain('out-40');
+    expect(screen).toMatch(/rows \d+-40 of 40/);
+    // Keys go to the view, not the prompt.
+    keyboard.type('\x1b[D');
+    await tick(20);
+    screen = lastDrawn(stdout);
+    expect(screen).toContain('bash(seq 1 8) · 8 lines · 1/2');
+    expect(screen).toContain('out-8');
+    keyboard.type('\x1b');
+    await tick(60);
+    screen = lastDrawn(stdout);
+    expect(screen).not.toContain('esc or ctrl+o back');
+    expect(screen).toContain('draft');
+    expect(screen).not.toMatch(/draftG|Gdraft/);
+    keyboard.type('\x0f');
+    await tick(20);
+    expect(lastDrawn(stdout)).toContain('bash(seq 1 40)');
+    keyboard.type('\x0f');
+    await tick(20);
+    expect(lastDrawn(stdout)).not.toContain('esc or ctrl+o back');
+  });
+});
