@@ -41,7 +41,9 @@ try {
     ['ui-resume.mjs', {}],
   ];
   let failed = false;
-  for (const [name, extra] of runs) {
+  // BENCH_NODE24_ONLY=ui-resume,startup: only the benches whose file name contains one of the words.
+  const only = process.env.BENCH_NODE24_ONLY?.split(',').filter(Boolean);
+  for (const [name, extra] of runs.filter(([name]) => !only || only.some((word) => name.includes(word)))) {
     console.log(`\n-- Node 24: bench/${name}`);
     const run = spawnSync(node24, [path.join(copy, 'bench', name)], { cwd: copy, env: { ...env, ...extra }, stdio: 'inherit' });
     failed ||= run.status !== 0;

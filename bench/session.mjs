@@ -64,7 +64,12 @@ if (process.env.BENCH_LOOP === '0') {
 
 // The long loop: one process, probed from inside at chosen turns.
 const turns = Number(process.env.BENCH_TURNS ?? 1000);
-const probes = [10, 100, Math.max(100, turns - 100), turns];
+// Probed at turns 10, 100, turns − 100 and the last: four distinct turns in order.
+if (!(turns > 200)) {
+  console.error(`bench/session.mjs: BENCH_TURNS must be more than 200 (got ${process.env.BENCH_TURNS})`);
+  process.exit(2);
+}
+const probes = [10, 100, turns - 100, turns];
 const probeFile = path.join(base, 'probe.jsonl');
 writeFileSync(path.join(project, 'small.txt'), 'x\n');
 let child;
