@@ -8,7 +8,7 @@
  * its own folder of transformed modules (`project.tmpDir`): removed too.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,10 @@ export default function setup(project: TestProject): () => void {
   const marker = runMarker;
   const previousTmp = process.env.TMPDIR;
   const tmpBase = os.tmpdir();
-  process.env.TMPDIR = mkdtempSync(path.join(tmpBase, `keel-tests-${marker}-`));
+  const runTmp = mkdtempSync(path.join(tmpBase, `keel-tests-${marker}-`));
+  // Open to others, as the temp folder itself is: some tests run keel as another user (nobody) in their folders.
+  chmodSync(runTmp, 0o755);
+  process.env.TMPDIR = runTmp;
   let reaped = false;
   const reap = (interrupted: boolean) => {
     if (reaped) return;
