@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import { recordOf, survey, type Guarded } from './survey.js';
 import { BRIDGE, BRIDGE_PORT, startProxy } from './proxy.js';
 import { isEmptyDir, placeholdersFor, removePlaceholder } from './placeholders.js';
 import { heldByOthers, journal, settle } from './journal.js';
+import { atExit, removeAtExit } from './at-exit.js';
 
 export interface SandboxConfig {
   /** Run bash commands inside bubblewrap. Default false. */
@@ -59,17 +60,6 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     let proxy: Promise<string> | undefined;
     /** The starting points of the sandboxed commands running now. */
     const live: Array<Map<string, Guarded>> = [];
-    // Temp dirs this kernel made, removed at exit; the exit listener is added with the first one, so kernels
-    // that never sandbox a command add none.
-    const cleanup: string[] = [];
-    const removeLater = (dir: string) => {
-      if (cleanup.length === 0) {
-        process.once('exit', () => {
-          for (const made of cleanup) rmSync(made, { recursive: true, force: true });
-        });
-      }
-      cleanup.push(dir);
-    };
 
     // Placeholders in use, by path: several commands (one in the background) may hold the same one.
     const holding = new Map<string, number>();
@@ -78,23 +68,28 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     const emptyDir = () => {
       if (!empty) {
         empty = real(mkdtempSync(path.join(os.tmpdir(), 'keel-empty-')));
-        removeLater(empty);
+        removeAtExit(empty);
       }
       return empty;
     };
     /** Checks not run yet, by command: run at Keel's exit (every path: end, signals) once the commands are dead. */
     const unchecked = new Set<() => Promise<string | undefined>>();
-    let exitListener = false;
+    // Registered while this kernel has commands to check, and removed with the last one, so a kernel with no
+    // command running is not held by the process.
+    let stopChecking: (() => void) | undefined;
     const checkAtExit = () => {
-      if (exitListener) return;
-      exitListener = true;
-      process.on('exit', () => {
-        if (unchecked.size === 0) return;
+      stopChecking ??= atExit(() => {
         // Stop and kill everything the tools started first (synchronously), so nothing writes after the check.
         (kernel.services.get('processes') as { reap(): number } | undefined)?.reap();
         // finish() does all its work before its first await, so it completes here.
         for (const finish of [...unchecked]) void finish();
       });
+    };
+    const uncheck = (finish: () => Promise<string | undefined>) => {
+      unchecked.delete(finish);
+      if (unchecked.size > 0 || !stopChecking) return;
+      stopChecking();
+      stopChecking = undefined;
     };
     // A Keel killed with SIGKILL never checked its running commands: settle them before this one runs any.
     let settled = false;
@@ -120,7 +115,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
     const proxySocket = (allowed: string[]): Promise<string> => {
       proxy ??= (async () => {
         const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-proxy-'));
-        removeLater(dir);
+        removeAtExit(dir);
         const socket = path.join(dir, 'proxy.sock');
         await startProxy(socket, allowed);
         return socket;
@@ -138,7 +133,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
           if (config.allowUnsandboxed) return null;
           throw new Error(`sandbox: ${problem}. Set sandbox.allowUnsandboxed: true to run without it, or sandbox.enabled: false`);
         }
-        const own = sessionSandbox(session, removeLater);
+        const own = sessionSandbox(session);
         const root = real(session.projectRoot);
         const surface = kernel.protected;
         // allowWrite never opens a protected path, and a project inside one (KEEL_HOME, /etc) stays read-only.
@@ -200,7 +195,7 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         const done = journal(kernel.config.keelHome, { root, roots, placeholders: [...placeholders, ...borrowed], before });
         let finished: Promise<string | undefined> | undefined;
         const finish = async (): Promise<string | undefined> => {
-          unchecked.delete(once);
+          uncheck(once);
           live.splice(live.indexOf(before), 1);
           done();
           const others = home ? heldByOthers(home) : new Set<string>();
@@ -299,11 +294,11 @@ function secrets(entries: readonly ProtectedEntry[]): { hidden: Array<{ path: st
   return { hidden, readable };
 }
 
-function sessionSandbox(session: Session, removeLater: (dir: string) => void): SessionSandbox {
+function sessionSandbox(session: Session): SessionSandbox {
   let own = session.data.get(KEY) as SessionSandbox | undefined;
   if (!own) {
     own = { tmpDir: real(mkdtempSync(path.join(os.tmpdir(), 'keel-sandbox-'))) };
-    removeLater(own.tmpDir);
+    removeAtExit(own.tmpDir);
     session.data.set(KEY, own);
   }
   return own;

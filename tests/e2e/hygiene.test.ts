@@ -9,6 +9,7 @@ import { cleanRun } from '../helpers/global-setup.js';
 import { RUN_MARKER_VAR } from '../helpers/run-marker.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
@@ -22,6 +23,21 @@ function testFiles(dir: string): string[] {
 }
 
 let ws: Workspace | undefined;
+
+/** Running (a zombie waiting for its parent to collect it counts as ended). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `done` until it holds or `timeoutMs` passes. */
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+}
 afterEach(() => {
   ws?.cleanup();
   ws = undefined;
@@ -52,6 +68,46 @@ describe('test hygiene', () => {
       cleanRun(other);
     }
   });
+
+  it.skipIf(spawnSync('tmux', ['-V']).status !== 0)('Ctrl+C to a running vitest leaves no tmux server, keel process or temp folder behind', async () => {
+    ws = makeWorkspace();
+    const marker = `r${randomBytes(4).toString('hex')}`;
+    const ready = ws.path('ready.json');
+    const tmp = ws.path('tmp');
+    mkdirSync(tmp);
+    const vitest = path.join(TESTS, '..', 'node_modules', 'vitest', 'vitest.mjs');
+    const config = path.join(TESTS, 'fixtures', 'interrupt', 'vitest.config.ts');
+    // Its own process group, as a terminal's foreground job is: Ctrl+C signals the whole group.
+    const run = spawn(process.execPath, [vitest, 'run', '--config', config], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, [RUN_MARKER_VAR]: marker, KEEL_INTERRUPT_READY: ready, TMPDIR: tmp, CI: '1' },
+    });
+    let output = '';
+    run.stdout!.on('data', (d) => (output += d));
+    run.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => run.on('close', resolve));
+    try {
+      await until(() => existsSync(ready) || run.exitCode !== null, 90_000);
+      expect(existsSync(ready), output).toBe(true);
+      const held = JSON.parse(readFileSync(ready, 'utf8')) as { socket: string; pids: number[]; folders: string[] };
+      expect(held.pids.every((pid) => alive(pid))).toBe(true);
+      expect(held.folders.every((folder) => existsSync(folder))).toBe(true);
+      process.kill(-run.pid!, 'SIGINT');
+      await exited;
+      // The teardown's first pass runs as vitest exits; the reaper's last 10 s later.
+      const clean = () => spawnSync('tmux', ['-L', held.socket, 'has-session']).status !== 0 && !held.pids.some(alive) && !held.folders.some(existsSync) && readdirSync(tmp).length === 0;
+      await until(clean, 30_000);
+      expect(spawnSync('tmux', ['-L', held.socket, 'has-session']).status).not.toBe(0);
+      expect(held.pids.filter(alive)).toEqual([]);
+      expect(held.folders.filter((folder) => existsSync(folder))).toEqual([]);
+      // Nothing else either: vitest's own folder of transformed modules is gone too.
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      if (run.exitCode === null) process.kill(-run.pid!, 'SIGKILL');
+      cleanRun(marker, { tmpBase: tmp });
+    }
+  }, 150_000);
 
   it('every tmux command in the tests goes through a private socket (tmux -L)', () => {
     // `tmux -V` starts no server; anything else must use helpers/tmux.ts.

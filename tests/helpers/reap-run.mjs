@@ -1,7 +1,9 @@
 /**
  * Ends what a test run left behind, by its marker (see run-marker.ts): the tmux servers on its sockets, the
- * processes whose environment carries it, and its temp folders. Run as a script (`node reap-run.mjs <marker>
- * <delayMs>…`) it waits first, so it also catches what a worker made while vitest was shutting down after Ctrl+C.
+ * processes whose environment carries it, and its temp folders (the run's TMPDIR, `keel-tests-<marker>-…`, and
+ * any other entry named `…-<marker>-…` in the temp folder or /var/tmp). Run as a script
+ * (`node reap-run.mjs <marker> <signal> <delayMs>… [-- <folder>…]`) it waits first, so it also catches what a
+ * worker made while vitest was shutting down after Ctrl+C.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -50,20 +52,31 @@ function markedProcesses(marker) {
   return found;
 }
 
-export function cleanRun(marker) {
+/**
+ * `signal`: what the marked processes get. The teardown sends SIGTERM first, so a keel removes its own temp
+ * folders as it exits; the reaper's later passes send SIGKILL to what is still there. `tmpBase`: the temp folder
+ * the run's folders are in (the run itself points TMPDIR into one of them). `folders`: more to remove.
+ */
+export function cleanRun(marker, { signal = 'SIGKILL', tmpBase = os.tmpdir(), folders = [] } = {}) {
   const socketDir = path.join(process.env.TMUX_TMPDIR ?? '/tmp', `tmux-${process.getuid?.() ?? 0}`);
   for (const name of list(socketDir)) if (name.includes(`-${marker}-`)) spawnSync('tmux', ['-L', name, 'kill-server'], { stdio: 'ignore' });
   for (const pid of markedProcesses(marker)) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
   }
-  for (const name of list(os.tmpdir())) if (name.includes(`-${marker}-`)) rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  for (const base of new Set([tmpBase, '/var/tmp'])) {
+    for (const name of list(base)) if (name.includes(`-${marker}-`)) rmSync(path.join(base, name), { recursive: true, force: true });
+  }
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [marker, ...delays] = process.argv.slice(2);
-  if (marker) for (const delay of delays) setTimeout(() => cleanRun(marker), Number(delay) || 0);
+  const args = process.argv.slice(2);
+  const split = args.indexOf('--');
+  const [marker, signal, ...delays] = split < 0 ? args : args.slice(0, split);
+  const folders = split < 0 ? [] : args.slice(split + 1);
+  if (marker) for (const delay of delays) setTimeout(() => cleanRun(marker, { signal, folders }), Number(delay) || 0);
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { findOnPath, probe } from '../../../plugins/sandbox/bwrap.js';
 import { callTool, resultText, say, useHostile, type Hostile, type Verdict } from '../../helpers/adversary.js';
+import { runMarker } from '../../helpers/run-marker.js';
 
 const bwrap = findOnPath('bwrap');
 const problem = bwrap ? probe(bwrap) : 'bubblewrap (bwrap) is not installed';
@@ -85,7 +86,7 @@ export function useAttack(): (calls: Array<{ name?: string; input: unknown; id: 
   let root: string | undefined;
   beforeAll(() => {
     if (!existsSync('/var/tmp')) return;
-    root = mkdtempSync('/var/tmp/keel-sandbox-escape-');
+    root = mkdtempSync(`/var/tmp/keel-sandbox-escape-${runMarker}-`);
     process.env.TMPDIR = root;
   });
   afterAll(() => {

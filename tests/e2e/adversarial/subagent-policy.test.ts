@@ -18,6 +18,7 @@ import { callTool, callTools, say, type RecordedRequest } from '../../helpers/an
 import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, spawnKeel } from '../../helpers/cli.js';
 import { conversation, routeConversations, toolNamesOf, toolResultsOf } from '../../helpers/conversations.js';
 import { useScriptedProjects } from '../../helpers/project.js';
+import { runMarker } from '../../helpers/run-marker.js';
 
 const prepare = useScriptedProjects();
 const SLOW = 90_000;
@@ -30,7 +31,7 @@ afterEach(() => {
   for (const dir of outsides.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 function outside(): { dir: string; canary: string; pwned: string; untouched(): boolean } {
-  const dir = mkdtempSync(path.join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'keel-subagent-outside-'));
+  const dir = mkdtempSync(path.join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), `keel-subagent-outside-${runMarker}-`));
   outsides.push(dir);
   const canary = path.join(dir, 'canary.txt');
   writeFileSync(canary, 'CANARY-SUBAGENT-7d2e\n');
