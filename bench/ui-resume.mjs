@@ -59,7 +59,8 @@ async function keelPid(term) {
     pid = term.programPid();
     if (!pid) return false;
     try {
-      return /node/.test(readFileSync(`/proc/${pid}/comm`, 'utf8'));
+      // Not /proc/<pid>/comm: Node 24 names its main thread "MainThread".
+      return /\bkeel\.js\b/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
     } catch {
       return false;
     }
