@@ -8,6 +8,7 @@ import { resultText, collapse, hangingWrap } from './format.js';
 import type { QuestionQueue } from './questions.js';
 import type { Paint } from './style.js';
 import type { Transcript } from './transcript.js';
+import { visibleControlsKeepingColours } from './safe-text.js';
 
 interface SessionStore {
   close(session: Session): void;
@@ -193,7 +194,7 @@ export class Controller {
         let output = await command.run(args, { kernel: this.kernel, session: this.session, print: (t) => printed.push(t), signal }).finally(stop);
         if (answered !== undefined && output === answered) output = undefined;
         const all = [...printed, ...(typeof output === 'string' && output ? [output] : [])].join('\n').replace(/\n+$/, '');
-        if (all) this.transcript.print(all);
+        if (all) this.transcript.print(visibleControlsKeepingColours(all));
       } catch (err) {
         this.transcript.print(p.red(`/${name}: ${userMessage(err)}`));
       }

@@ -2,6 +2,7 @@
 import type { ToolCall, ToolResult } from '../../kernel/index.js';
 import type { Glyphs } from './glyphs.js';
 import type { Paint } from './style.js';
+import { visibleControls } from './safe-text.js';
 
 /** The argument that says what a call does: the command, the path, the pattern, the URL. */
 export function keyArgument(call: ToolCall): string {
@@ -30,8 +31,8 @@ export function toolTitle(call: ToolCall, paint: Paint): string {
 
 /** The text of a result's content blocks. */
 export function resultText(result: ToolResult): string {
-  if (typeof result.content === 'string') return result.content;
-  return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
+  const text = typeof result.content === 'string' ? result.content : result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
+  return visibleControls(text);
 }
 
 /** What the line that counts a collapsed result's hidden lines says about the key that shows them (App.tsx). */
@@ -66,7 +67,7 @@ export function colorDiff(diff: string, paint: Paint, maxLines: number, hint?: s
 /** A finished call's result as lines, uncoloured: all of them, and how many are shown before it collapses. */
 export function resultLines(result: ToolResult): { kind: OutputKind; lines: string[]; shown: number } {
   const display = result.display ?? {};
-  if (typeof display.diff === 'string' && display.diff && !result.isError) return { kind: 'diff', lines: display.diff.replace(/\s+$/, '').split('\n'), shown: 20 };
+  if (typeof display.diff === 'string' && display.diff && !result.isError) return { kind: 'diff', lines: visibleControls(display.diff).replace(/\s+$/, '').split('\n'), shown: 20 };
   const lines = resultText(result).replace(/\s+$/, '').split('\n');
   // The user's own answers (ask_user_question) are shown whole: they typed them.
   if (Array.isArray(display.answers)) return { kind: result.isError ? 'error' : 'output', lines, shown: Infinity };

@@ -1,5 +1,6 @@
 /** Questions for the user (`askUser`), one at a time: calls that run in parallel wait in line, never overlap. */
 import type { Answer, Question } from '../../kernel/index.js';
+import { visibleInside } from './safe-text.js';
 
 interface Pending {
   question: Question;
@@ -12,7 +13,8 @@ export class QuestionQueue {
 
   ask(question: Question): Promise<Answer> {
     return new Promise((resolve) => {
-      this.queue.push({ question, resolve });
+      // What the dialogs show: the call's command, the diff, the model's questions, never obeyed as terminal controls.
+      this.queue.push({ question: visibleInside(question), resolve });
       this.notify();
     });
   }

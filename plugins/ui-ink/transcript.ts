@@ -11,6 +11,10 @@ import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import type { Paint } from './style.js';
 import { PASTE_MIN_LINES } from './paste.js';
 import { hiddenNote, historyTail } from './resumed-history.js';
+import { visibleInside } from './safe-text.js';
+
+/** Events whose text the transcript does not show (or, for a session, would copy whole for nothing). */
+const SHOWN_RAW = new Set<AgentEvent['type']>(['session_start', 'assistant_message', 'tool_results', 'usage', 'tools_bytes']);
 
 /** Lines of a resumed prompt shown in full; a longer one (a large paste) shows its start and how much follows. */
 const RESUMED_PROMPT_LINES = PASTE_MIN_LINES * 2;
@@ -171,8 +175,10 @@ export class Transcript {
     this.changed(true);
   }
 
-  onEvent(event: AgentEvent): void {
+  onEvent(raw: AgentEvent): void {
     const { paint, glyphs } = this.opts;
+    // Everything an event carries is shown as text, never obeyed as terminal controls (safe-text.ts).
+    const event = SHOWN_RAW.has(raw.type) ? raw : visibleInside(raw);
     switch (event.type) {
       case 'text_delta': {
         this.thinking = false;
@@ -294,7 +300,8 @@ export class Transcript {
   }
 
   /** What a resumed message looks like in the transcript (no lines: nothing shown, e.g. a tool result). */
-  private historyLines(message: MessageParam, userItems: Services['transcript']['userItems']): string[] {
+  private historyLines(stored: MessageParam, userItems: Services['transcript']['userItems']): string[] {
+    const message = visibleInside(stored);
     const { paint, glyphs } = this.opts;
     const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
     const lines: string[] = [];
@@ -329,8 +336,9 @@ export class Transcript {
   }
 
   /** The todo list, printed whenever it changes. */
-  printTodos(todos: Array<{ content: string; status: string }>): void {
+  printTodos(given: Array<{ content: string; status: string }>): void {
     const { paint, glyphs } = this.opts;
+    const todos = visibleInside(given);
     if (todos.length === 0) return;
     const lines = todos.map((t) =>
       t.status === 'completed' ? paint.green(`  ${glyphs.check} ${paint.strikethrough(t.content)}`) : t.status === 'in_progress' ? paint.bold(`  ${glyphs.pointer} ${t.content}`) : `  ${glyphs.dot} ${t.content}`,

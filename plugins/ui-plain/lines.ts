@@ -3,13 +3,15 @@ import type { AgentEvent, MessageParam, Services, PermissionChoice, ToolCall, To
 
 /**
  * Text safe to print as plain lines: terminal escape sequences (colours from a command's output, cursor
- * moves, titles) and other control characters are dropped; newlines and tabs stay.
+ * moves, titles) and other control characters, C1 ones included, are dropped; the bidirectional overrides and
+ * isolates that reorder what is shown (Trojan Source) are shown as `<U+202E>`; newlines and tabs stay.
  */
 export function clean(text: string): string {
   return text
     .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g, '')
     .replace(/\r\n/g, '\n')
-    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
+    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '')
+    .replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => `<U+${ch.charCodeAt(0).toString(16).toUpperCase()}>`);
 }
 
 export function keyArgument(call: ToolCall): string {

@@ -3,6 +3,7 @@ import React, { useRef, useState } from 'react';
 import { Box, Text } from 'ink';
 import { useKeys } from './useKeys.js';
 import type { Glyphs } from '../glyphs.js';
+import { visibleControls } from '../safe-text.js';
 
 export interface SessionChoice {
   id: string;
@@ -77,7 +78,7 @@ export function ResumePicker(props: ResumePickerProps): React.ReactElement {
       {shown.length === 0 ? <Text dimColor>{props.sessions.length === 0 ? 'No sessions in this project yet.' : 'No session matches.'}</Text> : null}
       {shown.slice(start, start + rows).map((s, i) => (
         <Text key={s.id} color={start + i === selected ? 'cyan' : undefined} wrap="truncate-end">
-          {start + i === selected ? props.glyphs.pointer : ' '} {when(s.lastActivity)} {s.id.slice(0, 8)} {String(s.turns).padStart(3)} {s.turns === 1 ? 'turn ' : 'turns'} ${s.costUsd.toFixed(2)} {(s.firstPrompt ?? '(no prompt)').replace(/\s+/g, ' ')}
+          {start + i === selected ? props.glyphs.pointer : ' '} {when(s.lastActivity)} {s.id.slice(0, 8)} {String(s.turns).padStart(3)} {s.turns === 1 ? 'turn ' : 'turns'} ${s.costUsd.toFixed(2)} {visibleControls((s.firstPrompt ?? '(no prompt)').replace(/\s+/g, ' '))}
         </Text>
       ))}
     </Box>

@@ -9,6 +9,7 @@ import { Box, Text } from 'ink';
 import { useKeys } from './useKeys.js';
 import type { TrustQuestion } from '../../../kernel/index.js';
 import type { Glyphs } from '../glyphs.js';
+import { visibleControls } from '../safe-text.js';
 
 /** Rows of the dialog besides its file list: border (2), three lines of text, two options, and one spare. */
 const FRAME_ROWS = 8;
@@ -42,14 +43,15 @@ export function TrustDialog(props: { question: TrustQuestion; glyphs: Glyphs; ro
     if (key.ctrl && input === 'c') return props.onAnswer(false);
   });
   const options = ['Yes, trust this folder (remembered)', 'No, continue without its settings'];
-  const files = props.question.files;
+  // A hostile folder names its own files (and may sit in a folder with an odd name): shown, never obeyed.
+  const files = props.question.files.map(visibleControls);
   const room = props.rows === undefined ? files.length : Math.max(1, props.rows - FRAME_ROWS - 1);
   const shown = files.length > room ? files.slice(0, room) : files;
   const hidden = files.length - shown.length;
   return (
     <Box flexDirection="column" borderStyle={props.glyphs.bullet === '*' ? 'classic' : 'round'} borderColor="yellow" paddingX={1}>
       <Text bold>Do you trust the files in this folder?</Text>
-      <Text wrap="truncate-end">{props.question.folder}</Text>
+      <Text wrap="truncate-end">{visibleControls(props.question.folder)}</Text>
       <Text>Trusting it lets these run or load as settings:</Text>
       {shown.map((file) => (
         <Text key={file} wrap="truncate-end">
