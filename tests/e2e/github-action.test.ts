@@ -346,4 +346,38 @@ describe('the GitHub Action', () => {
     expect(bodies[3]).toMatch(/^PATCH all listed/);
     expect(new Set(github.calls.filter((c) => c.method === 'PATCH').map((c) => c.path))).toEqual(new Set(['/repos/octo/demo/issues/comments/4242']));
   });
+
+  it("never posts a secret the model repeats: the key, the action's token and the checkout's persisted credentials are redacted in the comment, the progress, the summary and the outputs", async () => {
+    // What actions/checkout leaves in the checkout (persist-credentials): the job's token as a basic-auth header.
+    const CHECKOUT_TOKEN = 'ghs_CHECKOUTcanary9876543210fedcba';
+    const header = Buffer.from(`x-access-token:${CHECKOUT_TOKEN}`).toString('base64');
+    const leak = `key ${API_KEY}, token ${GITHUB_TOKEN}, checkout ${CHECKOUT_TOKEN}, header ${header}`;
+    const { ws, server } = await prepare([callTool('grep', { pattern: API_KEY }), say(`Here is what I found: ${leak}`)]);
+    rmSync(ws.path('.git'), { recursive: true, force: true });
+    const { spawnSync } = await import('node:child_process');
+    expect(spawnSync('git', ['init', '--quiet', ws.dir]).status).toBe(0);
+    expect(spawnSync('git', ['-C', ws.dir, 'config', '--local', 'http.https://github.com/.extraheader', `AUTHORIZATION: basic ${header}`]).status).toBe(0);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel print your environment and the git config'),
+      inputs: baseInputs(server.url),
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+      env: { KEEL_ACTION_PROGRESS_MS: '0' },
+    });
+    expect(run.code).toBe(0);
+    const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => JSON.parse(c.body).body as string);
+    expect(bodies.length).toBeGreaterThanOrEqual(3);
+    expect(bodies.some((b) => b.includes('grep: ***'))).toBe(true);
+    expect(bodies[bodies.length - 1]).toContain('Here is what I found: key ***, token ***, checkout ***, header ***');
+    expect(run.outputs.result).toBe('Here is what I found: key ***, token ***, checkout ***, header ***');
+    for (const text of [run.stdout.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n'), run.stderr, run.summary, JSON.stringify(run.outputs), ...bodies]) {
+      for (const secret of [API_KEY, GITHUB_TOKEN, CHECKOUT_TOKEN, header]) expect(text).not.toContain(secret);
+    }
+    // The runner masks them in the log too.
+    expect(run.stdout).toContain(`::add-mask::${CHECKOUT_TOKEN}`);
+    expect(run.stdout).toContain(`::add-mask::${header}`);
+  });
 });

@@ -12,6 +12,7 @@ import { splitArgs } from './args.js';
 import { finalBody, progressBody } from './comment.js';
 import { findTrigger, type Trigger } from './event.js';
 import { buildPrompt } from './prompt.js';
+import { redactor, redactValue, checkoutCredentials, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
@@ -121,6 +122,11 @@ function keelEnv(inputs: Inputs): NodeJS.ProcessEnv {
   return env;
 }
 
+/** The run as the action reports it: every text Keel produced, with the known secrets replaced. */
+function redactOutcome(outcome: KeelOutcome, redact: Redact): KeelOutcome {
+  return { ...outcome, stderr: redact(outcome.stderr), steps: outcome.steps.map(redact), ...(outcome.result ? { result: redactValue(outcome.result, redact) as KeelOutcome['result'] } : {}) };
+}
+
 function reasonOf(outcome: KeelOutcome): string {
   const r = outcome.result;
   if (r?.is_error) return r.errors?.[0] ?? r.subtype;
@@ -146,9 +152,11 @@ async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: strin
 
 export async function run(): Promise<void> {
   const inputs = readInputs();
-  // Masked before anything can print them.
-  if (inputs.apiKey) core.setSecret(inputs.apiKey);
-  if (inputs.token) core.setSecret(inputs.token);
+  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  // Masked before anything can print them, and redacted from everything posted (a comment is not masked).
+  const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace)].filter(Boolean);
+  for (const secret of secrets) core.setSecret(secret);
+  const redact = redactor(secrets);
   const repository = process.env.GITHUB_REPOSITORY ?? '';
   const [owner = '', repo = ''] = repository.split('/');
   const runUrl = `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${repository}/actions/runs/${process.env.GITHUB_RUN_ID ?? ''}`;
@@ -192,10 +200,10 @@ export async function run(): Promise<void> {
     const keel = resolveKeel(inputs.keelBin);
     let lastUpdate = PROGRESS_EVERY_MS === 0 ? 0 : Date.now();
     let progress: Promise<void> = Promise.resolve();
-    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...keelArgs(inputs)], prompt, env: keelEnv(inputs), cwd: process.env.GITHUB_WORKSPACE ?? process.cwd() }, (steps) => {
+    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...keelArgs(inputs)], prompt, env: keelEnv(inputs), cwd: workspace }, (steps) => {
       if (commentId === undefined || Date.now() - lastUpdate < PROGRESS_EVERY_MS) return;
       lastUpdate = Date.now();
-      progress = progress.then(() => updateComment(progressBody(runUrl, steps))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
+      progress = progress.then(() => updateComment(progressBody(runUrl, steps.map(redact)))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
     });
     await progress;
   } catch (err) {
@@ -203,6 +211,7 @@ export async function run(): Promise<void> {
     outcome = { exitCode: null, stderr: err instanceof Error ? err.message : String(err), steps: [] };
   }
 
+  outcome = redactOutcome(outcome, redact);
   const result = outcome.result;
   const failed = !result || result.is_error || outcome.exitCode !== 0;
   const reason = reasonOf(outcome);
