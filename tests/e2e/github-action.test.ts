@@ -301,6 +301,7 @@ describe('the GitHub Action', () => {
     ]);
     expect(seen.env.ANTHROPIC_API_KEY).toBe(API_KEY);
     expect(seen.env.ANTHROPIC_BASE_URL).toBe('http://127.0.0.1:9');
+    expect(seen.env.KEEL_SUBPROCESS_ENV_SCRUB).toBe('1');
     expect(Object.keys(seen.env).filter((k) => k.startsWith('INPUT_'))).toEqual([]);
     expect(JSON.stringify(seen.env)).not.toContain(GITHUB_TOKEN);
     if (!sandboxed) expect(run.stdout).toContain('::warning::Keel runs without its bash sandbox');
@@ -379,5 +380,30 @@ describe('the GitHub Action', () => {
     // The runner masks them in the log too.
     expect(run.stdout).toContain(`::add-mask::${CHECKOUT_TOKEN}`);
     expect(run.stdout).toContain(`::add-mask::${header}`);
+  });
+
+  it("the agent's commands run without the API key in their environment; with the sandbox, no process they can see holds it", async () => {
+    const probe = 'echo "key=[$ANTHROPIC_API_KEY]"; echo "seen=$(cat /proc/[0-9]*/environ 2>/dev/null | tr \'\\0\' \'\\n\' | grep -c CANARY-7f3a)"';
+    const { ws, server } = await prepare([callTool('bash', { command: probe }, 'toolu_env'), say('checked')]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel run the probe'),
+      inputs: { ...baseInputs(server.url), permission_mode: 'auto' },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+    });
+    expect(run.code).toBe(0);
+    const requests = server.messageRequests();
+    expect(requests).toHaveLength(2);
+    const messages = requests[1]!.body.messages as Array<{ content: unknown }>;
+    const result = JSON.stringify(messages[messages.length - 1]!.content);
+    expect(result).toContain('key=[]');
+    expect(result).not.toContain(API_KEY);
+    const { spawnSync } = await import('node:child_process');
+    const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
+    // Without the sandbox a command can still read Keel's own /proc/<pid>/environ (the README says so).
+    if (sandboxed) expect(result).toContain('seen=0');
   });
 });

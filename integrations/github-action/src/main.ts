@@ -117,6 +117,8 @@ function keelEnv(inputs: Inputs): NodeJS.ProcessEnv {
     if (key.startsWith('INPUT_') || ['GITHUB_TOKEN', 'GH_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL'].includes(key)) continue;
     env[key] = value;
   }
+  // Keel's bash commands get none of its credentials (the key stays Keel's own), as claude-code-action does.
+  env.KEEL_SUBPROCESS_ENV_SCRUB = '1';
   if (inputs.apiKey) env.ANTHROPIC_API_KEY = inputs.apiKey;
   if (inputs.baseUrl) env.ANTHROPIC_BASE_URL = inputs.baseUrl;
   return env;
