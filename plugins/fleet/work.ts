@@ -124,6 +124,8 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
           preset: settings.preset,
           env: ctx.env,
           extraEnv: {
+            // An unattended run's commands get none of Keel's credentials (the API key, the Redis URL).
+            KEEL_SUBPROCESS_ENV_SCRUB: '1',
             KEEL_FLEET_BROKER: broker.urlFor(job.id!),
             KEEL_REDIS_URL: settings.runRedisUrl,
             // A session whose writer died is free as soon as its task can be taken over.

@@ -2,7 +2,7 @@
  * Credentials Keel itself reads in-process (the model provider's keys, telemetry headers, cloud credentials, the
  * runner's OIDC tokens), which a command never needs. With `KEEL_SUBPROCESS_ENV_SCRUB=1` (or Claude Code's
  * `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1`) they are left out of every bash command's environment, so a
- * prompt-injected `echo $ANTHROPIC_API_KEY` finds nothing. The GitHub Action turns it on.
+ * prompt-injected `echo $ANTHROPIC_API_KEY` finds nothing. The GitHub Action and fleet workers turn it on.
  */
 const SCRUBBED = new Set([
   'ANTHROPIC_API_KEY',
@@ -23,6 +23,9 @@ const SCRUBBED = new Set([
   'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
   'ACTIONS_ID_TOKEN_REQUEST_URL',
   'ACTIONS_RUNTIME_TOKEN',
+  // A fleet run's session store (its URL may hold a password) and its cost broker: Keel's, not its commands'.
+  'KEEL_REDIS_URL',
+  'KEEL_FLEET_BROKER',
 ]);
 
 const on = (value: string | undefined) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());

@@ -394,9 +394,9 @@ describe('keel fleet', () => {
     expect(f.server.messageRequests()).toHaveLength(1);
   }, 180_000);
 
-  it("a task's env names pass those variables of the worker's environment, and only those; a missing one fails the task", async () => {
+  it("a task's env names pass those variables of the worker's environment, and only those, never Keel's credentials; a missing one fails the task", async () => {
     const f = await setUp((request) =>
-      request.body.messages.length === 1 ? callTool('bash', { command: 'echo "named=$FLEET_NAMED other=$FLEET_OTHER"' }) : say('done'),
+      request.body.messages.length === 1 ? callTool('bash', { command: 'echo "named=$FLEET_NAMED other=$FLEET_OTHER key=$ANTHROPIC_API_KEY redis=$KEEL_REDIS_URL"' }) : say('done'),
     );
     expect(
       (await submit(f, [
@@ -411,7 +411,8 @@ describe('keel fleet', () => {
     expect(lines.find((l) => l.id === 'lacking')).toMatchObject({ conclusion: 'failed', error: 'task lacking: environment variable FLEET_ABSENT is not set on this worker' });
     expect(lines.find((l) => l.id === 'envy')).toMatchObject({ conclusion: 'success' });
     const second = f.server.messageRequests().find((r) => taskOf(r) === 'envy' && r.body.messages.length === 3)!;
-    expect(second.body.messages[2].content[0].content).toBe('named=given other=');
+    // Keel's own credentials (the API key, the Redis URL) stay out of the run's commands.
+    expect(second.body.messages[2].content[0].content).toBe('named=given other= key= redis=');
   }, 120_000);
 
   it('a task whose prompt looks like a flag gives it to the model as text: it never becomes an option of the run (--config would load code)', async () => {
