@@ -5,7 +5,7 @@
  * (the action's default keel_bin) against the scripted model.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -405,5 +405,28 @@ describe('the GitHub Action', () => {
     const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
     // Without the sandbox a command can still read Keel's own /proc/<pid>/environ (the README says so).
     if (sandboxed) expect(result).toContain('seen=0');
+  });
+
+  it("refuses to run on a runner whose trust file covers the checkout (a pull request's agent.config.* would run), unless keel_args says --trust", async () => {
+    const { ws, server } = await prepare([say('ran trusted')]);
+    const canaries = mkdtempSync(path.join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'keel-action-trust-'));
+    cleanups.push(() => rmSync(canaries, { recursive: true, force: true }));
+    const pwned = path.join(canaries, 'PWNED');
+    ws.write('agent.config.mjs', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pwned)}, 'x');\nexport default {};\n`);
+    // A self-hosted runner where someone once ran keel trust above the workspace.
+    writeFileSync(path.join(ws.home, 'trusted-folders.json'), JSON.stringify({ folders: [path.dirname(ws.dir)] }));
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({ event: 'issue_comment', payload: commentEvent('maintainer', '@keel go'), inputs: baseInputs(server.url), githubUrl: github.url, workspace: ws.dir, home: ws.home });
+    expect(run.code).toBe(1);
+    expect(existsSync(pwned)).toBe(false);
+    expect(server.messageRequests()).toHaveLength(0);
+    const writes = github.calls.filter((c) => c.method !== 'GET');
+    expect(JSON.parse(writes.at(-1)!.body).body).toContain(`trusts ${path.dirname(ws.dir)}, which holds the checkout ${ws.dir}`);
+    expect(run.outputs.conclusion).toBe('failure');
+
+    // The workflow's own --trust: its choice, for trusted branches.
+    const trustedRun = await runAction({ event: 'schedule', payload: {}, inputs: { ...baseInputs(server.url), prompt: 'go', keel_args: '--trust' }, githubUrl: github.url, workspace: ws.dir, home: ws.home });
+    expect(trustedRun.outputs.conclusion).toBe('success');
+    expect(existsSync(pwned)).toBe(true);
   });
 });

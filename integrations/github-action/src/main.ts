@@ -14,6 +14,7 @@ import { findTrigger, type Trigger } from './event.js';
 import { buildPrompt } from './prompt.js';
 import { redactor, redactValue, checkoutCredentials, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
+import { runnerTrusts } from './trust.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
 const PROGRESS_EVERY_MS = interval(process.env.KEEL_ACTION_PROGRESS_MS, 5_000);
@@ -199,10 +200,17 @@ export async function run(): Promise<void> {
 
   let outcome: KeelOutcome;
   try {
+    const args = keelArgs(inputs);
+    const trusted = args.includes('--trust') ? undefined : runnerTrusts(workspace, process.env);
+    if (trusted) {
+      throw new Error(
+        `${trusted.file} trusts ${trusted.folder}, which holds the checkout ${workspace}: Keel would run the checkout's agent.config.*, MCP servers and hooks, which a pull request can change. Remove that entry on this runner, or pass --trust in keel_args for workflows on trusted branches only.`,
+      );
+    }
     const keel = resolveKeel(inputs.keelBin);
     let lastUpdate = PROGRESS_EVERY_MS === 0 ? 0 : Date.now();
     let progress: Promise<void> = Promise.resolve();
-    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...keelArgs(inputs)], prompt, env: keelEnv(inputs), cwd: workspace }, (steps) => {
+    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...args], prompt, env: keelEnv(inputs), cwd: workspace }, (steps) => {
       if (commentId === undefined || Date.now() - lastUpdate < PROGRESS_EVERY_MS) return;
       lastUpdate = Date.now();
       progress = progress.then(() => updateComment(progressBody(runUrl, steps.map(redact)))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
