@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { McpServer } from '@agentclientprotocol/sdk';
 import { createKernel, type Kernel, type McpServerConfig } from '../../kernel/index.js';
+import { sessionTrust } from './trust.js';
 
 export const CLIENT_SOURCE = 'the editor (ACP session/new)';
 
@@ -38,7 +39,10 @@ export function sessionKernel(base: Kernel, cwd: string, servers: McpServer[]): 
   const mcpServers = mcpServersOf(servers);
   const sources = { ...base.config.sources };
   for (const name of Object.keys(mcpServers)) sources[`mcpServers.${name}`] = CLIENT_SOURCE;
-  const config = { ...base.config, cwd, projectRoot: projectRootOf(base, cwd), mcpServers: { ...base.config.mcpServers, ...mcpServers }, sources };
+  const projectRoot = projectRootOf(base, cwd);
+  // A folder outside the launch folder's project has its own trust (its commands, skills and sub-agents run code).
+  const trusted = sessionTrust(base, projectRoot);
+  const config = { ...base.config, cwd, projectRoot, trusted, mcpServers: { ...base.config.mcpServers, ...mcpServers }, sources };
   const kernel = createKernel({ config });
   for (const plugin of base.plugins) kernel.use(plugin);
   return kernel.seal();

@@ -49,6 +49,12 @@ const OPTION: Record<PermissionChoice, PermissionOption> = {
   deny: { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
   deny_session: { optionId: 'reject_always', name: 'Always reject (this session)', kind: 'reject_always' },
 };
+/** An "always" answer covers every later call of the tool, not the command shown: its label says so. */
+function optionName(choice: PermissionChoice, tool: string): string {
+  if (choice === 'allow_session') return `Always allow every ${tool} call (this session)`;
+  if (choice === 'deny_session') return `Always reject every ${tool} call (this session)`;
+  return OPTION[choice].name;
+}
 const CHOICE_OF: Record<string, PermissionChoice> = { allow_once: 'allow_once', allow_always: 'allow_session', reject_once: 'deny', reject_always: 'deny_session' };
 /** Output of a running command shown in its tool call, at most (the tail is kept). */
 const LIVE_OUTPUT_CHARS = 20_000;
@@ -171,7 +177,7 @@ export class AcpSession implements AcpHost {
     if (question.reason && !planning) content.push({ type: 'content', content: { type: 'text', text: question.reason } });
     if (!this.announced.has(call.id)) this.announceCall(call, 'pending');
     const options = question.options.map((choice) =>
-      planning ? { ...OPTION[choice], name: choice.startsWith('allow') ? 'Yes, carry it out (edits mode)' : 'No, keep planning' } : OPTION[choice],
+      planning ? { ...OPTION[choice], name: choice.startsWith('allow') ? 'Yes, carry it out (edits mode)' : 'No, keep planning' } : { ...OPTION[choice], name: optionName(choice, call.name) },
     );
     const answer = await this.request('session/request_permission', { sessionId: this.id, toolCall: { toolCallId: call.id, ...this.describe(call), status: 'pending', content }, options }, turn.signal);
     if (!answer.ok) return { kind: 'permission', choice: 'deny', message: answer.error };

@@ -31,7 +31,7 @@ export async function makeCheckout(task: Task, workDir: string): Promise<Checkou
   const dir = path.join(workDir, `${task.id}-${randomUUID().slice(0, 8)}`);
   if (task.repo) {
     try {
-      await git(['clone', '--quiet', '--no-checkout', task.repo, dir], workDir);
+      await git(['clone', '--quiet', '--no-checkout', '--', task.repo, dir], workDir);
       const ref = task.ref ?? 'HEAD';
       await git(['checkout', '--quiet', '--detach', ref], dir).catch(() => git(['checkout', '--quiet', '--detach', `origin/${ref}`], dir));
     } catch (err) {

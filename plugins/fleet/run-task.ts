@@ -52,13 +52,15 @@ export class MissingEnvError extends Error {}
 
 export function runArgs(spec: Pick<RunSpec, 'task' | 'resume' | 'preset'>): string[] {
   const { task } = spec;
-  const args = ['-p', spec.resume ? RESUME_PROMPT : task.prompt, '--output-format', 'stream-json', '--preset', task.preset ?? spec.preset];
+  const args = ['-p', '--output-format', 'stream-json', '--preset', task.preset ?? spec.preset];
   args.push(...(spec.resume ? ['--resume', task.sessionId] : ['--session-id', task.sessionId]));
   if (task.permissionMode) args.push('--permission-mode', task.permissionMode);
   if (task.maxTurns) args.push('--max-turns', String(task.maxTurns));
   if (task.jsonSchema) {
     args.push('--append-system-prompt', `When you finish, answer with a single JSON value and nothing else, matching this JSON Schema:\n${JSON.stringify(task.jsonSchema)}`);
   }
+  // After `--`, so a prompt that starts with "-" is the prompt, never an option (`--config=…` would load code).
+  args.push('--', spec.resume ? RESUME_PROMPT : task.prompt);
   return args;
 }
 

@@ -13,8 +13,9 @@ export const taskSchema = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" and "-" only, starting with a letter or digit (at most 128)')
       .refine((id) => !/^\d+$/.test(id), 'must not be a plain number')
       .optional(),
-    repo: z.string().min(1).optional(),
-    ref: z.string().min(1).optional(),
+    // Never read as an option by git (`--upload-pack=…`).
+    repo: z.string().min(1).refine((v) => !v.startsWith('-'), 'must not start with "-"').optional(),
+    ref: z.string().min(1).refine((v) => !v.startsWith('-'), 'must not start with "-"').optional(),
     cwd: z.string().min(1).optional(),
     prompt: z.string().min(1),
     preset: z.string().min(1).optional(),
@@ -87,5 +88,29 @@ function isLocalPath(repo: string): boolean {
 }
 
 export class TaskFileError extends Error {}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A job's task as a worker finds it in Redis, checked before anything runs: whoever wrote it may not have gone
+ * through `submit`. The tasks file's rules, plus what `submit` adds (an id, a session id, absolute local paths).
+ * The task, or the first problem as `field: why`.
+ */
+export function checkQueuedTask(value: unknown): Task | string {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'not an object';
+  const { id, sessionId, ...rest } = value as Record<string, unknown>;
+  if (typeof id !== 'string' || !ID.test(id) || /^\d+$/.test(id)) return `id: ${JSON.stringify(id)} is not a task id (letters, digits, ".", "_" and "-", starting with a letter or digit)`;
+  if (typeof sessionId !== 'string' || !UUID.test(sessionId)) return `sessionId: ${JSON.stringify(sessionId)} is not a UUID`;
+  const parsed = taskSchema.safeParse(rest);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return `${issue.path.length ? `${issue.path.map(String).join('.')}: ` : ''}${issue.message}`;
+  }
+  const task = parsed.data;
+  if (task.cwd && !path.isAbsolute(task.cwd)) return `cwd: ${JSON.stringify(task.cwd)} is not an absolute path`;
+  if (task.repo && isLocalPath(task.repo) && !path.isAbsolute(task.repo)) return `repo: ${JSON.stringify(task.repo)} is neither a URL nor an absolute path`;
+  return { ...task, id, sessionId };
+}
 
 export type { TaskResult } from './keys.js';

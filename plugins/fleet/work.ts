@@ -15,6 +15,7 @@ import { fleetKeys, type TaskProgress, type TaskResult } from './keys.js';
 import type { TaskData } from './queue.js';
 import { Queue } from 'bullmq';
 import { checkStructured, MissingEnvError, runTask } from './run-task.js';
+import { checkQueuedTask } from './tasks.js';
 
 /** session-store-redis's stream of a session (its documented key): a session that exists there is resumed. */
 const sessionStream = (id: string) => `keel:session:${id}`;
@@ -83,7 +84,9 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   });
   const handBack = new AbortController();
   const processor = async (job: Job<TaskData, TaskResult>, token?: string, signal?: AbortSignal): Promise<TaskResult> => {
-    const task = job.data.task;
+    const checked = checkQueuedTask(job.data?.task);
+    if (typeof checked === 'string') throw new UnrecoverableError(`task payload ${job.id}: ${checked}`);
+    const task = checked;
     if (await redis.sismember(keys.cancelled, task.id)) throw new UnrecoverableError('cancelled');
     if (await budgetReached()) {
       await job.moveToWait(token);
@@ -121,6 +124,8 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
           preset: settings.preset,
           env: ctx.env,
           extraEnv: {
+            // An unattended run's commands get none of Keel's credentials (the API key, the Redis URL).
+            KEEL_SUBPROCESS_ENV_SCRUB: '1',
             KEEL_FLEET_BROKER: broker.urlFor(job.id!),
             KEEL_REDIS_URL: settings.runRedisUrl,
             // A session whose writer died is free as soon as its task can be taken over.

@@ -12,6 +12,7 @@ export type { TerminalRunner, TerminalRunSpec } from './terminal.js';
 import { existingShells, shellTable, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 import { ProcessTag, settleStale } from './processes.js';
+import { isScrubbed, scrubsCredentials } from './scrub.js';
 
 /**
  * The \`processes\` service: what a plugin adds to the environment of a process it spawns so that the process,
@@ -115,10 +116,11 @@ function nextShellTag(session: Session): string {
   return `${session.id}/bash_${shellTable(session).next}`;
 }
 
-/** The environment every bash command gets: the user's, with pagers and editors that never wait. */
+/** The environment every bash command gets: the user's (less Keel's credentials when scrubbing), with pagers and editors that never wait. */
 function shellEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  const scrub = scrubsCredentials(process.env);
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !(scrub && isScrubbed(key))) env[key] = value;
   return Object.assign(env, { GIT_PAGER: 'cat', PAGER: 'cat', GIT_EDITOR: 'true', GIT_TERMINAL_PROMPT: '0' });
 }
 

@@ -369,6 +369,17 @@ describe('keel acp (the SDK client)', () => {
     expect(answer).toContain('Add tests?\n→ (no answer)');
   });
 
+  it('"Always allow" names what it grants: every call of the tool for the session, not just the command shown', async () => {
+    const { ws, env } = await prepare([callTool('bash', { command: 'echo one > a.txt' }), callTool('bash', { command: 'echo two > b.txt' }), say('done')]);
+    const { run } = await open(ws.dir, env, { permission: () => 'allow_always' });
+    const { sessionId } = await run.agent.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    await run.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write' }] });
+    // One answer covered the second, different command: the label says so.
+    expect(run.permissions).toHaveLength(1);
+    expect(existsSync(ws.path('b.txt'))).toBe(true);
+    expect(run.permissions[0]!.options.map((o) => o.name)).toEqual(['Allow once', 'Always allow every bash call (this session)', 'Reject', 'Always reject every bash call (this session)']);
+  });
+
   it('"Always reject" refuses the tool for the rest of the session without asking again', async () => {
     const { ws, env, server } = await prepare([callTool('bash', { command: 'echo one > e.txt' }), callTool('bash', { command: 'echo two > e.txt' }), say('gave up')]);
     const { run } = await open(ws.dir, env, { permission: () => 'reject_always' });

@@ -3,7 +3,8 @@
  * the scripted Anthropic server as the model. BullMQ's state is read with BullMQ itself.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -393,9 +394,9 @@ describe('keel fleet', () => {
     expect(f.server.messageRequests()).toHaveLength(1);
   }, 180_000);
 
-  it("a task's env names pass those variables of the worker's environment, and only those; a missing one fails the task", async () => {
+  it("a task's env names pass those variables of the worker's environment, and only those, never Keel's credentials; a missing one fails the task", async () => {
     const f = await setUp((request) =>
-      request.body.messages.length === 1 ? callTool('bash', { command: 'echo "named=$FLEET_NAMED other=$FLEET_OTHER"' }) : say('done'),
+      request.body.messages.length === 1 ? callTool('bash', { command: 'echo "named=$FLEET_NAMED other=$FLEET_OTHER key=$ANTHROPIC_API_KEY redis=$KEEL_REDIS_URL"' }) : say('done'),
     );
     expect(
       (await submit(f, [
@@ -410,7 +411,50 @@ describe('keel fleet', () => {
     expect(lines.find((l) => l.id === 'lacking')).toMatchObject({ conclusion: 'failed', error: 'task lacking: environment variable FLEET_ABSENT is not set on this worker' });
     expect(lines.find((l) => l.id === 'envy')).toMatchObject({ conclusion: 'success' });
     const second = f.server.messageRequests().find((r) => taskOf(r) === 'envy' && r.body.messages.length === 3)!;
-    expect(second.body.messages[2].content[0].content).toBe('named=given other=');
+    // Keel's own credentials (the API key, the Redis URL) stay out of the run's commands.
+    expect(second.body.messages[2].content[0].content).toBe('named=given other= key= redis=');
+  }, 120_000);
+
+  it('a task whose prompt looks like a flag gives it to the model as text: it never becomes an option of the run (--config would load code)', async () => {
+    const f = await setUp(() => say('read it'));
+    const canaries = mkdtempSync(path.join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'keel-fleet-canary-'));
+    try {
+      const evil = path.join(canaries, 'evil.mjs');
+      writeFileSync(evil, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(path.join(canaries, 'PWNED'))}, 'x');\nexport default {};\n`);
+      expect((await submit(f, [{ id: 'flaggy', cwd: '.', prompt: `--config=${evil}` }])).code).toBe(0);
+      startWorker(f);
+      await finished(f, 1);
+      expect((await results(f)).find((l) => l.id === 'flaggy')).toMatchObject({ conclusion: 'success', result: 'read it' });
+      expect(existsSync(path.join(canaries, 'PWNED'))).toBe(false);
+      expect(textOf(f.server.messageRequests()[0]!.body.messages[0].content)).toContain(`--config=${evil}`);
+    } finally {
+      rmSync(canaries, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('a job written straight to Redis is checked like a tasks file before anything runs: a bad field fails it, naming the field', async () => {
+    const f = await setUp(() => say('should not run'));
+    const good = { id: 'ok', cwd: f.ws.dir, prompt: 'task ok: hi', sessionId: '0b7a1c9e-3f2d-4e5a-9b8c-7d6e5f4a3b2c' };
+    const bad: Array<[string, Record<string, unknown>, string]> = [
+      ['escape', { ...good, id: '../../escape' }, 'id:'],
+      ['badsession', { ...good, id: 'badsession', sessionId: '--help' }, 'sessionId:'],
+      ['badrepo', { id: 'badrepo', repo: '--upload-pack=touch /tmp/x', prompt: 'p', sessionId: good.sessionId }, 'repo:'],
+      ['badref', { ...good, id: 'badref', ref: '--orphan=x' }, 'ref:'],
+      ['relcwd', { ...good, id: 'relcwd', cwd: 'relative/dir' }, 'cwd:'],
+      ['extra', { ...good, id: 'extra', keelArgs: ['--trust'] }, 'keelArgs'],
+    ];
+    for (const [jobId, task] of bad) await f.queue.add('task', { task, submittedAt: Date.now() }, { jobId, attempts: 3, removeOnComplete: false, removeOnFail: false });
+    startWorker(f);
+    await until('every bad job failed', async () => ((await f.queue.getJobCounts('failed')).failed >= bad.length ? true : undefined));
+    for (const [jobId, , field] of bad) {
+      const job = await f.queue.getJob(jobId);
+      expect(job?.failedReason).toMatch(/^task payload /);
+      expect(job?.failedReason).toContain(field);
+      // Refused once, never retried.
+      expect(job?.attemptsMade).toBe(1);
+    }
+    expect(f.server.messageRequests()).toHaveLength(0);
+    expect(existsSync(path.join(path.dirname(f.ws.dir), 'escape'))).toBe(false);
   }, 120_000);
 
   it('a bad tasks file: the line is named and nothing of the file is queued', async () => {

@@ -12,7 +12,9 @@ import { splitArgs } from './args.js';
 import { finalBody, progressBody } from './comment.js';
 import { findTrigger, type Trigger } from './event.js';
 import { buildPrompt } from './prompt.js';
+import { redactor, redactValue, checkoutCredentials, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
+import { runnerTrusts } from './trust.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
 const PROGRESS_EVERY_MS = interval(process.env.KEEL_ACTION_PROGRESS_MS, 5_000);
@@ -116,9 +118,16 @@ function keelEnv(inputs: Inputs): NodeJS.ProcessEnv {
     if (key.startsWith('INPUT_') || ['GITHUB_TOKEN', 'GH_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL'].includes(key)) continue;
     env[key] = value;
   }
+  // Keel's bash commands get none of its credentials (the key stays Keel's own), as claude-code-action does.
+  env.KEEL_SUBPROCESS_ENV_SCRUB = '1';
   if (inputs.apiKey) env.ANTHROPIC_API_KEY = inputs.apiKey;
   if (inputs.baseUrl) env.ANTHROPIC_BASE_URL = inputs.baseUrl;
   return env;
+}
+
+/** The run as the action reports it: every text Keel produced, with the known secrets replaced. */
+function redactOutcome(outcome: KeelOutcome, redact: Redact): KeelOutcome {
+  return { ...outcome, stderr: redact(outcome.stderr), steps: outcome.steps.map(redact), ...(outcome.result ? { result: redactValue(outcome.result, redact) as KeelOutcome['result'] } : {}) };
 }
 
 function reasonOf(outcome: KeelOutcome): string {
@@ -146,9 +155,11 @@ async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: strin
 
 export async function run(): Promise<void> {
   const inputs = readInputs();
-  // Masked before anything can print them.
-  if (inputs.apiKey) core.setSecret(inputs.apiKey);
-  if (inputs.token) core.setSecret(inputs.token);
+  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  // Masked before anything can print them, and redacted from everything posted (a comment is not masked).
+  const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace)].filter(Boolean);
+  for (const secret of secrets) core.setSecret(secret);
+  const redact = redactor(secrets);
   const repository = process.env.GITHUB_REPOSITORY ?? '';
   const [owner = '', repo = ''] = repository.split('/');
   const runUrl = `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${repository}/actions/runs/${process.env.GITHUB_RUN_ID ?? ''}`;
@@ -189,13 +200,20 @@ export async function run(): Promise<void> {
 
   let outcome: KeelOutcome;
   try {
+    const args = keelArgs(inputs);
+    const trusted = args.includes('--trust') ? undefined : runnerTrusts(workspace, process.env);
+    if (trusted) {
+      throw new Error(
+        `${trusted.file} trusts ${trusted.folder}, which holds the checkout ${workspace}: Keel would run the checkout's agent.config.*, MCP servers and hooks, which a pull request can change. Remove that entry on this runner, or pass --trust in keel_args for workflows on trusted branches only.`,
+      );
+    }
     const keel = resolveKeel(inputs.keelBin);
     let lastUpdate = PROGRESS_EVERY_MS === 0 ? 0 : Date.now();
     let progress: Promise<void> = Promise.resolve();
-    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...keelArgs(inputs)], prompt, env: keelEnv(inputs), cwd: process.env.GITHUB_WORKSPACE ?? process.cwd() }, (steps) => {
+    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...args], prompt, env: keelEnv(inputs), cwd: workspace }, (steps) => {
       if (commentId === undefined || Date.now() - lastUpdate < PROGRESS_EVERY_MS) return;
       lastUpdate = Date.now();
-      progress = progress.then(() => updateComment(progressBody(runUrl, steps))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
+      progress = progress.then(() => updateComment(progressBody(runUrl, steps.map(redact)))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
     });
     await progress;
   } catch (err) {
@@ -203,6 +221,7 @@ export async function run(): Promise<void> {
     outcome = { exitCode: null, stderr: err instanceof Error ? err.message : String(err), steps: [] };
   }
 
+  outcome = redactOutcome(outcome, redact);
   const result = outcome.result;
   const failed = !result || result.is_error || outcome.exitCode !== 0;
   const reason = reasonOf(outcome);

@@ -1,5 +1,5 @@
-/** The prompt of a triggered run: the request, then its context, every piece of GitHub text sanitized. */
-import { sanitize } from './sanitize.js';
+/** The prompt of a triggered run: the request, then its context, every piece of GitHub text sanitized (prose) or revealed (code). */
+import { reveal, sanitize } from './sanitize.js';
 import type { Trigger } from './event.js';
 
 /** The most of a PR's diff the prompt carries; the agent can run git for the rest. */
@@ -20,8 +20,12 @@ export function buildPrompt(trigger: Trigger, repo: string, diff: string | undef
     sanitize(trigger.body) || '(no description)',
     `</${kind.replace(' ', '_')}>`,
   ];
-  if (trigger.reviewContext) parts.push('', `<review_comment_on file="${trigger.reviewContext.path}">`, trigger.reviewContext.diffHunk, '</review_comment_on>');
+  if (trigger.reviewContext) {
+    const file = reveal(trigger.reviewContext.path).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, (m, at: number, all: string) => (all.startsWith('<U+', at) ? m : '&lt;')).replace(/\n/g, ' ');
+    parts.push('', `<review_comment_on file="${file}">`, reveal(trigger.reviewContext.diffHunk), '</review_comment_on>');
+  }
   if (diff !== undefined) {
+    diff = reveal(diff);
     const cut = diff.length > MAX_DIFF_CHARS;
     parts.push('', '<diff>', cut ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (the diff is cut here: ${diff.length} characters in all; run git diff for the rest)` : diff, '</diff>');
   }

@@ -35,3 +35,12 @@ export function sanitize(text: string): string {
   out = out.replace(INVISIBLE, '');
   return out.replace(/\n{3,}/g, '\n\n').trim();
 }
+
+/**
+ * Code from GitHub (a pull request's diff, a review comment's hunk and file name) is kept as it is, since markup in
+ * code is code; but each invisible character is shown as `<U+XXXX>`, so nothing in it is read by the agent that a
+ * reviewer of the page cannot see (tag characters spelling an instruction, bidi overrides).
+ */
+export function reveal(text: string): string {
+  return text.replace(INVISIBLE, (ch) => `<U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
+}
