@@ -43,7 +43,7 @@ export async function loadCommands(kernel: Kernel, projectRoot: string): Promise
   const commands: CustomCommand[] = [];
   const clashes: string[] = [];
   const frontMatter = kernel.services.require('front-matter', NAME);
-  const loaded = await Promise.all(files.map((file) => parseCommand(frontMatter, file, trusted)));
+  const loaded = await Promise.all(files.map((file) => parseCommand(frontMatter, file, trusted, projectRoot)));
   for (const result of loaded) {
     if (typeof result === 'string') errors.push(result);
     else {
@@ -55,8 +55,9 @@ export async function loadCommands(kernel: Kernel, projectRoot: string): Promise
   return { commands, errors, clashes };
 }
 
-async function parseCommand(frontMatter: Services['front-matter'], found: CommandFile, trusted: boolean): Promise<CustomCommand | string> {
-  const parsed = await frontMatter.read(found.file, commandFrontMatter, { verbatim: ['argument-hint'] });
+async function parseCommand(frontMatter: Services['front-matter'], found: CommandFile, trusted: boolean, projectRoot: string): Promise<CustomCommand | string> {
+  // A project's command file is read only when it resolves to no secret and, untrusted, inside the project.
+  const parsed = await frontMatter.read(found.file, commandFrontMatter, { verbatim: ['argument-hint'], ...(found.origin === 'project' ? { project: projectRoot } : {}) });
   if (!parsed.ok) return parsed.error;
   const data = parsed.data;
   const hint = data['argument-hint'];

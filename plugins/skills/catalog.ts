@@ -1,7 +1,7 @@
 /** The skills of one session: every SKILL.md found, parsed; bad ones become one-line errors, clashes are kept. */
 import { splitToolList, z, type Kernel } from '../../kernel/index.js';
 import { findSkillFolders, type SkillFolder, type SkillOrigin } from './discover.js';
-import { readMarkdown } from './front-matter.js';
+import { readMarkdown, type ProjectRules } from './front-matter.js';
 
 /** The Agent Skills front matter; other keys (Claude Code's `model`, …) are allowed and ignored. */
 export const skillFrontMatter = z.looseObject({
@@ -41,7 +41,8 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
   const trusted = kernel.config.trusted !== false;
   const catalog: Catalog = { skills: [], clashes: [], errors: [] };
   const folders = findSkillFolders(kernel, where);
-  const parsed = await Promise.all(folders.map((folder) => parseSkill(folder, trusted)));
+  const rules = projectRules(kernel);
+  const parsed = await Promise.all(folders.map((folder) => parseSkill(folder, trusted, folder.origin === 'project' ? where.projectRoot : undefined, rules)));
   for (const result of parsed) {
     if (typeof result === 'string') {
       catalog.errors.push(result);
@@ -54,8 +55,14 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
   return catalog;
 }
 
-async function parseSkill(folder: SkillFolder, trusted: boolean): Promise<Skill | string> {
-  const parsed = await readMarkdown(folder.file, skillFrontMatter, { required: 'name and description' });
+/** A project's files may not resolve to a read-protected path, nor (untrusted) outside the project. */
+export function projectRules(kernel: Kernel): ProjectRules {
+  // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
+  return { trusted: kernel.config.trusted !== false, secret: (real) => kernel.protected.match(real, 'read')?.reason };
+}
+
+async function parseSkill(folder: SkillFolder, trusted: boolean, projectRoot: string | undefined, rules: ProjectRules): Promise<Skill | string> {
+  const parsed = await readMarkdown(folder.file, skillFrontMatter, { required: 'name and description', ...(projectRoot === undefined ? {} : { project: projectRoot }) }, rules);
   if (!parsed.ok) return parsed.error;
   const allowed = parsed.data['allowed-tools'];
   return {

@@ -1,0 +1,119 @@
+/**
+ * The project's own Markdown that Keel reads by name — custom commands (`.claude/commands/*.md`), skills
+ * (`.claude/skills/x/SKILL.md`) and the files a command's `@path` includes — made hostile: linked to a secret or a
+ * file outside an untrusted project, to `/dev/zero` or a FIFO, or made huge. Nothing outside may reach a request,
+ * and no such file may hang or exhaust a session's start.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { callTool, resultText, say, SECRETS, useHostile, type Hostile } from '../../helpers/adversary.js';
+
+const hostile = useHostile();
+
+function link(h: Hostile, relative: string, target: string): void {
+  mkdirSync(path.dirname(h.path(relative)), { recursive: true });
+  symlinkSync(target, h.path(relative));
+}
+
+/** Every request the scripted server got, as one text, for "this never reached the model". */
+function sent(h: Hostile): string {
+  return h.server.messageRequests().map((r) => JSON.stringify(r.body)).join('\n');
+}
+
+describe("a project's command file that is a link", () => {
+  it('untrusted: a command linked to ~/.ssh/id_rsa or to a file outside the project is not loaded, and /name sends nothing', async () => {
+    const h = await hostile([say('should not be asked'), say('should not be asked')]);
+    link(h, '.claude/commands/deploy.md', path.join(h.home, '.ssh', 'id_rsa'));
+    link(h, '.keel/commands/notes.md', path.join(h.outside, 'secret.txt'));
+    h.settle();
+    for (const name of ['deploy', 'notes']) {
+      const run = await h.run(['-p', `/${name}`]);
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toMatch(new RegExp(`command not loaded: .*${name}\\.md: (.*SSH keys|.*outside the untrusted project)`));
+    }
+    expect(h.verdict().leaked).toEqual([]);
+    expect(h.server.messageRequests()).toHaveLength(0);
+  });
+
+  it('trusted: a command linked to the project\'s .env is refused as a secret, in every folder', async () => {
+    const h = await hostile([say('should not be asked')]);
+    link(h, '.claude/commands/env.md', '../../.env');
+    h.settle();
+    const run = await h.run(['-p', '/env', '--trust']);
+    expect(run.code, run.stderr).not.toBe(0);
+    expect(run.stderr).toMatch(/command not loaded: .*env\.md: .*dotenv/);
+    expect(h.verdict().leaked).toEqual([]);
+    expect(h.server.messageRequests()).toHaveLength(0);
+  });
+
+  it('control: a command file inside an untrusted project is loaded and sent (so the refusals above are not an accident)', async () => {
+    const h = await hostile([say('ok')]);
+    h.write('.claude/commands/hello.md', 'Say HELLO-FROM-COMMAND.\n');
+    const run = await h.run(['-p', '/hello']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(sent(h)).toContain('HELLO-FROM-COMMAND');
+  });
+});
+
+describe('a project file that never ends', () => {
+  it('untrusted: commands and skills linked to /dev/zero or a FIFO neither hang nor exhaust the start; a plain prompt still runs', async () => {
+    const h = await hostile([say('still here')]);
+    execFileSync('mkfifo', [path.join(h.outside, 'pipe')]);
+    link(h, '.claude/commands/zero.md', '/dev/zero');
+    link(h, '.claude/commands/pipe.md', path.join(h.outside, 'pipe'));
+    mkdirSync(h.path('.claude/commands/inside'), { recursive: true });
+    execFileSync('mkfifo', [h.path('.claude/commands/inside/fifo-target')]);
+    link(h, '.claude/commands/inside-pipe.md', 'inside/fifo-target');
+    link(h, '.claude/skills/zero/SKILL.md', '/dev/zero');
+    h.settle();
+    const run = await h.run(['-p', 'hello'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('still here');
+    expect(run.stderr).toMatch(/command not loaded: .*inside-pipe\.md: .*not a regular file/);
+  });
+
+  it('trusted: a command or skill file larger than the limit is refused with one line naming it; the others load', async () => {
+    const h = await hostile([say('ok')]);
+    const big = h.write('.claude/commands/big.md', '');
+    const fd = openSync(big, 'r+');
+    ftruncateSync(fd, 3 * 1024 * 1024 * 1024);
+    closeSync(fd);
+    h.write('.claude/commands/small.md', 'Say SMALL-COMMAND.\n');
+    const run = await h.run(['-p', '/small', '--trust'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/command not loaded: .*big\.md: .*larger than/);
+    expect(sent(h)).toContain('SMALL-COMMAND');
+  });
+});
+
+describe("a command's @path include of a huge file", () => {
+  it('a 3 GB (sparse) file is included up to the limit, never read whole', async () => {
+    const h = await hostile([say('ok')]);
+    h.write('.claude/commands/logs.md', 'Summarise @huge.log\n');
+    writeFileSync(h.path('huge.log'), 'FIRST-BYTES-OF-HUGE\n');
+    const fd = openSync(h.path('huge.log'), 'r+');
+    ftruncateSync(fd, 3 * 1024 * 1024 * 1024);
+    closeSync(fd);
+    const run = await h.run(['-p', '/logs'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(sent(h)).toContain('FIRST-BYTES-OF-HUGE');
+    expect(sent(h)).toContain(`the first ${256 * 1024} bytes of ${3 * 1024 * 1024 * 1024}`);
+  });
+});
+
+describe("a project's skill that is a link", () => {
+  it('untrusted: a SKILL.md linked outside the project is not loaded, so its text never reaches the model', async () => {
+    let h!: Hostile;
+    h = await hostile([callTool('skill', { name: 'peek' }, 's1'), say('done')]);
+    writeFileSync(path.join(h.outside, 'SKILL.md'), `---\nname: peek\ndescription: Peek.\n---\n${SECRETS.outside}\n`);
+    link(h, '.claude/skills/peek/SKILL.md', path.join(h.outside, 'SKILL.md'));
+    h.settle();
+    const run = await h.run(['-p', 'go']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skill not loaded: .*SKILL\.md: .*outside the untrusted project/);
+    expect(h.verdict().leaked).toEqual([]);
+    expect(resultText(h.verdict().results.s1)).toMatch(/No skill named "peek"/);
+  });
+});
