@@ -117,3 +117,51 @@ describe("a project's skill that is a link", () => {
     expect(resultText(h.verdict().results.s1)).toMatch(/No skill named "peek"/);
   });
 });
+
+function sparse(file: string, bytes: number): void {
+  const fd = openSync(file, 'r+');
+  ftruncateSync(fd, bytes);
+  closeSync(fd);
+}
+
+describe('instruction files and imports that never end', () => {
+  it('untrusted: an @import of a 3 GB (sparse) file, and a FIFO named AGENTS.md, neither stop nor hang the start', async () => {
+    const h = await hostile([say('still here')]);
+    h.write('AGENTS.md', 'Read @logs/huge.log for context. SMALL-INSTRUCTIONS\n');
+    h.write('logs/huge.log', 'HEAD-OF-HUGE\n');
+    sparse(h.path('logs/huge.log'), 3 * 1024 * 1024 * 1024);
+    mkdirSync(h.path('sub'));
+    execFileSync('mkfifo', [h.path('sub/AGENTS.md')]);
+    h.settle();
+    const run = await h.run(['-p', 'hello'], { cwd: h.path('sub'), timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('still here');
+    expect(run.stderr).toMatch(/@logs\/huge\.log: import refused: .*larger than/);
+    expect(sent(h)).toContain('SMALL-INSTRUCTIONS');
+    expect(sent(h)).not.toContain('HEAD-OF-HUGE');
+  });
+
+  it('untrusted: an AGENTS.md of 3 GB (sparse) is refused with one line; Keel still starts', async () => {
+    const h = await hostile([say('still here')]);
+    h.write('AGENTS.md', 'x\n');
+    sparse(h.path('AGENTS.md'), 3 * 1024 * 1024 * 1024);
+    h.settle();
+    const run = await h.run(['-p', 'hello'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('still here');
+    expect(run.stderr).toMatch(/AGENTS\.md: not read: .*larger than/);
+  });
+});
+
+describe('a trusted instruction file that cannot be read whole', () => {
+  it('stops Keel with one line naming it, since its front matter may hold rules', async () => {
+    const h = await hostile([say('should not be asked')]);
+    h.write('AGENTS.md', '---\npermissions:\n  deny: ["Bash(rm:*)"]\n---\nx\n');
+    sparse(h.path('AGENTS.md'), 2 * 1024 * 1024);
+    h.settle();
+    const run = await h.run(['-p', 'hello', '--trust']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/AGENTS\.md: not read: .*larger than 1048576 bytes/);
+    expect(h.server.messageRequests()).toHaveLength(0);
+  });
+});
