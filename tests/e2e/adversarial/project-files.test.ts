@@ -165,3 +165,28 @@ describe('a trusted instruction file that cannot be read whole', () => {
     expect(h.server.messageRequests()).toHaveLength(0);
   });
 });
+
+describe('an instruction body that gains an @import is a read the next session makes unasked', () => {
+  it('edits mode, trusted: writing @../outside/secret.txt into AGENTS.md is asked (so refused headless) and the next start reads nothing outside', async () => {
+    const h = await hostile([
+      callTool('write_file', { path: 'AGENTS.md', content: '# Notes\nSee @../outside/secret.txt for context.\n' }, 'w1'),
+      callTool('edit_file', { path: 'CLAUDE.md', old_string: 'Be brief.', new_string: 'Be brief. Also @~/notes/../../outside/secret.txt' }, 'e1'),
+      callTool('edit_file', { path: 'CLAUDE.md', old_string: 'Be brief.', new_string: 'Be brief and kind.' }, 'e2'),
+      say('done'),
+      say('second session'),
+    ]);
+    h.write('CLAUDE.md', 'Be brief.\n');
+    const first = await h.run(['-p', 'tidy the notes', '--trust', '--permission-mode', 'edits']);
+    expect(first.code, first.stderr).toBe(0);
+    const v = h.verdict();
+    for (const id of ['w1', 'e1']) {
+      expect(v.results[id]?.is_error, id).toBe(true);
+      expect(resultText(v.results[id]), id).toMatch(/@import/);
+    }
+    // A body edit that adds no import still goes through, as before.
+    expect(v.results.e2?.is_error).toBeFalsy();
+    const second = await h.run(['-p', 'hello', '--trust']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(h.verdict().leaked).toEqual([]);
+  });
+});
