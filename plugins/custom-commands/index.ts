@@ -11,9 +11,17 @@ const NAME = 'custom-commands';
 const toolList = z.union([z.string(), z.array(z.string())]);
 
 /** Claude Code's command front matter; other keys are allowed and ignored. */
+/**
+ * Escape sequences and control characters (newlines and tabs aside), C1 controls and bidirectional overrides: what
+ * `/help` prints of a command must not set the title or clipboard or clear the screen.
+ */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL_ALL = new RegExp(CONTROL.source, 'g');
+const shownText = z.string().refine((t) => !CONTROL.test(t), 'must not hold escape sequences or control characters');
+
 export const commandFrontMatter = z.looseObject({
-  description: z.string().optional(),
-  'argument-hint': z.string().optional(),
+  description: shownText.optional(),
+  'argument-hint': shownText.optional(),
   'allowed-tools': toolList.optional(),
   model: z.string().min(1).optional(),
   'disable-model-invocation': z.boolean().optional(),
@@ -62,7 +70,8 @@ async function parseCommand(frontMatter: Services['front-matter'], found: Comman
   const data = parsed.data;
   const hint = data['argument-hint'];
   const allowed = data['allowed-tools'];
-  const firstLine = parsed.body.split('\n').find((l) => l.trim())?.trim() ?? '';
+  // The body may hold anything; the line shown as its description is shown without its controls.
+  const firstLine = parsed.body.split('\n').find((l) => l.trim())?.trim().replace(CONTROL_ALL, '') ?? '';
   return {
     name: found.name,
     file: found.file,

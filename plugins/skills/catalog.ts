@@ -3,13 +3,20 @@ import { splitToolList, z, type Kernel } from '../../kernel/index.js';
 import { findSkillFolders, type SkillFolder, type SkillOrigin } from './discover.js';
 import { readMarkdown, type ProjectRules } from './front-matter.js';
 
+/**
+ * Escape sequences and control characters (newlines and tabs aside), C1 controls and bidirectional overrides: a
+ * description is printed by `/skills` and `/help`, where it must not set the title or clipboard or clear the screen.
+ */
+export const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+export const NO_CONTROLS = 'must not hold escape sequences or control characters';
+
 /** The Agent Skills front matter; other keys (Claude Code's `model`, …) are allowed and ignored. */
 export const skillFrontMatter = z.looseObject({
   name: z
     .string()
     .max(64, 'at most 64 characters')
     .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens only (e.g. pdf-forms)'),
-  description: z.string().trim().min(1, 'must not be empty').max(1024, 'at most 1024 characters'),
+  description: z.string().trim().min(1, 'must not be empty').max(1024, 'at most 1024 characters').refine((d) => !CONTROL.test(d), NO_CONTROLS),
   'allowed-tools': z.union([z.string(), z.array(z.string())]).optional(),
   license: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -190,3 +190,23 @@ describe('an instruction body that gains an @import is a read the next session m
     expect(h.verdict().leaked).toEqual([]);
   });
 });
+
+describe("a project's file names and descriptions reach the terminal as text", () => {
+  it('untrusted: a command file named with an OSC title sequence and a skill or command description with ESC print no control character', async () => {
+    const h = await hostile([]);
+    h.write('.claude/commands/x\x1b]0;PWNED-TITLE\x07y.md', 'Hello.\n');
+    h.write('.claude/commands/shown.md', '---\ndescription: "clear \\e[2J\\e]52;c;cHduZWQ=\\a here"\n---\nHello.\n');
+    h.write('.claude/commands/first.md', 'Line with \x1b]0;T3\x07 title\n');
+    h.write('.claude/skills/s/SKILL.md', '---\nname: s\ndescription: "hi \\e[2J\\e]0;T2\\a there"\n---\nbody\n');
+    for (const command of ['/skills', '/help']) {
+      const run = await h.run(['-p', command]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout + run.stderr, command).not.toMatch(/[\x07\x1b\x9b]/);
+    }
+    const run = await h.run(['-p', '/skills']);
+    expect(run.stderr).toContain('x^[]0;PWNED-TITLE^Gy.md');
+    expect(run.stderr).toMatch(/skill not loaded: .*SKILL\.md: field "description": must not hold escape sequences/);
+    expect(run.stderr).toMatch(/command not loaded: .*shown\.md: field "description": must not hold escape sequences/);
+    expect(h.server.messageRequests()).toHaveLength(0);
+  });
+});
