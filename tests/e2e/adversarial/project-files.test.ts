@@ -210,3 +210,20 @@ describe("a project's file names and descriptions reach the terminal as text", (
     expect(h.server.messageRequests()).toHaveLength(0);
   });
 });
+
+describe("a trusted project's output styles and agents", () => {
+  it('a style linked to ~/.ssh/id_rsa is not read (so the selected style cannot carry it), and styles or agents linked to a FIFO hang nothing', async () => {
+    const h = await hostile([say('still here')]);
+    execFileSync('mkfifo', [path.join(h.outside, 'pipe')]);
+    link(h, '.claude/output-styles/key.md', path.join(h.home, '.ssh', 'id_rsa'));
+    link(h, '.claude/output-styles/pipe.md', path.join(h.outside, 'pipe'));
+    link(h, '.claude/agents/pipe.md', path.join(h.outside, 'pipe'));
+    h.write('.claude/settings.json', JSON.stringify({ outputStyle: 'key' }));
+    const run = await h.run(['-p', 'hello', '--trust'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('still here');
+    expect(run.stderr).toMatch(/key\.md: not read: .*SSH keys/);
+    expect(run.stderr).toMatch(/agent file skipped: .*agents\/pipe\.md: not read: .* is not a regular file/);
+    expect(h.verdict().leaked).toEqual([]);
+  });
+});
