@@ -227,3 +227,19 @@ describe("a trusted project's output styles and agents", () => {
     expect(h.verdict().leaked).toEqual([]);
   });
 });
+
+describe("/memory in an untrusted project", () => {
+  it('does not print an index or topic linked to ~/.ssh/id_rsa or outside the project', async () => {
+    const h = await hostile([say('still here')]);
+    link(h, '.keel/MEMORY.md', path.join(h.home, '.ssh', 'id_rsa'));
+    link(h, '.keel/memory/notes.md', path.join(h.outside, 'secret.txt'));
+    h.settle();
+    const index = await h.run(['-p', '/memory']);
+    expect(index.stdout + index.stderr).not.toContain(SECRETS.sshKey);
+    expect(index.stdout).toMatch(/MEMORY\.md is not shown: .*SSH keys/);
+    const topic = await h.run(['-p', '/memory notes']);
+    expect(topic.stdout + topic.stderr).not.toContain(SECRETS.outside);
+    expect(topic.stdout).toMatch(/notes\.md is not shown: .*outside the project/);
+    expect(h.server.messageRequests()).toHaveLength(0);
+  });
+});
