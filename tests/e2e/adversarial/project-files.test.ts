@@ -243,3 +243,19 @@ describe("/memory in an untrusted project", () => {
     expect(h.server.messageRequests()).toHaveLength(0);
   });
 });
+
+describe('front matter bombs', () => {
+  it("a billion-laughs alias bomb in a SKILL.md or a command's front matter is one warning; the rest loads", async () => {
+    const h = await hostile([say('ok')]);
+    let bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+    for (let i = 0, prev = 'a'; i < 9; i++, prev = `b${i - 1}`) bomb += `b${i}: &b${i} [${Array(10).fill(`*${prev}`).join(',')}]\n`;
+    h.write('.claude/skills/bomb/SKILL.md', `---\nname: bomb\ndescription: x\n${bomb}---\nbody\n`);
+    h.write('.claude/commands/bomb.md', `---\n${bomb}---\nbody\n`);
+    h.write('.claude/commands/fine.md', 'Say FINE-COMMAND.\n');
+    const run = await h.run(['-p', '/fine', '--trust'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skill not loaded: .*bomb\/SKILL\.md: front matter is not valid YAML: .*alias/i);
+    expect(run.stderr).toMatch(/command not loaded: .*bomb\.md: front matter is not valid YAML: .*alias/i);
+    expect(sent(h)).toContain('FINE-COMMAND');
+  });
+});
