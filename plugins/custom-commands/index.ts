@@ -51,12 +51,16 @@ export async function loadCommands(kernel: Kernel, projectRoot: string): Promise
   const commands: CustomCommand[] = [];
   const clashes: string[] = [];
   const frontMatter = kernel.services.require('front-matter', NAME);
-  const loaded = await Promise.all(files.map((file) => parseCommand(frontMatter, file, trusted, projectRoot)));
+  // Untrusted, yours come first and keep their names: a cloned repository cannot swap its text in for a command
+  // you rely on (as custom agents do). Trusted, the project's wins, as in Claude Code.
+  const ordered = trusted ? files : [...files.filter((f) => f.origin === 'user'), ...files.filter((f) => f.origin !== 'user')];
+  const loaded = await Promise.all(ordered.map((file) => parseCommand(frontMatter, file, trusted, projectRoot)));
   for (const result of loaded) {
     if (typeof result === 'string') errors.push(result);
     else {
       const first = commands.find((c) => c.name === result.name);
-      if (first) clashes.push(`/${result.name}: ${result.file} is shadowed by ${first.file}`);
+      if (first && !trusted && result.where === 'project' && first.where === 'user') errors.push(`${result.file}: this project is not trusted, so your ${first.file} keeps the name /${result.name}`);
+      else if (first) clashes.push(`/${result.name}: ${result.file} is shadowed by ${first.file}`);
       else commands.push(result);
     }
   }

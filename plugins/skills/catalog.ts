@@ -47,7 +47,10 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
   // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
   const trusted = kernel.config.trusted !== false;
   const catalog: Catalog = { skills: [], clashes: [], errors: [] };
-  const folders = findSkillFolders(kernel, where);
+  const found = findSkillFolders(kernel, where);
+  // Untrusted, yours (and plugins') come first and keep their names: a cloned repository cannot swap its text in
+  // for a skill you rely on. Trusted, the project's wins.
+  const folders = trusted ? found : [...found.filter((f) => f.origin !== 'project'), ...found.filter((f) => f.origin === 'project')];
   const rules = projectRules(kernel);
   const parsed = await Promise.all(folders.map((folder) => parseSkill(folder, trusted, folder.origin === 'project' ? where.projectRoot : undefined, rules)));
   for (const result of parsed) {
@@ -56,7 +59,8 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
       continue;
     }
     const first = catalog.skills.find((s) => s.name === result.name);
-    if (first) catalog.clashes.push(`${result.name}: ${result.file} is shadowed by ${first.file}`);
+    if (first && !trusted && result.origin === 'project' && first.origin !== 'project') catalog.errors.push(`${result.file}: this project is not trusted, so your ${first.file} keeps the name ${result.name}`);
+    else if (first) catalog.clashes.push(`${result.name}: ${result.file} is shadowed by ${first.file}`);
     else catalog.skills.push(result);
   }
   return catalog;
