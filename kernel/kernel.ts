@@ -49,6 +49,10 @@ export interface Kernel {
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string, source?: string): void;
 }
 
+/** Control characters (newline and tab kept), C1 controls and bidirectional overrides, in a log message. */
+const LOG_UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const caret = (ch: string) => (ch < ' ' ? `^${String.fromCharCode(ch.charCodeAt(0) + 64)}` : `<U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+
 export function initialState(): AppState {
   return {
     messages: [],
@@ -175,7 +179,8 @@ export function createKernel(opts: { config?: ResolvedConfig } = {}): Kernel {
       return () => observers.delete(listener);
     },
     log(level, message, source) {
-      hooks.event.call({ type: 'log', level, message, source });
+      // Messages name files and fields a repository controls: every sink prints them, none may obey them (ESC → ^[).
+      hooks.event.call({ type: 'log', level, message: message.replace(LOG_UNSAFE, caret), source });
     },
   };
 

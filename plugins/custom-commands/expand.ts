@@ -4,7 +4,8 @@
  * `@path` the text names included after it (confined like `read_file`: judged by the permission policy).
  * Only the file's own text is expanded: arguments and command output are inserted as they are.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { constants, realpathSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kernel, Session } from '../../kernel/index.js';
 import { judge, runBash } from './tool-call.js';
@@ -61,6 +62,33 @@ async function shellOutput(command: string, ctx: ExpandContext): Promise<string>
   return text.trimEnd();
 }
 
+/** Opening a FIFO would wait for a writer; non-blocking, the open returns and fstat shows it is no file. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * The first MAX_INCLUDE bytes of a regular file and its size, or undefined when `abs` is no regular file (missing,
+ * a folder, a FIFO, a device). Reads the real path the policy judged, and never more than it includes.
+ */
+async function readHead(abs: string): Promise<{ text: string; size: number } | undefined> {
+  let real: string;
+  try {
+    real = realpathSync.native(abs);
+  } catch {
+    return undefined;
+  }
+  const handle = await open(real, READ_FLAGS).catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return undefined;
+    const buffer = Buffer.alloc(Math.min(info.size, MAX_INCLUDE));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return { text: buffer.subarray(0, bytesRead).toString('utf8'), size: info.size };
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The text with each `@path` it names that the policy lets be read appended after it. */
 async function includeText(text: string, ctx: ExpandContext): Promise<string> {
   const blocks: string[] = [];
@@ -71,13 +99,11 @@ async function includeText(text: string, ctx: ExpandContext): Promise<string> {
     const abs = path.resolve(ctx.session.cwd, written);
     const verdict = await judge(ctx.kernel, ctx.session, 'read_file', { path: abs }, ctx.signal);
     if (!verdict.allowed) throw new Error(`/${ctx.name}: @${written} is not included: ${verdict.reason}`);
-    const info = await stat(abs).catch(() => undefined);
+    const head = await readHead(abs);
     // A word that merely starts with @ (a handle, a decorator) names no file: it stays as written.
-    if (!info?.isFile()) continue;
-    const data = await readFile(abs);
-    const cut = data.length > MAX_INCLUDE;
-    const content = data.subarray(0, MAX_INCLUDE).toString('utf8');
-    blocks.push(`Contents of ${written}${cut ? ` (the first ${MAX_INCLUDE} bytes of ${data.length})` : ''}:\n\`\`\`\n${content.replace(/\n$/, '')}\n\`\`\``);
+    if (!head) continue;
+    const cut = head.size > MAX_INCLUDE;
+    blocks.push(`Contents of ${written}${cut ? ` (the first ${MAX_INCLUDE} bytes of ${head.size})` : ''}:\n\`\`\`\n${head.text.replace(/\n$/, '')}\n\`\`\``);
   }
   return blocks.length ? `${text.trimEnd()}\n\n${blocks.join('\n\n')}\n\n` : text;
 }

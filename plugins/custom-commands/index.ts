@@ -11,9 +11,17 @@ const NAME = 'custom-commands';
 const toolList = z.union([z.string(), z.array(z.string())]);
 
 /** Claude Code's command front matter; other keys are allowed and ignored. */
+/**
+ * Escape sequences and control characters (newlines and tabs aside), C1 controls and bidirectional overrides: what
+ * `/help` prints of a command must not set the title or clipboard or clear the screen.
+ */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL_ALL = new RegExp(CONTROL.source, 'g');
+const shownText = z.string().refine((t) => !CONTROL.test(t), 'must not hold escape sequences or control characters');
+
 export const commandFrontMatter = z.looseObject({
-  description: z.string().optional(),
-  'argument-hint': z.string().optional(),
+  description: shownText.optional(),
+  'argument-hint': shownText.optional(),
   'allowed-tools': toolList.optional(),
   model: z.string().min(1).optional(),
   'disable-model-invocation': z.boolean().optional(),
@@ -43,25 +51,31 @@ export async function loadCommands(kernel: Kernel, projectRoot: string): Promise
   const commands: CustomCommand[] = [];
   const clashes: string[] = [];
   const frontMatter = kernel.services.require('front-matter', NAME);
-  const loaded = await Promise.all(files.map((file) => parseCommand(frontMatter, file, trusted)));
+  // Untrusted, yours come first and keep their names: a cloned repository cannot swap its text in for a command
+  // you rely on (as custom agents do). Trusted, the project's wins, as in Claude Code.
+  const ordered = trusted ? files : [...files.filter((f) => f.origin === 'user'), ...files.filter((f) => f.origin !== 'user')];
+  const loaded = await Promise.all(ordered.map((file) => parseCommand(frontMatter, file, trusted, projectRoot)));
   for (const result of loaded) {
     if (typeof result === 'string') errors.push(result);
     else {
       const first = commands.find((c) => c.name === result.name);
-      if (first) clashes.push(`/${result.name}: ${result.file} is shadowed by ${first.file}`);
+      if (first && !trusted && result.where === 'project' && first.where === 'user') errors.push(`${result.file}: this project is not trusted, so your ${first.file} keeps the name /${result.name}`);
+      else if (first) clashes.push(`/${result.name}: ${result.file} is shadowed by ${first.file}`);
       else commands.push(result);
     }
   }
   return { commands, errors, clashes };
 }
 
-async function parseCommand(frontMatter: Services['front-matter'], found: CommandFile, trusted: boolean): Promise<CustomCommand | string> {
-  const parsed = await frontMatter.read(found.file, commandFrontMatter, { verbatim: ['argument-hint'] });
+async function parseCommand(frontMatter: Services['front-matter'], found: CommandFile, trusted: boolean, projectRoot: string): Promise<CustomCommand | string> {
+  // A project's command file is read only when it resolves to no secret and, untrusted, inside the project.
+  const parsed = await frontMatter.read(found.file, commandFrontMatter, { verbatim: ['argument-hint'], ...(found.origin === 'project' ? { project: projectRoot } : {}) });
   if (!parsed.ok) return parsed.error;
   const data = parsed.data;
   const hint = data['argument-hint'];
   const allowed = data['allowed-tools'];
-  const firstLine = parsed.body.split('\n').find((l) => l.trim())?.trim() ?? '';
+  // The body may hold anything; the line shown as its description is shown without its controls.
+  const firstLine = parsed.body.split('\n').find((l) => l.trim())?.trim().replace(CONTROL_ALL, '') ?? '';
   return {
     name: found.name,
     file: found.file,

@@ -1,10 +1,37 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseFrontMatter } from './front-matter.js';
 
 export const NAMES = ['AGENTS.md', 'CLAUDE.md'];
+/** An instruction file or import larger than this is not read: it would go whole into every request. */
+export const MAX_INSTRUCTION_BYTES = 1024 * 1024;
+/** Opening a FIFO would wait for a writer; non-blocking, the open returns and fstat shows it is no file. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** Why an instruction file was not read (too large, not a regular file), for the one-line warning. */
+export class NotReadError extends Error {}
+
+/**
+ * The text of `real` (a resolved path): only a regular file of at most MAX_INSTRUCTION_BYTES, so a file a
+ * repository plants (huge, or swapped for a FIFO since it was checked) can neither stop nor hang the start.
+ */
+export async function readInstructionFile(real: string): Promise<string> {
+  const handle = await open(real, READ_FLAGS);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new NotReadError(`${real} is not a regular file`);
+    if (info.size > MAX_INSTRUCTION_BYTES) throw new NotReadError(`${real} is larger than ${MAX_INSTRUCTION_BYTES} bytes (${info.size})`);
+    const buffer = Buffer.alloc(MAX_INSTRUCTION_BYTES + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > MAX_INSTRUCTION_BYTES) throw new NotReadError(`${real} is larger than ${MAX_INSTRUCTION_BYTES} bytes`);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Imports nest at most this deep. */
 export const MAX_IMPORT_DEPTH = 5;
 
@@ -154,7 +181,13 @@ export async function expand(
         continue;
       }
       seen.add(target);
-      const raw = await readFile(real, 'utf8');
+      let raw: string;
+      try {
+        raw = await readInstructionFile(real);
+      } catch (err) {
+        warn(`${from}: @${ref}: import refused: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
       const imported = await parseFrontMatter(raw, target).then((parsed) => parsed.body, () => raw);
       parts.push(`Imported from ${target} (@${ref}):\n${imported.trim()}`);
       await walk(imported, target, depth + 1, [...chain, target]);

@@ -1,8 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import { readFile } from 'node:fs/promises';
-import { coreProtectedEntries, definePlugin, errorMessage, frontMatterOf, ProtectedPaths, Stage, type ConfigLayer, type Kernel, type Session } from '../../kernel/index.js';
-import { checkRead, discover, expand, realPath, type ReadGuard } from './files.js';
+import { coreProtectedEntries, definePlugin, errorMessage, KeelError, frontMatterOf, ProtectedPaths, Stage, type ConfigLayer, type Kernel, type Session } from '../../kernel/index.js';
+import { checkRead, discover, expand, NotReadError, readInstructionFile, realPath, type ReadGuard } from './files.js';
 import { parseFrontMatter, toConfigValues } from './front-matter.js';
 
 const NAME = 'instructions';
@@ -38,7 +37,15 @@ export default definePlugin(() => ({
     for (const { file, layer } of discover(ctx.cwd, ctx.projectRoot, ctx.keelHome)) {
       const checked = checkRead(file, layer, guard);
       if (checked.refused && layer === 'project') continue;
-      const text = await readFile(layer === 'user' ? file : checked.real, 'utf8');
+      let text: string;
+      try {
+        text = await readInstructionFile(layer === 'user' ? realPath(file) : checked.real);
+      } catch (err) {
+        // Untrusted, the front matter is never applied: the session's load names the file and skips it. Elsewhere it
+        // may hold rules, so Keel does not start without them.
+        if (layer === 'project' && !ctx.trusted) continue;
+        throw new KeelError(`${file}: ${err instanceof NotReadError ? 'not read' : 'cannot be read'}: ${errorMessage(err)}`, { code: 'config', exitCode: 2 });
+      }
       if (layer === 'project' && !ctx.trusted) {
         // Named for the CLI's warning; the YAML of an untrusted folder is never parsed.
         if (frontMatterOf(text) !== undefined) layers.push({ kind: 'project', source: file, values: {} });
@@ -84,9 +91,9 @@ async function load(session: Session, kernel: Kernel, warn: (message: string) =>
     }
     let text: string;
     try {
-      text = await readFile(layer === 'user' ? file : real, 'utf8');
+      text = await readInstructionFile(layer === 'user' ? realPath(file) : real);
     } catch (err) {
-      warn(`${file}: cannot be read: ${errorMessage(err)}`);
+      warn(`${file}: ${err instanceof NotReadError ? 'not read' : 'cannot be read'}: ${errorMessage(err)}`);
       continue;
     }
     // Front matter was validated at start-up by the CLI; here it is only stripped.

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, Stage, type Kernel, type Session } from '../../kernel/index.js';
@@ -55,6 +55,9 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
         if (!line) throw new Error('#: the note is empty; type # followed by the line to remember');
         const file = path.join(projectRoot, INDEX_FILE);
         await mkdir(path.dirname(file), { recursive: true });
+        // A cloned repository's index may be a link to ~/.bashrc or ~/.gitconfig: the note is never written there.
+        const refused = refusal(file, projectRoot, kernel, 'write');
+        if (refused) throw new Error(`#: ${file} is not written: ${refused}`);
         const before = (await readIfExists(file)) ?? '';
         const lead = before && !before.endsWith('\n') ? '\n' : '';
         await appendFile(file, `${lead}- ${line}\n`);
@@ -68,8 +71,8 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
       async run(args, ctx) {
         const root = ctx.session.projectRoot;
         const topic = args.trim();
-        if (!topic) return showIndex(root);
-        return showTopic(root, topic);
+        if (!topic) return showIndex(root, kernel);
+        return showTopic(root, topic, kernel);
       },
     });
   },
@@ -87,12 +90,16 @@ function real(file: string): string {
  * Why the index must not be read into the prompt: a cloned repository's `.keel/MEMORY.md` may be a link to a
  * secret (`~/.ssh/id_rsa`) or to any file outside the project.
  */
-function refusal(file: string, root: string, kernel: Kernel): string | undefined {
+function refusal(file: string, root: string, kernel: Kernel, access: 'read' | 'write' = 'read'): string | undefined {
   const target = real(file);
   const secret = kernel.protected.match(target, 'read');
   if (secret) return secret.reason;
   const rel = path.relative(real(root), target);
   if (rel.startsWith(`..${path.sep}`) || rel === '..' || path.isAbsolute(rel)) return `it resolves to ${target}, outside the project`;
+  const info = statSync(target, { throwIfNoEntry: false });
+  if (info && !info.isFile()) return `${target} is not a regular file`;
+  // Another name of the file may be anywhere: appending would change a file outside the project.
+  if (access === 'write' && info && info.nlink > 1) return `${target} has ${info.nlink} hard links, so the note would also change a file elsewhere`;
   return undefined;
 }
 
@@ -128,17 +135,21 @@ function section(text: string | undefined, maxTokens: number): string {
   return `${GUIDE}\n\n<memory-index path="${INDEX_FILE}">\n${shown}\n[… ${left} more lines not shown: read ${INDEX_FILE} with read_file]\n</memory-index>${nudge}`;
 }
 
-async function showIndex(root: string): Promise<string> {
-  const text = await readIfExists(path.join(root, INDEX_FILE));
+async function showIndex(root: string, kernel: Kernel): Promise<string> {
+  const file = path.join(root, INDEX_FILE);
+  const refused = existsSync(file) ? refusal(file, root, kernel) : undefined;
+  if (refused) return `${file} is not shown: ${refused}`;
+  const text = await readIfExists(file);
   const topics = await topicFiles(root);
   const list = topics.length ? `\n\nTopic files in ${TOPIC_DIR}: ${topics.join(', ')}` : '';
   if (text === undefined) return `No memory index yet (${path.join(root, INDEX_FILE)}).${list}`;
   return `${text.trim()}${list}`;
 }
 
-async function showTopic(root: string, topic: string): Promise<string> {
+async function showTopic(root: string, topic: string, kernel: Kernel): Promise<string> {
   const dir = path.join(root, TOPIC_DIR);
-  const index = (await readIfExists(path.join(root, INDEX_FILE))) ?? '';
+  const indexFile = path.join(root, INDEX_FILE);
+  const index = (existsSync(indexFile) && !refusal(indexFile, root, kernel) ? await readIfExists(indexFile) : undefined) ?? '';
   const entry = parseIndex(index).find((e) => e.name.toLowerCase() === topic.toLowerCase());
   const candidates = entry
     ? [path.resolve(root, '.keel', entry.target)]
@@ -146,6 +157,10 @@ async function showTopic(root: string, topic: string): Promise<string> {
   for (const file of candidates) {
     // Only files inside .keel/ are shown, whatever the index or the argument says.
     if (!file.startsWith(path.join(root, '.keel') + path.sep)) continue;
+    // … and only when, links resolved, they are still in the project and no secret.
+    if (!existsSync(file)) continue;
+    const refused = refusal(file, root, kernel);
+    if (refused) return `${path.relative(root, file)} is not shown: ${refused}`;
     const text = await readIfExists(file);
     if (text !== undefined) return `${path.relative(root, file)}:\n\n${text.trim()}`;
   }

@@ -32,7 +32,7 @@ interface SessionStyles {
 const homeDir = () => process.env.HOME || os.homedir();
 
 export async function stylesFor(kernel: Kernel, projectRoot: string): Promise<LoadedStyles> {
-  return loadStyles({ projectRoot, keelHome: kernel.config.keelHome, home: homeDir(), trusted: kernel.config.trusted !== false });
+  return loadStyles({ projectRoot, keelHome: kernel.config.keelHome, home: homeDir(), trusted: kernel.config.trusted !== false, secret: (real) => kernel.protected.match(real, 'read')?.reason });
 }
 
 function listing(state: SessionStyles): string {

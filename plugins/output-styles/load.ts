@@ -3,10 +3,11 @@
  * `keep-coding-instructions`); the body is the style's instructions. Looked for in the project's
  * `.claude/output-styles/` (a trusted project only), `$KEEL_HOME/output-styles/` and `~/.claude/output-styles/`.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { FRONT_MATTER } from '../../kernel/index.js';
 import { BUILT_IN_STYLES, type OutputStyle } from './builtin.js';
+import { readStyleFile } from './read-style.js';
 
 export interface StyleDirs {
   projectRoot: string;
@@ -14,6 +15,8 @@ export interface StyleDirs {
   home: string;
   /** False: the project's folder is named in `untrusted` but never read. */
   trusted: boolean;
+  /** Why a project's style file, resolved, must not be read (a read-protected path), else undefined. */
+  secret?: (real: string) => string | undefined;
 }
 
 export interface LoadedStyles {
@@ -106,9 +109,9 @@ export async function loadStyles(dirs: StyleDirs): Promise<LoadedStyles> {
     for (const file of files) {
       let text: string;
       try {
-        text = readFileSync(file, 'utf8');
+        text = await readStyleFile(file, project ? dirs.secret : undefined);
       } catch (err) {
-        errors.push(`${file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        errors.push(`${file}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
       }
       const style = parseStyle(file, text, parse);

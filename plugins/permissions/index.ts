@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { definePlugin, savedOutputDir, Stage, type Decision, type Kernel, type Session, type ToolResult } from '../../kernel/index.js';
-import { changesFrontMatter } from './front-matter.js';
+import { settingsChange } from './front-matter.js';
 import { GIT_HOOK_NAMES, gitSurface } from './git-surface.js';
 import { packageSurface } from './package-surface.js';
 import { hardLinks, isInside, resolveReal } from './paths.js';
@@ -127,7 +127,8 @@ export default definePlugin(() => ({
         if (linked !== -1) return refused(`${now[linked]} gained hard links after it was checked, so the write could change a file elsewhere`);
       }
       for (const p of judged.bodyOnly) {
-        if (await changesFrontMatter(call.name, call.input, p)) return refused(`${p} changed since it was checked, and this call would now change its front matter`);
+        const change = await settingsChange(call.name, call.input, p);
+        if (change) return refused(`${p} changed since it was checked, and this call would now ${change}`);
       }
       return undefined;
     });

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Decision, PermissionLevel, PermissionMode, ToolCall, ToolDefinition } from '../../kernel/index.js';
-import { changesFrontMatter } from './front-matter.js';
+import { settingsChange } from './front-matter.js';
 import { expandHome, hardLinks, isInside, isSavedOutput, protectedMatch, protectedReason, protectedTwin, resolveReal, type PathContext } from './paths.js';
 import { isBare, pathPatternMatches, toolMatches, urlPatternMatches, type Rule } from './rules.js';
 import { evaluateShell } from './shell-policy.js';
@@ -95,11 +95,12 @@ export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: Policy
   for (const p of resolved) {
     const hit = protectedMatch(p, access, ctx);
     if (!hit) continue;
-    if (hit.entry.frontMatter && !(await changesFrontMatter(call.name, call.input, p))) {
+    const change = hit.entry.frontMatter ? await settingsChange(call.name, call.input, p) : undefined;
+    if (hit.entry.frontMatter && change === undefined) {
       bodyOnly.push(p);
       continue;
     }
-    const what = hit.entry.frontMatter ? `${hit.reason}, and this call would change its front matter` : hit.reason;
+    const what = change ? `${hit.reason}, and this call would ${change}` : hit.reason;
     return { decision: ask(`${call.name} needs approval: ${what}`), resolved };
   }
   // A hard link's other names may be anywhere: writing one changes a file outside the project, in every mode.

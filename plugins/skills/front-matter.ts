@@ -2,8 +2,8 @@
  * Markdown files with YAML front matter (SKILL.md, and custom commands through the `front-matter` service): read,
  * parsed (yaml loads only when a file has some) and checked with zod; every fault is one line naming the file.
  */
-import { readFile } from 'node:fs/promises';
 import { frontMatterOf, FRONT_MATTER, type z } from '../../kernel/index.js';
+import { readMarkdownFile, type ProjectFileRule } from './read-file.js';
 
 export type Parsed<T> = { ok: true; data: T; body: string } | { ok: false; error: string };
 
@@ -15,6 +15,11 @@ export interface FrontMatterOptions {
    * `argument-hint: [pr-number] [priority]` is text, though YAML would read it as a list or reject it.
    */
   verbatim?: string[];
+  /**
+   * The file is the project's (not the user's or a plugin's): the root of that project. It is then read only when
+   * it resolves to no secret and, in an untrusted folder, inside this root (read-file.ts).
+   */
+  project?: string;
 }
 
 /** One line naming the file and the field at fault. */
@@ -24,12 +29,17 @@ function issueLine(file: string, error: z.ZodError): string {
   return `${file}: ${field}: ${issue.message}`;
 }
 
-export async function readMarkdown<T>(file: string, schema: z.ZodType<T>, opts: FrontMatterOptions = {}): Promise<Parsed<T>> {
+/** How a project's file is judged: whether the folder is trusted, and which resolved paths are secrets. */
+export type ProjectRules = Omit<ProjectFileRule, 'root'>;
+
+export async function readMarkdown<T>(file: string, schema: z.ZodType<T>, opts: FrontMatterOptions = {}, rules?: ProjectRules): Promise<Parsed<T>> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    // Without the rules (a caller outside a kernel), a project's file is judged as untrusted and secret-free.
+    const project = opts.project === undefined ? undefined : { root: opts.project, ...(rules ?? { trusted: false, secret: () => undefined }) };
+    text = await readMarkdownFile(file, project);
   } catch (err) {
-    return { ok: false, error: `${file}: cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
+    return { ok: false, error: `${file}: ${err instanceof Error ? err.message : String(err)}` };
   }
   return parseMarkdown(file, text, schema, opts);
 }

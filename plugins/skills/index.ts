@@ -8,7 +8,7 @@ import path from 'node:path';
 import { realpathSync } from 'node:fs';
 import { definePlugin, defineTool, runAgent, Stage, z, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
 import { grantAllowedTools, skillText } from './activate.js';
-import { loadCatalog, type Catalog, type Skill } from './catalog.js';
+import { loadCatalog, projectRules, type Catalog, type Skill } from './catalog.js';
 import { skillsSection } from './listing.js';
 import { readMarkdown, type FrontMatterOptions, type Parsed } from './front-matter.js';
 
@@ -19,7 +19,11 @@ export type { FrontMatterOptions, Parsed } from './front-matter.js';
 
 /** Claude Code's Markdown files with YAML front matter, read as SKILL.md is; custom commands read theirs through it. */
 export interface FrontMatterService {
-  /** The file read, its front matter checked with `schema`, and its body; or one line naming the file (and the field) at fault. */
+  /**
+   * The file read, its front matter checked with `schema`, and its body; or one line naming the file (and the field)
+   * at fault. Only a regular file of at most 1 MB is read; with `opts.project` (the file is that project's) it must
+   * also resolve to no read-protected path and, in an untrusted folder, inside the project.
+   */
   read<T>(file: string, schema: z.ZodType<T>, opts?: FrontMatterOptions): Promise<Parsed<T>>;
 }
 
@@ -159,7 +163,7 @@ export default definePlugin(() => ({
       }),
     );
 
-    kernel.services.provide('front-matter', { read: readMarkdown });
+    kernel.services.provide('front-matter', { read: (file, schema, opts) => readMarkdown(file, schema, opts, projectRules(kernel)) });
 
     kernel.commands.register({
       name: 'skills',

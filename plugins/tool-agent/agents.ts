@@ -3,9 +3,10 @@
  * agent's system prompt. The user's `$KEEL_HOME/agents/`, and in a trusted project Keel's `.keel/agents/` and
  * Claude Code's `.claude/agents/` (same format; its tool names are aliases of Keel's).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { canonicalToolName, errorMessage } from '../../kernel/index.js';
+import { readAgentFile } from './read-agent.js';
 
 export interface AgentDefinition {
   name: string;
@@ -60,9 +61,10 @@ export function toolList(value: unknown): string[] | undefined {
   return names.map((n) => n.trim()).filter(Boolean).map(canonicalToolName);
 }
 
-export async function loadAgents(dirs: AgentDirs): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[]; shadowed: ShadowedAgent[] }> {
+/** `secret`: why a project's agent file, resolved, must not be read (a read-protected path), else undefined. */
+export async function loadAgents(dirs: AgentDirs, secret?: (real: string) => string | undefined): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[]; shadowed: ShadowedAgent[] }> {
   const user = await loadFrom(dirs.user);
-  const project = await loadFrom(dirs.project);
+  const project = await loadFrom(dirs.project, secret);
   const userNames = new Map<string, string>();
   for (const agent of user.agents) userNames.set(agent.name, agent.source);
   for (const broken of user.broken) userNames.set(broken.name, broken.source);
@@ -81,7 +83,7 @@ export async function loadAgents(dirs: AgentDirs): Promise<{ agents: AgentDefini
 }
 
 /** Agents of some folders, first file of a name wins. */
-async function loadFrom(dirs: string[]): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[] }> {
+async function loadFrom(dirs: string[], secret?: (real: string) => string | undefined): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[] }> {
   const agents: AgentDefinition[] = [];
   const broken: BrokenAgent[] = [];
   const seen = new Set<string>();
@@ -96,7 +98,7 @@ async function loadFrom(dirs: string[]): Promise<{ agents: AgentDefinition[]; br
       const source = path.join(dir, file);
       const fallback = path.basename(file, '.md');
       try {
-        const agent = await parseAgent(readFileSync(source, 'utf8'), source, fallback);
+        const agent = await parseAgent(await readAgentFile(source, secret), source, fallback);
         if (seen.has(agent.name)) continue;
         seen.add(agent.name);
         agents.push(agent);

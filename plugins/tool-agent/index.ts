@@ -83,7 +83,7 @@ export default definePlugin(() => ({
     };
 
     const load = async (session: Session) => {
-      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true));
+      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true), (real) => kernel.protected.match(real, 'read')?.reason);
       const state = stateOf(session);
       state.files = found.agents;
       state.broken = found.broken;

@@ -41,7 +41,7 @@ describe('custom slash commands', () => {
     expect(String(plainMessages(server.messageRequests()[1]!.body.messages)[0]!.content)).toBe('Review the current diff.\n\nARGUMENTS: focus on tests');
   });
 
-  it("a user's command from ~/.claude/commands and $KEEL_HOME/commands; the project's wins a clash", async () => {
+  it("a user's command from ~/.claude/commands and $KEEL_HOME/commands; a trusted project's wins a clash (untrusted, yours does: adversarial/project-files)", async () => {
     const { env, ws, server, home } = await project([say('one'), say('two')]);
     mkdirSync(path.join(home, '.claude', 'commands'), { recursive: true });
     writeFileSync(path.join(home, '.claude', 'commands', 'standup.md'), 'Summarise my work for standup.\n');
@@ -50,7 +50,7 @@ describe('custom slash commands', () => {
     ws.write('.claude/commands/greet.md', 'PROJECT GREETING\n');
     expect((await runKeel(['-p', '/standup'], { cwd: ws.dir, env })).code).toBe(0);
     expect(firstPrompt(server)).toBe('Summarise my work for standup.');
-    expect((await runKeel(['-p', '/greet'], { cwd: ws.dir, env })).code).toBe(0);
+    expect((await runKeel(['-p', '/greet', '--trust'], { cwd: ws.dir, env })).code).toBe(0);
     expect(String(plainMessages(server.messageRequests()[1]!.body.messages)[0]!.content)).toBe('PROJECT GREETING');
   });
 

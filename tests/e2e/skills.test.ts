@@ -68,7 +68,8 @@ describe('skills', () => {
     writeSkill(ws.path('.agents/skills'), 'compact', 'Make things smaller.', 'Shrink it.');
     mkdirSync(ws.path('.keel/skills/broken'), { recursive: true });
     writeFileSync(ws.path('.keel/skills/broken/SKILL.md'), '---\nname: Not A Valid Name\ndescription: x\n---\nbody\n');
-    const run = await runKeel(['-p', '/skills'], { cwd: ws.dir, env: { ...env, HOME: home } });
+    // Trusted: the project's skill wins a name (untrusted, yours does: adversarial/project-files.test.ts).
+    const run = await runKeel(['-p', '/skills', '--trust'], { cwd: ws.dir, env: { ...env, HOME: home } });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^ {2}lint\s+The project lint rules\. \(\.claude\/skills\)$/m);
     expect(run.stdout).toMatch(/^ {2}deploy\s+How this project deploys\./m);
@@ -94,6 +95,8 @@ describe('skills', () => {
     const home = path.join(path.dirname(ws.dir), 'fake-home');
     writeSkill(ws.path('.claude/skills'), 'lint', 'The project lint rules.', 'Run the linter.');
     writeSkill(path.join(ws.home, 'skills'), 'lint', 'The user lint rules.', 'Lint everything.');
+    // Trusted: the project's skill wins the name, so the user's is the one shadowed.
+    expect((await runKeel(['trust'], { cwd: ws.dir, env: { ...env, HOME: home } })).code).toBe(0);
     const run = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, HOME: home } });
     expect(run.stdout).toMatch(/skill names.*clashes.*lint: .*keel-test-[^ ]*\/home\/skills\/lint\/SKILL\.md is shadowed by/);
   });

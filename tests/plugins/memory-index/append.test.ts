@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import memoryIndex, { type MemoryIndexService } from '../../../plugins/memory-index/index.js';
 import { testKernel } from '../../helpers/kernel.js';
@@ -22,5 +24,24 @@ describe('the memory-index service (#note)', () => {
     ws = makeWorkspace();
     const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
     await expect(service.append(ws.dir, '   ')).rejects.toThrow('#: the note is empty');
+  });
+
+  it('never writes through an index that is a link out of the project or has another hard link', async () => {
+    ws = makeWorkspace();
+    const outside = mkdtempSync(path.join(tmpdir(), 'keel-memory-outside-'));
+    try {
+      const target = path.join(outside, '.gitconfig');
+      writeFileSync(target, '[user]\n\tname = me\n');
+      mkdirSync(ws.path('.keel'), { recursive: true });
+      symlinkSync(target, ws.path('.keel/MEMORY.md'));
+      const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
+      await expect(service.append(ws.dir, 'a note')).rejects.toThrow(/#: .*MEMORY\.md is not written: it resolves to .*outside the project/);
+      rmSync(ws.path('.keel/MEMORY.md'));
+      linkSync(target, ws.path('.keel/MEMORY.md'));
+      await expect(service.append(ws.dir, 'a note')).rejects.toThrow(/has 2 hard links/);
+      expect(readFileSync(target, 'utf8')).toBe('[user]\n\tname = me\n');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { PermissionMode, Turn } from '../../../kernel/index.js';
 import instructions from '../../../plugins/instructions/index.js';
 import permissions from '../../../plugins/permissions/index.js';
-import { changesFrontMatter } from '../../../plugins/permissions/front-matter.js';
+import { settingsChange } from '../../../plugins/permissions/front-matter.js';
 import { hardLinks } from '../../../plugins/permissions/paths.js';
 import toolsFs from '../../../plugins/tools-fs/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
@@ -36,7 +36,7 @@ async function world(mode: PermissionMode) {
   };
 }
 
-describe('changesFrontMatter', () => {
+describe('settingsChange', () => {
   it.each([
     ['write_file', { content: '# body only\n' }, '---\na: 1\n---\nold\n', true],
     ['write_file', { content: '---\na: 1\n---\nnew body\n' }, '---\na: 1\n---\nold\n', false],
@@ -48,11 +48,16 @@ describe('changesFrontMatter', () => {
     ['edit_file', { old_string: 'missing', new_string: 'x' }, '---\na: 1\n---\nold\n', true],
     ['edit_file', { old_string: 'x', new_string: '---\na: 1\n---\nx' }, 'x\n', true],
     ['bash', { command: 'true' }, 'x\n', true],
+    // An added @import is a read every later session makes unasked; a mention or a kept import is body text.
+    ['edit_file', { old_string: 'old', new_string: 'see @../outside/x.md' }, 'old\n', true],
+    ['write_file', { content: 'see @~/.pypirc\n' }, undefined, true],
+    ['edit_file', { old_string: 'old', new_string: 'ask @alice' }, 'old\n', false],
+    ['edit_file', { old_string: 'old', new_string: 'new' }, 'see @docs/x.md\nold\n', false],
   ] as const)('%s %j on %j → %s', async (tool, input, before, expected) => {
     ws = makeWorkspace();
     const file = ws.path('AGENTS.md');
     if (before !== undefined) writeFileSync(file, before);
-    expect(await changesFrontMatter(tool, input, file)).toBe(expected);
+    expect((await settingsChange(tool, input, file)) !== undefined).toBe(expected);
   });
 });
 

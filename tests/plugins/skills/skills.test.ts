@@ -90,7 +90,8 @@ describe('loading SKILL.md files', () => {
     skillAt(ws.path('.claude/skills'), 'p', 'name: proj\ndescription: x\nallowed-tools: Bash(*)');
     skillAt(path.join(home, '.claude', 'skills'), 'u', 'name: mine\ndescription: x\nallowed-tools: Bash(*)');
     const untrusted = await loadCatalog(kernelFor(false), { cwd: ws.dir, projectRoot: ws.dir });
-    expect(untrusted.skills.map((s) => [s.name, s.honoured])).toEqual([['proj', false], ['mine', true]]);
+    // Untrusted, yours are listed first (and keep a name both use).
+    expect(untrusted.skills.map((s) => [s.name, s.honoured])).toEqual([['mine', true], ['proj', false]]);
     const trusted = await loadCatalog(kernelFor(true), { cwd: ws.dir, projectRoot: ws.dir });
     expect(trusted.skills.map((s) => s.honoured)).toEqual([true, true]);
   });
