@@ -19,6 +19,7 @@ import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
 import { TextQuestion } from './TextQuestion.js';
 import { useKeys } from './useKeys.js';
+import { useStaticBatches } from './useStaticBatches.js';
 
 export interface AppProps {
   controller: Controller;
@@ -77,10 +78,7 @@ export function App(props: AppProps): React.ReactElement {
   const { controller, glyphs, paint } = props;
   const { transcript, questions } = controller;
   const app = useApp();
-  const frame = useSyncExternalStore(
-    (l) => transcript.subscribe(l),
-    () => transcript.frame,
-  );
+  const finished = useStaticBatches(transcript);
   const question = useSyncExternalStore(
     (l) => questions.subscribe(l),
     () => questions.current,
@@ -197,7 +195,7 @@ export function App(props: AppProps): React.ReactElement {
 
   return (
     <>
-      <Static key={frame.staticKey} items={frame.staticItems}>
+      <Static key={finished.key} items={finished.items}>
         {(item) => <Text key={item.id}>{item.text}</Text>}
       </Static>
       {exiting ? null : <Box flexDirection="column">
