@@ -61,6 +61,15 @@ afterEach(() => {
 
 const tick = (ms = 2) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `check` holds (the machine may be loaded: nothing here is timed), failing after 10 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await tick(5);
+  }
+}
+
 async function mountApp(columns: number, rows: number) {
   const kernel = testKernel([], { model: 'test-model' });
   const paint = makePaint(false);
@@ -98,8 +107,10 @@ describe('the Ink UI while a long answer streams', () => {
     // One paragraph with no newline, as the bench streams it (bench/ui.mjs), 400 pieces: about 15 rows of 100.
     const marks: number[] = [];
     for (let i = 0; i < 400; i++) {
+      const before = stdout.writes.length;
       transcript.onEvent({ type: 'text_delta', text: `word${i} and some more words to draw. `, index: 0 });
-      await tick();
+      // One frame per piece, however loaded the machine: pieces that pile up between frames would make one larger frame.
+      await until(() => stdout.writes.length > before, `the frame of piece ${i}`);
       marks.push(stdout.writes.length);
     }
     const late = stdout.writes.slice(marks[299]);
@@ -110,7 +121,7 @@ describe('the Ink UI while a long answer streams', () => {
     // Nothing was lost: every piece is on the screen once, in order, rows joined again.
     transcript.onEvent({ type: 'assistant_message', message: { role: 'assistant', content: [] }, response: {} as never });
     transcript.endTurn();
-    await tick(20);
+    await until(() => stdout.writes.join('').includes('word399'), 'the last piece');
     const all = stdout.writes.join('');
     const printed = all.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     for (const i of [0, 150, 399]) expect(printed).toMatch(new RegExp(`word${i}\\b`));
@@ -127,51 +138,44 @@ describe('Ctrl+O', () => {
 
   it('opens the full output of the latest collapsed result above the prompt, scrolls it, goes to older ones, and Esc or Ctrl+O closes it, the draft kept', async () => {
     const { transcript, stdout, keyboard } = await mountApp(80, 24);
-    await tick(20);
+    const shows = (text: string) => () => lastDrawn(stdout).includes(text);
+    await until(() => stdout.writes.length > 0, 'the first frame');
     keyboard.type('\x0f');
-    await tick(20);
-    expect(lastDrawn(stdout)).toContain('No collapsed tool output to expand');
+    await until(shows('No collapsed tool output to expand'), 'the note that nothing is collapsed');
     const older = { id: 'a', name: 'bash', input: { command: 'seq 1 8' } };
     const latest = { id: 'b', name: 'bash', input: { command: 'seq 1 40' } };
     const lines = (n: number) => Array.from({ length: n }, (_, i) => `out-${i + 1}`).join('\n');
     transcript.onEvent({ type: 'tool_end', call: older, result: { content: lines(8) }, durationMs: 1 });
     transcript.onEvent({ type: 'tool_end', call: latest, result: { content: lines(40) }, durationMs: 1 });
-    await tick(20);
-    const printed = stdout.writes.join('').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-    expect(printed).toContain('… +36 lines (ctrl+o to expand)');
+    const printed = () => stdout.writes.join('').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    await until(() => printed().includes('… +36 lines (ctrl+o to expand)'), 'the collapsed result');
     keyboard.type('draft');
-    await tick(20);
+    await until(shows('draft'), 'the draft');
     keyboard.type('\x0f');
-    await tick(20);
+    await until(shows('esc or ctrl+o back'), 'the output view');
     let screen = lastDrawn(stdout);
     expect(screen).toContain('bash(seq 1 40) · 40 lines');
     expect(screen).toContain('out-5\n');
     expect(screen).not.toContain('out-40');
-    expect(screen).toContain('esc or ctrl+o back');
     // The view fits the screen with the prompt under it.
     expect(screen.split('\n').length).toBeLessThanOrEqual(24);
     keyboard.type('G');
-    await tick(20);
+    await until(shows('out-40'), 'the end of the output');
     screen = lastDrawn(stdout);
-    expect(screen).toContain('out-40');
     expect(screen).toMatch(/rows \d+-40 of 40/);
     // Keys go to the view, not the prompt.
     keyboard.type('\x1b[D');
-    await tick(20);
-    screen = lastDrawn(stdout);
-    expect(screen).toContain('bash(seq 1 8) · 8 lines · 1/2');
-    expect(screen).toContain('out-8');
+    await until(shows('bash(seq 1 8) · 8 lines · 1/2'), 'the older result');
+    expect(lastDrawn(stdout)).toContain('out-8');
     keyboard.type('\x1b');
-    await tick(60);
+    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'the view to close');
     screen = lastDrawn(stdout);
-    expect(screen).not.toContain('esc or ctrl+o back');
     expect(screen).toContain('draft');
     expect(screen).not.toMatch(/draftG|Gdraft/);
     keyboard.type('\x0f');
-    await tick(20);
-    expect(lastDrawn(stdout)).toContain('bash(seq 1 40)');
+    await until(shows('bash(seq 1 40)'), 'the view to open again');
     keyboard.type('\x0f');
-    await tick(20);
-    expect(lastDrawn(stdout)).not.toContain('esc or ctrl+o back');
+    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'Ctrl+O to close the view');
+    expect(lastDrawn(stdout)).toContain('draft');
   });
 });
