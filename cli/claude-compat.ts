@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KeelError } from '../kernel/errors.js';
-import type { CliOptions } from '../kernel/types.js';
+import type { CommandLine } from './options.js';
 import { splitToolList } from '../kernel/tool-names.js';
 import type { CliFlag } from './program.js';
 
@@ -123,7 +123,7 @@ export function toolsFlag(values: string[] | undefined): string[] | undefined {
 }
 
 /** The config values Claude Code's flags set, and how to name each in errors. */
-export function claudeValues(options: CliOptions, values: Record<string, unknown>, labels: Record<string, string>): void {
+export function claudeValues(options: CommandLine, values: Record<string, unknown>, labels: Record<string, string>): void {
   if (options.dangerouslySkipPermissions) {
     values.permissionMode = 'bypassPermissions';
     labels.permissionMode = '--dangerously-skip-permissions';

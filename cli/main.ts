@@ -30,7 +30,8 @@ import { describeProtected } from './describe-protected.js';
 import { splitToolList } from '../kernel/tool-names.js';
 import { presetFromPackage, resolvePluginNames, type PackageSource, type SearchContext } from './resolve-package.js';
 import { resolveTrust, trustFolder, untrustedWarning } from './trust.js';
-import type { CliOptions, DetectedMode, Io, ModeContext, ModeDefinition } from '../kernel/types.js';
+import type { DetectedMode, Io, ModeContext, ModeDefinition } from '../kernel/types.js';
+import type { CommandLine } from './options.js';
 import { claudeValues, debugFilter, toolsFlag } from './claude-compat.js';
 import { BUILT_IN_NAMES, buildProgram, flagError, pluginFlags, pluginFlagValues, subcommandHelp, type CliFlag } from './program.js';
 import path from 'node:path';
@@ -84,7 +85,7 @@ function heldIo(io: Io): { io: Io; release(): void } {
 }
 
 /** A kernel assembled for `options` with its warnings held back, or undefined when the configuration fails. */
-async function assembleAside(options: CliOptions, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; release(): void } | undefined> {
+async function assembleAside(options: CommandLine, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; release(): void } | undefined> {
   const held = heldIo(io);
   try {
     return { kernel: await assemble(options, env, held.io), release: held.release };
@@ -93,11 +94,11 @@ async function assembleAside(options: CliOptions, env: NodeJS.ProcessEnv, io: Io
   }
 }
 
-function optionsOf(flags: Record<string, unknown>): CliOptions {
+function optionsOf(flags: Record<string, unknown>): CommandLine {
   return {
     print: flags.print as boolean | undefined,
-    outputFormat: flags.outputFormat as CliOptions['outputFormat'],
-    inputFormat: flags.inputFormat as CliOptions['inputFormat'],
+    outputFormat: flags.outputFormat as CommandLine['outputFormat'],
+    inputFormat: flags.inputFormat as CommandLine['inputFormat'],
     resume: flags.resume as string | boolean | undefined,
     continue: flags.continue as boolean | undefined,
     forkSession: flags.forkSession as boolean | undefined,
@@ -142,7 +143,7 @@ function wantsHelp(argv: string[]): boolean {
 }
 
 /** The core flags of `argv`, whatever else it holds (plugin flags, a sub-command): how to assemble the kernel. */
-function lenientOptions(argv: string[]): CliOptions {
+function lenientOptions(argv: string[]): CommandLine {
   const program = buildProgram().allowUnknownOption().allowExcessArguments().helpOption(false).exitOverride();
   program.configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined });
   for (const command of program.commands) command.allowUnknownOption().helpOption(false).action(() => undefined);
@@ -297,7 +298,7 @@ function reportError(err: unknown, io: Io): number {
 
 const FLAG_KEYS = { model: '--model', smallModel: '--small-model', permissionMode: '--permission-mode', maxTurns: '--max-turns', preset: '--preset', ui: '--ui' } as const;
 
-function flagsLayer(options: CliOptions): ConfigLayer {
+function flagsLayer(options: CommandLine): ConfigLayer {
   const values: Record<string, unknown> = {};
   const labels: Record<string, string> = { ...FLAG_KEYS };
   for (const key of Object.keys(FLAG_KEYS) as Array<keyof typeof FLAG_KEYS>) {
@@ -320,7 +321,7 @@ export function storedApiKey(home: string): string | undefined {
 }
 
 /** Resolves config layers, loads the preset and plugins, applies them and seals the kernel. */
-export async function assemble(options: CliOptions, env: NodeJS.ProcessEnv, io?: Io, cwd = process.cwd()): Promise<Kernel> {
+export async function assemble(options: CommandLine, env: NodeJS.ProcessEnv, io?: Io, cwd = process.cwd()): Promise<Kernel> {
   // Managed settings first: a bad file stops every mode, and their env is in force before anything reads it.
   const managed = loadManaged(env);
   if (managed) applyManagedEnv(managed, env);
@@ -458,7 +459,7 @@ async function runCommand(kernel: Kernel, name: string, args: string, io: Io): P
 const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 const HANDLED_SIGNALS = Object.keys(SIGNAL_NUMBERS) as NodeJS.Signals[];
 
-async function runMode(assembled: Kernel, options: CliOptions, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+async function runMode(assembled: Kernel, options: CommandLine, positional: string | undefined, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   let kernel = assembled;
   const ttyIn = stdinIsTTY(io);
   const mode = detectMode({ env, print: Boolean(options.print), inputFormat: options.inputFormat, stdinIsTTY: ttyIn });
@@ -552,7 +553,7 @@ function pickFrontend(kernel: Kernel, mode: DetectedMode): ModeDefinition {
  * An untrusted folder with project settings: the UI asks whether to trust it (remembered when yes), and the
  * kernel is assembled again with the project's settings. A UI that cannot ask gets the one-line warning.
  */
-async function settleTrust(kernel: Kernel, frontend: ModeDefinition, options: CliOptions, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; frontend: ModeDefinition }> {
+async function settleTrust(kernel: Kernel, frontend: ModeDefinition, options: CommandLine, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; frontend: ModeDefinition }> {
   const files = kernel.config.untrustedFiles ?? [];
   if (files.length === 0) return { kernel, frontend };
   const { projectRoot, keelHome: home } = kernel.config;

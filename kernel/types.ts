@@ -275,52 +275,24 @@ export interface FlagDefinition {
   parse?(value: string): unknown;
 }
 
+/**
+ * What frontends and plugins read of the command line (`ctx.options`, `configLayers`). The terminal face parses
+ * more (cli/options.ts): flags it turns into config values reach plugins as `kernel.config`, not here.
+ */
 export interface CliOptions {
-  print?: string | boolean;
   outputFormat: 'text' | 'json' | 'stream-json';
-  inputFormat: 'text' | 'stream-json';
   resume?: string | boolean;
-  continue?: boolean;
-  forkSession?: boolean;
   permissionMode?: string;
-  model?: string;
-  smallModel?: string;
   maxTurns?: number;
   preset?: string;
-  /** `--ui`: the interactive frontend (`ink`, `plain`). */
-  ui?: string;
   config?: string;
-  trust?: boolean;
-  /** Set by the CLI for interactive runs: the UI asks about folder trust, so assembling does not warn. */
-  askTrust?: boolean;
-  verbose?: boolean;
-  /** `--mcp-config <file|json>`, repeatable: MCP servers for this run. */
+  /** `--mcp-config <file|json>`, repeatable, and Claude Code's `--strict-mcp-config` (plugin mcp-bridge). */
   mcpConfig?: string[];
-  /** Claude Code's flags. */
-  allowedTools?: string[];
-  disallowedTools?: string[];
-  tools?: string[];
-  systemPrompt?: string;
-  appendSystemPrompt?: string;
-  dangerouslySkipPermissions?: boolean;
-  addDir?: string[];
-  sessionId?: string;
-  includePartialMessages?: boolean;
-  /** Headless limits and goals (plugins structured-output, budget, model-fallback, goal read them as config). */
-  jsonSchema?: Record<string, unknown>;
-  maxBudgetUsd?: number;
-  fallbackModel?: string;
-  goal?: string;
-  goalCheck?: string;
+  strictMcpConfig?: boolean;
   /** Claude Code's `--settings <file|json>` and `--setting-sources user,project,local` (plugin claude-settings). */
   settings?: string;
   settingSources?: string[];
-  /** Claude Code's `--strict-mcp-config`: only the servers of `--mcp-config` (plugin mcp-bridge). */
-  strictMcpConfig?: boolean;
-  /** Claude Code's `--agents <json>`: custom sub-agents by name (plugin tool-agent). */
-  agents?: Record<string, unknown>;
-  /** Claude Code's `--debug [filter]`: diagnostics on stderr, of the sources the filter names ("api,hooks", "!mcp-bridge"). */
-  debug?: string | boolean;
+  includePartialMessages?: boolean;
   /** The values of the flags plugins registered (`kernel.flags`), by name. */
   flags?: Record<string, unknown>;
 }

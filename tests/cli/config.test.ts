@@ -1,13 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assemble, detectMode } from '../../cli/main.js';
-import type { CliOptions } from '../../kernel/index.js';
+import type { CommandLine } from '../../cli/options.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace;
 afterEach(() => ws?.cleanup());
 
-const flags = (extra: Partial<CliOptions> = {}): CliOptions => ({ outputFormat: 'text', inputFormat: 'text', trust: true, ...extra });
+const flags = (extra: Partial<CommandLine> = {}): CommandLine => ({ outputFormat: 'text', inputFormat: 'text', trust: true, ...extra });
 const env = (extra: Record<string, string> = {}) => ({ KEEL_HOME: ws.home, PATH: process.env.PATH, ...extra });
 
 /** The user layer lives in KEEL_HOME, outside the project. */

@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assemble } from '../../cli/main.js';
-import { defineConfig, definePreset, type CliOptions } from '../../kernel/index.js';
+import { defineConfig, definePreset } from '../../kernel/index.js';
+import type { CommandLine } from '../../cli/options.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace;
 afterEach(() => ws?.cleanup());
 
-const flags = (extra: Partial<CliOptions> = {}): CliOptions => ({ outputFormat: 'text', inputFormat: 'text', trust: true, ...extra });
+const flags = (extra: Partial<CommandLine> = {}): CommandLine => ({ outputFormat: 'text', inputFormat: 'text', trust: true, ...extra });
 const env = () => ({ KEEL_HOME: ws.home, PATH: process.env.PATH });
 
 /** Writes an ESM package `name` into `nodeModules` with `index.js` as its entry. */
