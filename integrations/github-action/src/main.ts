@@ -12,9 +12,10 @@ import { splitArgs } from './args.js';
 import { finalBody, progressBody } from './comment.js';
 import { findTrigger, type Trigger } from './event.js';
 import { buildPrompt } from './prompt.js';
-import { redactor, redactValue, checkoutCredentials, type Redact } from './redact.js';
+import { redactor, redactValue, checkoutCredentials, MIN_SECRET, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
 import { runnerTrusts } from './trust.js';
+import { keelEnvironment, parseAllowedEnv, type KeelEnvironment } from './keel-env.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
 const PROGRESS_EVERY_MS = interval(process.env.KEEL_ACTION_PROGRESS_MS, 5_000);
@@ -38,6 +39,7 @@ interface Inputs {
   maxTurns: string;
   maxBudgetUsd: string;
   jsonSchema: string;
+  allowedEnv: string[];
 }
 
 function readInputs(): Inputs {
@@ -55,6 +57,7 @@ function readInputs(): Inputs {
     maxTurns: core.getInput('max_turns'),
     maxBudgetUsd: core.getInput('max_budget_usd'),
     jsonSchema: core.getInput('json_schema'),
+    allowedEnv: parseAllowedEnv(core.getInput('allowed_env')),
   };
 }
 
@@ -111,18 +114,11 @@ function keelArgs(inputs: Inputs): string[] {
   return args;
 }
 
-/** Keel's environment: the runner's, less the action's inputs and the tokens the agent must not hold. */
-function keelEnv(inputs: Inputs): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('INPUT_') || ['GITHUB_TOKEN', 'GH_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL'].includes(key)) continue;
-    env[key] = value;
-  }
-  // Keel's bash commands get none of its credentials (the key stays Keel's own), as claude-code-action does.
-  env.KEEL_SUBPROCESS_ENV_SCRUB = '1';
-  if (inputs.apiKey) env.ANTHROPIC_API_KEY = inputs.apiKey;
-  if (inputs.baseUrl) env.ANTHROPIC_BASE_URL = inputs.baseUrl;
-  return env;
+/** Keel's environment (see keel-env.ts): an allow list, never the job's whole `env:`. */
+function keelEnv(inputs: Inputs): KeelEnvironment {
+  const built = keelEnvironment(process.env, { allowed: inputs.allowedEnv, apiKey: inputs.apiKey, baseUrl: inputs.baseUrl, token: inputs.token });
+  for (const name of built.missing) core.warning(`allowed_env: ${name} is not set in this step's environment; Keel runs without it`);
+  return built;
 }
 
 /** The run as the action reports it: every text Keel produced, with the known secrets replaced. */
@@ -156,9 +152,10 @@ async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: strin
 export async function run(): Promise<void> {
   const inputs = readInputs();
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  const environment = keelEnv(inputs);
   // Masked before anything can print them, and redacted from everything posted (a comment is not masked).
-  const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace)].filter(Boolean);
-  for (const secret of secrets) core.setSecret(secret);
+  const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace), ...environment.secrets].filter(Boolean);
+  for (const secret of secrets) if (secret.length >= MIN_SECRET) core.setSecret(secret);
   const redact = redactor(secrets);
   const repository = process.env.GITHUB_REPOSITORY ?? '';
   const [owner = '', repo = ''] = repository.split('/');
@@ -210,7 +207,7 @@ export async function run(): Promise<void> {
     const keel = resolveKeel(inputs.keelBin);
     let lastUpdate = PROGRESS_EVERY_MS === 0 ? 0 : Date.now();
     let progress: Promise<void> = Promise.resolve();
-    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...args], prompt, env: keelEnv(inputs), cwd: workspace }, (steps) => {
+    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...args], prompt, env: environment.env, cwd: workspace }, (steps) => {
       if (commentId === undefined || Date.now() - lastUpdate < PROGRESS_EVERY_MS) return;
       lastUpdate = Date.now();
       progress = progress.then(() => updateComment(progressBody(runUrl, steps.map(redact)))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
