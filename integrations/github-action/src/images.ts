@@ -48,6 +48,11 @@ export function shownUrl(url: string): string {
   return `(image not shown, its URL is not on the allow list: \`${safe || '(empty)'}\`)`;
 }
 
+/** A reference label compared loosely: compatibility forms, case and everything but letters and digits ignored. */
+function looseLabel(label: string): string {
+  return label.normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+}
+
 function walk(node: MdNode, visit: (node: MdNode) => void): void {
   visit(node);
   for (const child of node.children ?? []) walk(child, visit);
@@ -62,15 +67,22 @@ function span(node: MdNode): { start: number; end: number } | undefined {
 /** The edits one parse calls for. */
 function editsOf(text: string, tree: MdNode, allows: ImagePolicy): Edit[] {
   const definitions = new Map<string, string>();
+  const loosely = new Map<string, string[]>();
   walk(tree, (node) => {
-    if (node.type === 'definition' && node.identifier !== undefined && !definitions.has(node.identifier)) definitions.set(node.identifier, node.url ?? '');
+    if (node.type !== 'definition' || node.identifier === undefined) return;
+    if (!definitions.has(node.identifier)) definitions.set(node.identifier, node.url ?? '');
+    const key = looseLabel(node.identifier);
+    loosely.set(key, [...(loosely.get(key) ?? []), node.url ?? '']);
   });
+  // A renderer that folds labels otherwise (Unicode case folding) could pick another definition of a like label.
+  // So a reference renders only when every definition of a like label is allowed; else the off-list URL is shown.
+  const referenced = (identifier: string): string | undefined => (loosely.get(looseLabel(identifier)) ?? []).find((url) => !allows(url)) ?? definitions.get(identifier);
   const edits: Edit[] = [];
   walk(tree, (node) => {
     const at = span(node);
     if (!at) return;
     if (node.type === 'image' || node.type === 'imageReference') {
-      const url = node.type === 'image' ? node.url : definitions.get(node.identifier ?? '');
+      const url = node.type === 'image' ? node.url : referenced(node.identifier ?? '');
       if (url === undefined || !allows(url)) edits.push({ ...at, text: shownUrl(url ?? '') });
     } else if (node.type === 'html') {
       const urls = loadedUrls(node.value ?? '');

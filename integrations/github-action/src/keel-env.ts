@@ -8,7 +8,10 @@
  */
 
 /** What any process needs to run as it would on the runner. */
-const SYSTEM = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TZ', 'LANG', 'LANGUAGE', 'LC_ALL', 'TMPDIR', 'TMP', 'TEMP', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_RUNTIME_DIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+const SYSTEM = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TZ', 'LANG', 'LANGUAGE', 'TMPDIR', 'TMP', 'TEMP', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_RUNTIME_DIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+
+/** The locale's categories by name (a prefix such as `LC_*` would let `LC_SECRET` through). */
+const LOCALE = ['LC_ALL', 'LC_CTYPE', 'LC_COLLATE', 'LC_MESSAGES', 'LC_MONETARY', 'LC_NUMERIC', 'LC_TIME', 'LC_ADDRESS', 'LC_IDENTIFICATION', 'LC_MEASUREMENT', 'LC_NAME', 'LC_PAPER', 'LC_TELEPHONE'];
 
 /** Proxies Keel needs to reach its model on a runner behind one; a proxy URL may hold a password (redacted). */
 const PROXIES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy'];
@@ -48,7 +51,7 @@ export const PROVIDER_CREDENTIALS = [
 /** Never given to Keel, even when listed: the runner's tokens, the action's inputs, and the file commands. */
 const REFUSED = new Set(['GITHUB_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY']);
 
-const INHERITED = new Set([...SYSTEM, ...PROXIES, ...GITHUB_CONTEXT, ...KEEL_SETTINGS, ...PROVIDER, ...PROVIDER_CREDENTIALS]);
+const INHERITED = new Set([...SYSTEM, ...LOCALE, ...PROXIES, ...GITHUB_CONTEXT, ...KEEL_SETTINGS, ...PROVIDER, ...PROVIDER_CREDENTIALS]);
 
 /** The names in `allowed_env` (comma, space or newline separated), each checked. */
 export function parseAllowedEnv(value: string): string[] {
@@ -97,7 +100,6 @@ export function keelEnvironment(source: NodeJS.ProcessEnv, options: KeelEnvOptio
     if (PROVIDER_CREDENTIALS.includes(name)) secrets.push(value);
     if (PROXIES.includes(name)) secrets.push(...proxyPassword(value));
   }
-  for (const name of Object.keys(source)) if (name.startsWith('LC_')) env[name] = source[name];
   for (const name of options.allowed) {
     const value = source[name];
     if (value === undefined) {
