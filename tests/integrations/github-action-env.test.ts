@@ -29,13 +29,15 @@ const runnerEnv = (): NodeJS.ProcessEnv => ({
   HTTPS_PROXY: 'http://proxyuser:proxy%40pass99@proxy.internal:3128',
   NPM_CONFIG_REGISTRY: 'https://npm.internal/',
   KEEL_HOME: '/home/runner/.keel',
+  GIT_AUTHOR_NAME: 'keel-bot',
+  GIT_CONFIG_PARAMETERS: "'http.extraheader=AUTHORIZATION: basic CANARY'",
 });
 
 describe('the GitHub Action: Keel environment', () => {
   it('passes only the allow list: system, GitHub context, Keel and its provider; never a secret under another name, the tokens, the inputs or the file commands', () => {
     const { env, missing } = keelEnvironment(runnerEnv(), { allowed: [], apiKey: 'sk-ant-key-0123456789', baseUrl: '', token: 'ghs_jobtoken0123456789' });
     expect(Object.keys(env).sort()).toEqual(
-      ['ANTHROPIC_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'CI', 'GITHUB_REPOSITORY', 'GITHUB_SHA', 'GITHUB_WORKSPACE', 'HOME', 'HTTPS_PROXY', 'KEEL_HOME', 'KEEL_SUBPROCESS_ENV_SCRUB', 'LANG', 'LC_CTYPE', 'PATH'].sort(),
+      ['ANTHROPIC_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'CI', 'GIT_AUTHOR_NAME', 'GITHUB_REPOSITORY', 'GITHUB_SHA', 'GITHUB_WORKSPACE', 'HOME', 'HTTPS_PROXY', 'KEEL_HOME', 'KEEL_SUBPROCESS_ENV_SCRUB', 'LANG', 'LC_CTYPE', 'PATH'].sort(),
     );
     expect(env.KEEL_SUBPROCESS_ENV_SCRUB).toBe('1');
     expect(JSON.stringify(env)).not.toContain('CANARY');

@@ -10,6 +10,9 @@
 /** What any process needs to run as it would on the runner. */
 const SYSTEM = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TZ', 'LANG', 'LANGUAGE', 'TMPDIR', 'TMP', 'TEMP', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_RUNTIME_DIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
 
+/** The identity git records for the agent's commits (not GIT_CONFIG_*, which can carry an auth header). */
+const GIT_IDENTITY = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL'];
+
 /** The locale's categories by name (a prefix such as `LC_*` would let `LC_SECRET` through). */
 const LOCALE = ['LC_ALL', 'LC_CTYPE', 'LC_COLLATE', 'LC_MESSAGES', 'LC_MONETARY', 'LC_NUMERIC', 'LC_TIME', 'LC_ADDRESS', 'LC_IDENTIFICATION', 'LC_MEASUREMENT', 'LC_NAME', 'LC_PAPER', 'LC_TELEPHONE'];
 
@@ -51,7 +54,7 @@ export const PROVIDER_CREDENTIALS = [
 /** Never given to Keel, even when listed: the runner's tokens, the action's inputs, and the file commands. */
 const REFUSED = new Set(['GITHUB_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY']);
 
-const INHERITED = new Set([...SYSTEM, ...LOCALE, ...PROXIES, ...GITHUB_CONTEXT, ...KEEL_SETTINGS, ...PROVIDER, ...PROVIDER_CREDENTIALS]);
+const INHERITED = new Set([...SYSTEM, ...LOCALE, ...GIT_IDENTITY, ...PROXIES, ...GITHUB_CONTEXT, ...KEEL_SETTINGS, ...PROVIDER, ...PROVIDER_CREDENTIALS]);
 
 /** The names in `allowed_env` (comma, space or newline separated), each checked. */
 export function parseAllowedEnv(value: string): string[] {
