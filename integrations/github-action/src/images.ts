@@ -189,15 +189,22 @@ export function offListImages(text: string, allows: ImagePolicy): Edit[] {
 /** Every image needs `![`, a tag, or a diagram block: text without any is posted as it is, unparsed. */
 const MAY_LOAD = /!\[|<[A-Za-z]|(?:`{3,}|~{3,})\s*(?:mermaid|geojson|topojson|stl)/i;
 
+/** No `<` and no `![` leave no image at all. */
+const escapeAll = (text: string) => text.replace(/</g, '&lt;').replace(/!\[/g, '!\\[');
+
 export function neutraliseImages(text: string, allows: ImagePolicy, rounds = MAX_ROUNDS): string {
   if (!MAY_LOAD.test(text)) return text;
   let out = text;
-  for (let round = 0; round < rounds; round++) {
-    const edits = offListImages(out, allows);
-    if (!edits.length) return out;
-    out = apply(out, edits);
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const edits = offListImages(out, allows);
+      if (!edits.length) return out;
+      out = apply(out, edits);
+    }
+    if (!offListImages(out, allows).length) return out;
+  } catch {
+    // A text the parser or the policy cannot read is never posted as it is.
   }
-  if (!offListImages(out, allows).length) return out;
-  // Never seen in practice: markup built to regrow after every rewrite. No `<` and no `![` leave no image.
-  return out.replace(/</g, '&lt;').replace(/!\[/g, '!\\[');
+  // Also for markup built to regrow after every rewrite (never seen in practice).
+  return escapeAll(out);
 }
