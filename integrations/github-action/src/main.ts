@@ -12,9 +12,12 @@ import { splitArgs } from './args.js';
 import { finalBody, progressBody } from './comment.js';
 import { findTrigger, type Trigger } from './event.js';
 import { buildPrompt } from './prompt.js';
-import { redactor, redactValue, checkoutCredentials, type Redact } from './redact.js';
+import { redactor, redactValue, checkoutCredentials, MIN_SECRET, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
 import { runnerTrusts } from './trust.js';
+import { neutraliseImages } from './images.js';
+import { imagePolicy, parseImagePrefixes } from './image-policy.js';
+import { keelEnvironment, parseAllowedEnv, type KeelEnvironment } from './keel-env.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
 const PROGRESS_EVERY_MS = interval(process.env.KEEL_ACTION_PROGRESS_MS, 5_000);
@@ -38,6 +41,8 @@ interface Inputs {
   maxTurns: string;
   maxBudgetUsd: string;
   jsonSchema: string;
+  allowedEnv: string[];
+  allowedImageUrls: string[];
 }
 
 function readInputs(): Inputs {
@@ -55,6 +60,8 @@ function readInputs(): Inputs {
     maxTurns: core.getInput('max_turns'),
     maxBudgetUsd: core.getInput('max_budget_usd'),
     jsonSchema: core.getInput('json_schema'),
+    allowedEnv: parseAllowedEnv(core.getInput('allowed_env')),
+    allowedImageUrls: parseImagePrefixes(core.getInput('allowed_image_urls')),
   };
 }
 
@@ -111,18 +118,11 @@ function keelArgs(inputs: Inputs): string[] {
   return args;
 }
 
-/** Keel's environment: the runner's, less the action's inputs and the tokens the agent must not hold. */
-function keelEnv(inputs: Inputs): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('INPUT_') || ['GITHUB_TOKEN', 'GH_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL'].includes(key)) continue;
-    env[key] = value;
-  }
-  // Keel's bash commands get none of its credentials (the key stays Keel's own), as claude-code-action does.
-  env.KEEL_SUBPROCESS_ENV_SCRUB = '1';
-  if (inputs.apiKey) env.ANTHROPIC_API_KEY = inputs.apiKey;
-  if (inputs.baseUrl) env.ANTHROPIC_BASE_URL = inputs.baseUrl;
-  return env;
+/** Keel's environment (see keel-env.ts): an allow list, never the job's whole `env:`. */
+function keelEnv(inputs: Inputs): KeelEnvironment {
+  const built = keelEnvironment(process.env, { allowed: inputs.allowedEnv, apiKey: inputs.apiKey, baseUrl: inputs.baseUrl, token: inputs.token });
+  for (const name of built.missing) core.warning(`allowed_env: ${name} is not set in this step's environment; Keel runs without it`);
+  return built;
 }
 
 /** The run as the action reports it: every text Keel produced, with the known secrets replaced. */
@@ -137,7 +137,7 @@ function reasonOf(outcome: KeelOutcome): string {
   return line ?? `keel exited with ${outcome.exitCode}`;
 }
 
-async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: string, runUrl: string): Promise<void> {
+async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: string, runUrl: string, publish: Publish): Promise<void> {
   const r = outcome.result;
   const summary = core.summary.addHeading(failed ? 'Keel: failed' : 'Keel: done', 2);
   summary.addTable([
@@ -150,17 +150,25 @@ async function writeSummary(outcome: KeelOutcome, failed: boolean, reason: strin
   else if (r?.structured_output !== undefined) summary.addCodeBlock(JSON.stringify(r.structured_output, null, 2), 'json');
   else summary.addRaw(r?.result ?? '', true);
   summary.addLink('The run', runUrl);
-  await summary.write();
+  // The summary renders on the run's page like a comment: the same images are neutralised.
+  const text = publish(summary.stringify());
+  await summary.emptyBuffer().addRaw(text).write();
 }
+
+/** Text about to be posted to GitHub (a comment, the job summary): secrets redacted, off-list images neutralised. */
+type Publish = (text: string) => string;
 
 export async function run(): Promise<void> {
   const inputs = readInputs();
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  const environment = keelEnv(inputs);
   // Masked before anything can print them, and redacted from everything posted (a comment is not masked).
-  const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace)].filter(Boolean);
-  for (const secret of secrets) core.setSecret(secret);
+  const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace), ...environment.secrets].filter(Boolean);
+  for (const secret of secrets) if (secret.length >= MIN_SECRET) core.setSecret(secret);
   const redact = redactor(secrets);
   const repository = process.env.GITHUB_REPOSITORY ?? '';
+  const allowsImage = imagePolicy({ serverUrl: process.env.GITHUB_SERVER_URL ?? 'https://github.com', repository, extra: inputs.allowedImageUrls });
+  const publish: Publish = (text) => neutraliseImages(redact(text), allowsImage);
   const [owner = '', repo = ''] = repository.split('/');
   const runUrl = `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${repository}/actions/runs/${process.env.GITHUB_RUN_ID ?? ''}`;
   const octokit = new Octokit({ auth: inputs.token || undefined, baseUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com', userAgent: 'keel-github-action' });
@@ -191,10 +199,10 @@ export async function run(): Promise<void> {
 
   let commentId: number | undefined;
   const updateComment = async (body: string) => {
-    if (commentId !== undefined) await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body });
+    if (commentId !== undefined) await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: publish(body) });
   };
   if (trigger) {
-    const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: trigger.number, body: progressBody(runUrl, []) });
+    const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: trigger.number, body: publish(progressBody(runUrl, [])) });
     commentId = data.id;
   }
 
@@ -210,7 +218,7 @@ export async function run(): Promise<void> {
     const keel = resolveKeel(inputs.keelBin);
     let lastUpdate = PROGRESS_EVERY_MS === 0 ? 0 : Date.now();
     let progress: Promise<void> = Promise.resolve();
-    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...args], prompt, env: keelEnv(inputs), cwd: workspace }, (steps) => {
+    outcome = await runKeel({ command: keel.command, args: [...keel.args, ...args], prompt, env: environment.env, cwd: workspace }, (steps) => {
       if (commentId === undefined || Date.now() - lastUpdate < PROGRESS_EVERY_MS) return;
       lastUpdate = Date.now();
       progress = progress.then(() => updateComment(progressBody(runUrl, steps.map(redact)))).catch((err: unknown) => core.warning(`updating the progress comment failed: ${String(err)}`));
@@ -232,7 +240,7 @@ export async function run(): Promise<void> {
   core.setOutput('cost_usd', result ? String(result.total_cost_usd) : '0');
   core.setOutput('conclusion', failed ? 'failure' : 'success');
   try {
-    await writeSummary(outcome, failed, reason, runUrl);
+    await writeSummary(outcome, failed, reason, runUrl, publish);
   } catch (err) {
     core.warning(`the job summary could not be written: ${String(err)}`);
   }

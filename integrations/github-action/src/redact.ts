@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 
 /** Shorter values are not secrets worth hiding, and replacing them would garble ordinary text. */
-const MIN_SECRET = 8;
+export const MIN_SECRET = 8;
 
 export type Redact = (text: string) => string;
 

@@ -1,0 +1,78 @@
+/** The environment the action starts Keel with: an allow list, never the job's whole `env:`. */
+import { describe, expect, it } from 'vitest';
+import { keelEnvironment, parseAllowedEnv } from '../../integrations/github-action/src/keel-env.js';
+
+const DEPLOY_KEY = 'deploy-CANARY-3e1f9a7c5b';
+
+/** What a runner's step sees: GitHub's variables, the runner's tokens, and a job-level `env:` with secrets. */
+const runnerEnv = (): NodeJS.ProcessEnv => ({
+  PATH: '/usr/bin:/bin',
+  HOME: '/home/runner',
+  LANG: 'C.UTF-8',
+  LC_CTYPE: 'C.UTF-8',
+  LC_SECRET: 'lc-CANARY-0123456789',
+  CI: 'true',
+  GITHUB_REPOSITORY: 'octo/demo',
+  GITHUB_SHA: 'abc123',
+  GITHUB_WORKSPACE: '/home/runner/work/demo',
+  GITHUB_ENV: '/home/runner/work/_temp/_runner_file_commands/set_env_1',
+  GITHUB_PATH: '/home/runner/work/_temp/_runner_file_commands/add_path_1',
+  GITHUB_OUTPUT: '/home/runner/work/_temp/_runner_file_commands/set_output_1',
+  GITHUB_TOKEN: 'ghs_jobtoken0123456789',
+  GITHUB_PAT: 'ghp_personalCANARY0123456789',
+  ACTIONS_RUNTIME_TOKEN: 'runtime-token-0123456789',
+  ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-token-0123456789',
+  INPUT_ANTHROPIC_API_KEY: 'sk-ant-input-0123456789',
+  DEPLOY_KEY,
+  NODE_AUTH_TOKEN: 'npm_CANARY0123456789',
+  AWS_SECRET_ACCESS_KEY: 'aws-secret-0123456789',
+  HTTPS_PROXY: 'http://proxyuser:proxy%40pass99@proxy.internal:3128',
+  NPM_CONFIG_REGISTRY: 'https://npm.internal/',
+  KEEL_HOME: '/home/runner/.keel',
+  GIT_AUTHOR_NAME: 'keel-bot',
+  GIT_CONFIG_PARAMETERS: "'http.extraheader=AUTHORIZATION: basic CANARY'",
+});
+
+describe('the GitHub Action: Keel environment', () => {
+  it('passes only the allow list: system, GitHub context, Keel and its provider; never a secret under another name, the tokens, the inputs or the file commands', () => {
+    const { env, missing } = keelEnvironment(runnerEnv(), { allowed: [], apiKey: 'sk-ant-key-0123456789', baseUrl: '', token: 'ghs_jobtoken0123456789' });
+    expect(Object.keys(env).sort()).toEqual(
+      ['ANTHROPIC_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'CI', 'GIT_AUTHOR_NAME', 'GITHUB_REPOSITORY', 'GITHUB_SHA', 'GITHUB_WORKSPACE', 'HOME', 'HTTPS_PROXY', 'KEEL_HOME', 'KEEL_SUBPROCESS_ENV_SCRUB', 'LANG', 'LC_CTYPE', 'PATH'].sort(),
+    );
+    expect(env.KEEL_SUBPROCESS_ENV_SCRUB).toBe('1');
+    expect(JSON.stringify(env)).not.toContain('CANARY');
+    expect(missing).toEqual([]);
+  });
+
+  it('adds the variables listed in allowed_env, and counts their values, the credentials Keel reads and a proxy password as secrets', () => {
+    const { env, secrets, missing } = keelEnvironment(runnerEnv(), { allowed: ['DEPLOY_KEY', 'NPM_CONFIG_REGISTRY', 'NOT_SET'], apiKey: '', baseUrl: 'http://127.0.0.1:9', token: 'ghs_jobtoken0123456789' });
+    expect(env.DEPLOY_KEY).toBe(DEPLOY_KEY);
+    expect(env.NPM_CONFIG_REGISTRY).toBe('https://npm.internal/');
+    expect(env.ANTHROPIC_BASE_URL).toBe('http://127.0.0.1:9');
+    expect(env.NODE_AUTH_TOKEN).toBeUndefined();
+    expect(missing).toEqual(['NOT_SET']);
+    expect(secrets).toEqual(expect.arrayContaining([DEPLOY_KEY, 'https://npm.internal/', 'aws-secret-0123456789', 'proxy@pass99', 'proxy%40pass99']));
+  });
+
+  it('allowed_env cannot switch the scrub off or replace the API key input', () => {
+    const source = { ...runnerEnv(), KEEL_SUBPROCESS_ENV_SCRUB: '0', ANTHROPIC_API_KEY: 'sk-ant-job-env-0123456789' };
+    const { env } = keelEnvironment(source, { allowed: ['KEEL_SUBPROCESS_ENV_SCRUB', 'ANTHROPIC_API_KEY'], apiKey: 'sk-ant-input-0123456789', baseUrl: '', token: '' });
+    expect(env.KEEL_SUBPROCESS_ENV_SCRUB).toBe('1');
+    expect(env.ANTHROPIC_API_KEY).toBe('sk-ant-input-0123456789');
+  });
+
+  it('refuses a variable that holds the action token, with the variable named', () => {
+    const source = { ...runnerEnv(), GH_TOKEN: 'ghs_jobtoken0123456789' };
+    expect(() => keelEnvironment(source, { allowed: ['GH_TOKEN'], apiKey: '', baseUrl: '', token: 'ghs_jobtoken0123456789' })).toThrow("allowed_env: GH_TOKEN holds the action's github_token");
+  });
+
+  it('parses allowed_env by commas, spaces and lines, and names a bad or refused entry', () => {
+    expect(parseAllowedEnv(' FOO, BAR\nBAZ  FOO ')).toEqual(['FOO', 'BAR', 'BAZ']);
+    expect(parseAllowedEnv('')).toEqual([]);
+    expect(() => parseAllowedEnv('FOO,BAR-BAZ')).toThrow('allowed_env: "BAR-BAZ" is not a variable name');
+    expect(() => parseAllowedEnv('$FOO')).toThrow('allowed_env: "$FOO" is not a variable name');
+    for (const name of ['GITHUB_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL', 'INPUT_GITHUB_TOKEN', 'GITHUB_ENV', 'GITHUB_PATH']) {
+      expect(() => parseAllowedEnv(`FOO,${name}`)).toThrow(`allowed_env: ${name} is never given to Keel`);
+    }
+  });
+});
