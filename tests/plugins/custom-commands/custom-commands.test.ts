@@ -5,6 +5,7 @@ import { type Answer, type Kernel } from '../../../kernel/index.js';
 import customCommands, { loadCommands } from '../../../plugins/custom-commands/index.js';
 import { findCommandFiles } from '../../../plugins/custom-commands/discover.js';
 import { expandCommand, fillArguments, splitArguments } from '../../../plugins/custom-commands/expand.js';
+import instructions from '../../../plugins/instructions/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import skills from '../../../plugins/skills/index.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
@@ -39,7 +40,7 @@ function kernelFor(opts: { trusted?: boolean; answer?: Answer['kind'] extends ne
       });
     },
   };
-  const kernel = testKernel([permissions(), toolsFs(), toolBash(), skills(), customCommands(), answerer], {
+  const kernel = testKernel([instructions(), permissions(), toolsFs(), toolBash(), skills(), customCommands(), answerer], {
     keelHome: ws.home,
     cwd: ws.dir,
     projectRoot: ws.dir,
