@@ -4,6 +4,9 @@ import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import instructions from '../../../plugins/instructions/index.js';
+import outputStyles from '../../../plugins/output-styles/index.js';
+import skills from '../../../plugins/skills/index.js';
+import toolAgent from '../../../plugins/tool-agent/index.js';
 import { MAX_FILE_BYTES, NotReadError, readFileSafely } from '../../../plugins/instructions/safe-read.js';
 import { testKernel } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -83,5 +86,17 @@ describe('the project-files service', () => {
     // Without `project` (a user's file), only the file checks apply.
     expect(await service(false).read(ws.path('cmds/outside.md'))).toBe('CANARY-OUTSIDE');
     await expect(service(true).read(ws.write('cmds/long.md', 'x'.repeat(11)), { maxBytes: 10 })).rejects.toThrow(/larger than 10 bytes/);
+  });
+});
+
+describe('the plugins that read through it', () => {
+  it.each([
+    ['skills', skills],
+    ['output-styles', outputStyles],
+    ['tool-agent', toolAgent],
+  ] as const)('%s does not start without instructions, naming the dependency', (_name, plugin) => {
+    ws = makeWorkspace({ git: true });
+    const made = plugin();
+    expect(() => testKernel([made], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(new RegExp(`${made.name}.*depends on "instructions"`));
   });
 });
