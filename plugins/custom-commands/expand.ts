@@ -5,8 +5,6 @@
  * Only the file's own text is expanded: its includes are found before the arguments are filled in, and arguments
  * and command output are inserted as they are (an `@path` or `` !`…` `` in them is text).
  */
-import { constants, realpathSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kernel, Session } from '../../kernel/index.js';
 import { judge, runBash } from './tool-call.js';
@@ -74,31 +72,12 @@ async function shellOutput(command: string, ctx: ExpandContext): Promise<string>
   return text.trimEnd();
 }
 
-/** Opening a FIFO would wait for a writer; non-blocking, the open returns and fstat shows it is no file. */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 /**
  * The first MAX_INCLUDE bytes of a regular file and its size, or undefined when `abs` is no regular file (missing,
- * a folder, a FIFO, a device). Reads the real path the policy judged, and never more than it includes.
+ * a folder, a FIFO, a device): read through the `project-files` service, never more than it includes.
  */
-async function readHead(abs: string): Promise<{ text: string; size: number } | undefined> {
-  let real: string;
-  try {
-    real = realpathSync.native(abs);
-  } catch {
-    return undefined;
-  }
-  const handle = await open(real, READ_FLAGS).catch(() => undefined);
-  if (!handle) return undefined;
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) return undefined;
-    const buffer = Buffer.alloc(Math.min(info.size, MAX_INCLUDE));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return { text: buffer.subarray(0, bytesRead).toString('utf8'), size: info.size };
-  } finally {
-    await handle.close();
-  }
+async function readHead(abs: string, ctx: ExpandContext): Promise<{ text: string; size: number } | undefined> {
+  return ctx.kernel.services.require('project-files', 'custom-commands').head(abs, { maxBytes: MAX_INCLUDE }).catch(() => undefined);
 }
 
 /** A placeholder in an include's path (`@$1`, `@docs/$ARGUMENTS.md`): the argument would choose the file. */
@@ -114,7 +93,7 @@ async function includes(text: string, ctx: ExpandContext): Promise<string[]> {
     const abs = path.resolve(ctx.session.cwd, written);
     const verdict = await judge(ctx.kernel, ctx.session, 'read_file', { path: abs }, ctx.signal);
     if (!verdict.allowed) throw new Error(`/${ctx.name}: @${written} is not included: ${verdict.reason}`);
-    const head = await readHead(abs);
+    const head = await readHead(abs, ctx);
     // A word that merely starts with @ (a handle, a decorator) names no file: it stays as written.
     if (!head) continue;
     const cut = head.size > MAX_INCLUDE;

@@ -4,32 +4,13 @@ import { coreProtectedEntries, definePlugin, errorMessage, KeelError, frontMatte
 import { checkRead, discover, expand, realPath, ruleFor, type ReadGuard } from './files.js';
 import { parseFrontMatter, toConfigValues } from './front-matter.js';
 import { readFileSafely } from './safe-read.js';
+import { projectFiles } from './service.js';
 
 const NAME = 'instructions';
 
 export { MAX_FILE_BYTES } from './safe-read.js';
 
-/**
- * Reading the Markdown files Keel loads by name (skills, custom commands, output styles, agent files) as
- * `AGENTS.md` is read: the one implementation, in safe-read.ts.
- */
-export interface ProjectFilesService {
-  /**
-   * The file's text. Only a regular file (no FIFO, device or folder) of at most `maxBytes` (default 1 MiB) is read,
-   * through its resolved path. With `project` (the root of the project the file comes from), it must also resolve to
-   * no read-protected path (`kernel.protected`: `~/.ssh`, `.env`, `$KEEL_HOME`) and, in an untrusted folder, inside
-   * that root and without another hard link. Throws an Error saying why, without the file's name: "not read: …" when
-   * refused, "cannot be read: …" when it could not be opened.
-   */
-  read(file: string, opts?: { project?: string; maxBytes?: number }): Promise<string>;
-}
-
-declare module '../../kernel/types.js' {
-  interface Services {
-    /** Reads a project's or the user's Markdown files safely (plugin `instructions`). */
-    'project-files': ProjectFilesService;
-  }
-}
+export type { ProjectFileOptions, ProjectFilesService } from './service.js';
 
 /** The files whose front matter this plugin loads as settings, wherever they are (any folder from cwd up). */
 export const SETTINGS_FILE = /^(AGENTS|CLAUDE)\.md$/;
@@ -82,14 +63,7 @@ export default definePlugin(() => ({
     return layers;
   },
   apply(kernel) {
-    kernel.services.provide('project-files', {
-      read(file, opts = {}) {
-        if (opts.project === undefined) return readFileSafely(file, { maxBytes: opts.maxBytes });
-        // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
-        const guard = guardFor(opts.project, kernel.config.trusted !== false, kernel.protected);
-        return readFileSafely(file, { ...ruleFor('project', guard), maxBytes: opts.maxBytes });
-      },
-    });
+    kernel.services.provide('project-files', projectFiles(kernel));
     const why = 'an instructions file whose front matter holds Keel settings (permission mode, rules)';
     kernel.protected.add({ segment: SETTINGS_FILE, why, frontMatter: true });
     // An instructions file that is a symlink loads its target: that name must not be a way around the entry.

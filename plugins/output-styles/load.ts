@@ -18,7 +18,7 @@ export interface StyleDirs {
   /** False: the project's folder is named in `untrusted` but never read. */
   trusted: boolean;
   /** Reads a style file: the `project-files` service (plugin `instructions`), which judges a project's file. */
-  files: Services['project-files'];
+  files: Pick<Services['project-files'], 'read'>;
 }
 
 export interface LoadedStyles {

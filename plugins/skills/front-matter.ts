@@ -29,7 +29,7 @@ function issueLine(file: string, error: z.ZodError): string {
 }
 
 /** Reads a file safely: the `project-files` service (plugin `instructions`). */
-export type FileReader = Services['project-files'];
+export type FileReader = Pick<Services['project-files'], 'read'>;
 
 export async function readMarkdown<T>(file: string, schema: z.ZodType<T>, opts: FrontMatterOptions, files: FileReader): Promise<Parsed<T>> {
   let text: string;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { canonicalToolName, errorMessage, type Services } from '../../kernel/index.js';
 
 /** Reads an agent file: the `project-files` service (plugin `instructions`), which judges a project's file. */
-export type FileReader = Services['project-files'];
+export type FileReader = Pick<Services['project-files'], 'read'>;
 
 export interface AgentDefinition {
   name: string;

@@ -1,6 +1,6 @@
 /**
  * Every plugin that reads a Markdown file by name from the project — instructions (`AGENTS.md`), skills (`SKILL.md`),
- * custom commands, output styles and agent files — reads it through one reader (the `project-files` service of
+ * custom commands, output styles, agent files and the memory index — reads it through one reader (the `project-files` service of
  * plugin `instructions`). Each fault below is planted at each consumer's file and the built CLI run: the consumer
  * must refuse it with one line naming the file, hang on nothing, and send nothing of it to the model.
  */
@@ -30,6 +30,10 @@ interface Consumer {
   readsUntrusted: boolean;
   /** Looks only among regular files, so a FIFO is passed over before the reader sees it (AGENTS.md, SKILL.md). */
   findsOnlyFiles?: boolean;
+  /** A larger file is cut to its first 1 MiB, not refused (the memory index: the prompt shows its head anyway). */
+  cutsLargeFiles?: boolean;
+  /** Confined to the project even when it is trusted (Keel's own `.keel/`): a link outside is refused first. */
+  confinedAlways?: boolean;
 }
 
 const CONSUMERS: Consumer[] = [
@@ -65,6 +69,7 @@ const CONSUMERS: Consumer[] = [
     refusedCode: 0,
     readsUntrusted: false,
   },
+  { name: 'memory-index', file: '.keel/MEMORY.md', text: (m) => `- ${m} → memory/x.md\n`, prompt: 'hello', warning: 'MEMORY\\.md: ', refusedCode: 0, readsUntrusted: true, cutsLargeFiles: true, confinedAlways: true },
 ];
 
 function plant(h: Hostile, c: Consumer, target: string, how: 'symlink' | 'hardlink' = 'symlink'): void {
@@ -108,10 +113,11 @@ describe.each(CONSUMERS)('$name reads its project file through the one safe read
     plant(h, c, fifo);
     const run = await h.run(['-p', c.prompt, '--trust'], { timeoutMs: 30_000 });
     expect(run.code, run.stderr).toBe(c.refusedCode);
-    if (!c.findsOnlyFiles) expect(run.stderr).toMatch(new RegExp(`${c.warning}not read: .* is not a regular file`));
+    const reason = c.confinedAlways ? 'is outside the project' : 'is not a regular file';
+    if (!c.findsOnlyFiles) expect(run.stderr).toMatch(new RegExp(`${c.warning}not read: .* ${reason}`));
   });
 
-  it('trusted: a file larger than the limit (3 GB, sparse) is refused with one line, never read whole', async () => {
+  it('trusted: a file larger than the limit (3 GB, sparse) is refused with one line (or cut), never read whole', async () => {
     const h = await hostile([say('ok')]);
     const file = h.write(c.file, c.text('HEAD-OF-HUGE'));
     for (const [extra, text] of Object.entries(c.extra ?? {})) h.write(extra, text);
@@ -119,6 +125,11 @@ describe.each(CONSUMERS)('$name reads its project file through the one safe read
     ftruncateSync(fd, 3 * 1024 * 1024 * 1024);
     closeSync(fd);
     const run = await h.run(['-p', c.prompt, '--trust'], { timeoutMs: 30_000 });
+    if (c.cutsLargeFiles) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(sent(h)).toContain('HEAD-OF-HUGE');
+      return;
+    }
     // A trusted AGENTS.md may hold rules in its front matter: Keel does not start without it.
     expect(run.code, run.stderr).toBe(c.name === 'instructions' ? 2 : c.refusedCode);
     expect(run.stderr).toMatch(new RegExp(`${c.warning}not read: .*larger than`));

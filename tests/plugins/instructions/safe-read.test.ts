@@ -7,7 +7,7 @@ import instructions from '../../../plugins/instructions/index.js';
 import outputStyles from '../../../plugins/output-styles/index.js';
 import skills from '../../../plugins/skills/index.js';
 import toolAgent from '../../../plugins/tool-agent/index.js';
-import { MAX_FILE_BYTES, NotReadError, readFileSafely } from '../../../plugins/instructions/safe-read.js';
+import { MAX_FILE_BYTES, NotReadError, readFileSafely, readHeadSafely } from '../../../plugins/instructions/safe-read.js';
 import { testKernel } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 
@@ -66,6 +66,18 @@ describe('readFileSafely', () => {
   });
 });
 
+describe('readHeadSafely', () => {
+  it('cuts a larger file to its head and says its size; refuses what readFileSafely refuses', async () => {
+    ws = makeWorkspace();
+    expect(await readHeadSafely(ws.write('long.md', 'x'.repeat(20)), { maxBytes: 10 })).toEqual({ text: 'x'.repeat(10), size: 20 });
+    execFileSync('mkfifo', [ws.path('pipe.md')]);
+    await expect(readHeadSafely(ws.path('pipe.md'))).rejects.toThrow(/^not read: .* is not a regular file$/);
+    const other = outsideFile('notes.md', 'CANARY-OUTSIDE');
+    symlinkSync(other, ws.path('notes.md'));
+    await expect(readHeadSafely(ws.path('notes.md'), { confineTo: ws.dir })).rejects.toThrow(/outside the untrusted project/);
+  });
+});
+
 describe('the project-files service', () => {
   function service(trusted: boolean) {
     return testKernel([instructions()], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, trusted }).services.require('project-files', 'test');
@@ -86,6 +98,16 @@ describe('the project-files service', () => {
     // Without `project` (a user's file), only the file checks apply.
     expect(await service(false).read(ws.path('cmds/outside.md'))).toBe('CANARY-OUTSIDE');
     await expect(service(true).read(ws.write('cmds/long.md', 'x'.repeat(11)), { maxBytes: 10 })).rejects.toThrow(/larger than 10 bytes/);
+  });
+
+  it('confined: a trusted project\'s file must resolve inside it too (Keel\'s own .keel/), and a refusal carries its reason, a missing file its code', async () => {
+    ws = makeWorkspace({ git: true });
+    mkdirSync(ws.path('.keel'));
+    symlinkSync(outsideFile('MEMORY.md', 'CANARY-OUTSIDE'), ws.path('.keel/MEMORY.md'));
+    const refusal = service(true).head(ws.path('.keel/MEMORY.md'), { project: ws.dir, confined: true });
+    await expect(refusal).rejects.toThrow(/^not read: .* is outside the project /);
+    await expect(refusal).rejects.toMatchObject({ reason: expect.stringMatching(/^\/.* is outside the project /) });
+    await expect(service(true).head(ws.path('.keel/none.md'), { project: ws.dir, confined: true })).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 
