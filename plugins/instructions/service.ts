@@ -43,7 +43,7 @@ export function projectFiles(kernel: Kernel): ProjectFilesService {
     const untrusted = kernel.config.trusted === false;
     return {
       secret: (real) => kernel.protected.match(real, 'read')?.reason,
-      ...(untrusted || opts.confined ? { confineTo: realPath(opts.project), confineLabel: untrusted ? 'the untrusted project' : 'the project' } : {}),
+      ...(untrusted || opts.confined ? { confineTo: realPath(opts.project), confineLabel: opts.confined ? 'the project' : 'the untrusted project' } : {}),
       maxBytes: opts.maxBytes,
     };
   };
