@@ -2,10 +2,9 @@
  * A command file's body made into the prompt: `$ARGUMENTS` and `$1`…`$9` filled in, `` !`command` `` replaced
  * by the command's output (through the permission policy, never for an untrusted project's file), and each
  * `@path` the text names included after it (confined like `read_file`: judged by the permission policy).
- * Only the file's own text is expanded: arguments and command output are inserted as they are.
+ * Only the file's own text is expanded: its includes are found before the arguments are filled in, and arguments
+ * and command output are inserted as they are (an `@path` or `` !`…` `` in them is text).
  */
-import { constants, realpathSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kernel, Session } from '../../kernel/index.js';
 import { judge, runBash } from './tool-call.js';
@@ -43,15 +42,26 @@ export async function expandCommand(body: string, args: string, ctx: ExpandConte
   const parts: string[] = [];
   let last = 0;
   for (const m of body.matchAll(SHELL)) {
-    parts.push(await includeText(fillArguments(body.slice(last, m.index), args), ctx));
+    parts.push(await textPart(body.slice(last, m.index), args, ctx));
     parts.push(await shellOutput(fillArguments(m[1]!, args), ctx));
     last = m.index + m[0].length;
   }
-  parts.push(await includeText(fillArguments(body.slice(last), args), ctx));
+  parts.push(await textPart(body.slice(last), args, ctx));
   let prompt = parts.join('').trim();
   // A file with no place for its arguments still gets them, as Claude Code does.
   if (args && !/\$ARGUMENTS|\$[1-9]/.test(body)) prompt += `\n\nARGUMENTS: ${args}`;
   return prompt;
+}
+
+/**
+ * A part of the file's text with its arguments filled in and the files it names included after it. The includes are
+ * found in the file's own text before the arguments go in, so an `@path` the user (or a script passing on text it
+ * was given) puts in an argument stays text.
+ */
+async function textPart(own: string, args: string, ctx: ExpandContext): Promise<string> {
+  const blocks = await includes(own, ctx);
+  const text = fillArguments(own, args);
+  return blocks.length ? `${text.trimEnd()}\n\n${blocks.join('\n\n')}\n\n` : text;
 }
 
 async function shellOutput(command: string, ctx: ExpandContext): Promise<string> {
@@ -62,48 +72,32 @@ async function shellOutput(command: string, ctx: ExpandContext): Promise<string>
   return text.trimEnd();
 }
 
-/** Opening a FIFO would wait for a writer; non-blocking, the open returns and fstat shows it is no file. */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 /**
  * The first MAX_INCLUDE bytes of a regular file and its size, or undefined when `abs` is no regular file (missing,
- * a folder, a FIFO, a device). Reads the real path the policy judged, and never more than it includes.
+ * a folder, a FIFO, a device): read through the `project-files` service, never more than it includes.
  */
-async function readHead(abs: string): Promise<{ text: string; size: number } | undefined> {
-  let real: string;
-  try {
-    real = realpathSync.native(abs);
-  } catch {
-    return undefined;
-  }
-  const handle = await open(real, READ_FLAGS).catch(() => undefined);
-  if (!handle) return undefined;
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) return undefined;
-    const buffer = Buffer.alloc(Math.min(info.size, MAX_INCLUDE));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return { text: buffer.subarray(0, bytesRead).toString('utf8'), size: info.size };
-  } finally {
-    await handle.close();
-  }
+async function readHead(abs: string, ctx: ExpandContext): Promise<{ text: string; size: number } | undefined> {
+  return ctx.kernel.services.require('project-files', 'custom-commands').head(abs, { maxBytes: MAX_INCLUDE }).catch(() => undefined);
 }
 
-/** The text with each `@path` it names that the policy lets be read appended after it. */
-async function includeText(text: string, ctx: ExpandContext): Promise<string> {
+/** A placeholder in an include's path (`@$1`, `@docs/$ARGUMENTS.md`): the argument would choose the file. */
+const PLACEHOLDER = /\$ARGUMENTS|\$[1-9]/;
+
+/** A block for each `@path` the text names that the policy lets be read. */
+async function includes(text: string, ctx: ExpandContext): Promise<string[]> {
   const blocks: string[] = [];
   for (const m of text.matchAll(INCLUDE)) {
     const written = m[2]!.replace(/[.,;:!?]+$/, '');
     // `@server:uri` is an MCP resource (the MCP bridge's), not a path.
-    if (!written || /^[\w-]+:/.test(written)) continue;
+    if (!written || /^[\w-]+:/.test(written) || PLACEHOLDER.test(written)) continue;
     const abs = path.resolve(ctx.session.cwd, written);
     const verdict = await judge(ctx.kernel, ctx.session, 'read_file', { path: abs }, ctx.signal);
     if (!verdict.allowed) throw new Error(`/${ctx.name}: @${written} is not included: ${verdict.reason}`);
-    const head = await readHead(abs);
+    const head = await readHead(abs, ctx);
     // A word that merely starts with @ (a handle, a decorator) names no file: it stays as written.
     if (!head) continue;
     const cut = head.size > MAX_INCLUDE;
     blocks.push(`Contents of ${written}${cut ? ` (the first ${MAX_INCLUDE} bytes of ${head.size})` : ''}:\n\`\`\`\n${head.text.replace(/\n$/, '')}\n\`\`\``);
   }
-  return blocks.length ? `${text.trimEnd()}\n\n${blocks.join('\n\n')}\n\n` : text;
+  return blocks;
 }

@@ -123,8 +123,9 @@ function toDefinition(command: CustomCommand): CommandDefinition {
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
-  // Its files are read as SKILL.md is, through the skills plugin's `front-matter` service.
-  dependencies: ['skills'],
+  // Its files are read as SKILL.md is, through the skills plugin's `front-matter` service; `@path` includes through
+  // the instructions plugin's `project-files` service.
+  dependencies: ['skills', 'instructions'],
   apply(kernel) {
     const attached = new Set<string>();
     kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {

@@ -1,36 +1,12 @@
-import { constants, existsSync, realpathSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseFrontMatter } from './front-matter.js';
+import { judgeFile, readFileSafely, realPath, type ReadRule } from './safe-read.js';
+
+export { realPath } from './safe-read.js';
 
 export const NAMES = ['AGENTS.md', 'CLAUDE.md'];
-/** An instruction file or import larger than this is not read: it would go whole into every request. */
-export const MAX_INSTRUCTION_BYTES = 1024 * 1024;
-/** Opening a FIFO would wait for a writer; non-blocking, the open returns and fstat shows it is no file. */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
-/** Why an instruction file was not read (too large, not a regular file), for the one-line warning. */
-export class NotReadError extends Error {}
-
-/**
- * The text of `real` (a resolved path): only a regular file of at most MAX_INSTRUCTION_BYTES, so a file a
- * repository plants (huge, or swapped for a FIFO since it was checked) can neither stop nor hang the start.
- */
-export async function readInstructionFile(real: string): Promise<string> {
-  const handle = await open(real, READ_FLAGS);
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) throw new NotReadError(`${real} is not a regular file`);
-    if (info.size > MAX_INSTRUCTION_BYTES) throw new NotReadError(`${real} is larger than ${MAX_INSTRUCTION_BYTES} bytes (${info.size})`);
-    const buffer = Buffer.alloc(MAX_INSTRUCTION_BYTES + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_INSTRUCTION_BYTES) throw new NotReadError(`${real} is larger than ${MAX_INSTRUCTION_BYTES} bytes`);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
 
 /** Imports nest at most this deep. */
 export const MAX_IMPORT_DEPTH = 5;
@@ -50,34 +26,18 @@ export interface ReadGuard {
   secret(resolved: string): string | undefined;
 }
 
-/** `file` with symlinks resolved, or as given (absolute) when it does not exist. */
-export function realPath(file: string): string {
-  try {
-    return realpathSync.native(file);
-  } catch {
-    return path.resolve(file);
-  }
-}
-
-function isInside(child: string, root: string): boolean {
-  const rel = path.relative(root, child);
-  return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
-}
-
 /**
  * Where `file` (read for `layer`) really is, and why it must not be read. Secrets are refused everywhere; in an
  * untrusted folder a project file must also resolve inside the project and not be a hard link (which may be a
  * file elsewhere). Read `real`, not `file`, so a link swapped after the check changes nothing.
  */
 export function checkRead(file: string, layer: InstructionFile['layer'], guard: ReadGuard): { real: string; refused?: string } {
-  const real = realPath(file);
-  const secret = guard.secret(real);
-  if (secret) return { real, refused: secret };
-  if (guard.trusted || layer === 'user') return { real };
-  if (!isInside(real, guard.root)) return { real, refused: `${real} is outside the untrusted project ${guard.root}` };
-  const links = statSync(real, { throwIfNoEntry: false })?.nlink ?? 1;
-  if (links > 1) return { real, refused: `${real} has ${links} hard links, so it may be a file outside the untrusted project ${guard.root}` };
-  return { real };
+  return judgeFile(file, ruleFor(layer, guard));
+}
+
+/** The read rule for a file of `layer`: secrets everywhere, and an untrusted folder's project files confined to it. */
+export function ruleFor(layer: InstructionFile['layer'], guard: ReadGuard): ReadRule {
+  return { secret: guard.secret, ...(guard.trusted || layer === 'user' ? {} : { confineTo: guard.root }) };
 }
 
 function isFile(file: string): boolean {
@@ -171,7 +131,7 @@ export async function expand(
         continue;
       }
       if (seen.has(target)) continue;
-      const { real, refused } = checkRead(target, layer, guard);
+      const { refused } = checkRead(target, layer, guard);
       if (refused) {
         warn(`${from}: @${ref}: import refused: ${refused}`);
         continue;
@@ -183,7 +143,7 @@ export async function expand(
       seen.add(target);
       let raw: string;
       try {
-        raw = await readInstructionFile(real);
+        raw = await readFileSafely(target, ruleFor(layer, guard));
       } catch (err) {
         warn(`${from}: @${ref}: import refused: ${err instanceof Error ? err.message : String(err)}`);
         continue;

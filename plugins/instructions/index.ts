@@ -1,10 +1,16 @@
 import os from 'node:os';
 import path from 'node:path';
 import { coreProtectedEntries, definePlugin, errorMessage, KeelError, frontMatterOf, ProtectedPaths, Stage, type ConfigLayer, type Kernel, type Session } from '../../kernel/index.js';
-import { checkRead, discover, expand, NotReadError, readInstructionFile, realPath, type ReadGuard } from './files.js';
+import { checkRead, discover, expand, realPath, ruleFor, type ReadGuard } from './files.js';
 import { parseFrontMatter, toConfigValues } from './front-matter.js';
+import { readFileSafely } from './safe-read.js';
+import { projectFiles } from './service.js';
 
 const NAME = 'instructions';
+
+export { MAX_FILE_BYTES } from './safe-read.js';
+
+export type { ProjectFileOptions, ProjectFilesService } from './service.js';
 
 /** The files whose front matter this plugin loads as settings, wherever they are (any folder from cwd up). */
 export const SETTINGS_FILE = /^(AGENTS|CLAUDE)\.md$/;
@@ -39,12 +45,12 @@ export default definePlugin(() => ({
       if (checked.refused && layer === 'project') continue;
       let text: string;
       try {
-        text = await readInstructionFile(layer === 'user' ? realPath(file) : checked.real);
+        text = await readFileSafely(file, layer === 'user' ? {} : ruleFor(layer, guard));
       } catch (err) {
         // Untrusted, the front matter is never applied: the session's load names the file and skips it. Elsewhere it
         // may hold rules, so Keel does not start without them.
         if (layer === 'project' && !ctx.trusted) continue;
-        throw new KeelError(`${file}: ${err instanceof NotReadError ? 'not read' : 'cannot be read'}: ${errorMessage(err)}`, { code: 'config', exitCode: 2 });
+        throw new KeelError(`${file}: ${errorMessage(err)}`, { code: 'config', exitCode: 2 });
       }
       if (layer === 'project' && !ctx.trusted) {
         // Named for the CLI's warning; the YAML of an untrusted folder is never parsed.
@@ -57,6 +63,7 @@ export default definePlugin(() => ({
     return layers;
   },
   apply(kernel) {
+    kernel.services.provide('project-files', projectFiles(kernel));
     const why = 'an instructions file whose front matter holds Keel settings (permission mode, rules)';
     kernel.protected.add({ segment: SETTINGS_FILE, why, frontMatter: true });
     // An instructions file that is a symlink loads its target: that name must not be a way around the entry.
@@ -83,7 +90,7 @@ async function load(session: Session, kernel: Kernel, warn: (message: string) =>
   // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
   const guard = guardFor(session.projectRoot, kernel.config.trusted !== false, kernel.protected);
   for (const { file, layer } of discover(session.cwd, session.projectRoot, kernel.config.keelHome)) {
-    const { real, refused } = checkRead(file, layer, guard);
+    const { refused } = checkRead(file, layer, guard);
     // The user's own $KEEL_HOME/AGENTS.md sits in the read-protected KEEL_HOME: it is the one file there Keel reads.
     if (refused && layer === 'project') {
       warn(`${file}: not read: ${refused}`);
@@ -91,9 +98,9 @@ async function load(session: Session, kernel: Kernel, warn: (message: string) =>
     }
     let text: string;
     try {
-      text = await readInstructionFile(layer === 'user' ? realPath(file) : real);
+      text = await readFileSafely(file, layer === 'user' ? {} : ruleFor(layer, guard));
     } catch (err) {
-      warn(`${file}: ${err instanceof NotReadError ? 'not read' : 'cannot be read'}: ${errorMessage(err)}`);
+      warn(`${file}: ${errorMessage(err)}`);
       continue;
     }
     // Front matter was validated at start-up by the CLI; here it is only stripped.

@@ -1,5 +1,5 @@
-import { constants, statSync } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 export const INDEX_FILE = path.join('.keel', 'MEMORY.md');
@@ -24,25 +24,6 @@ export function parseIndex(text: string): IndexEntry[] {
 
 /** More of an index or topic than this is not read: the prompt shows a few thousand tokens of it at most. */
 export const MAX_MEMORY_BYTES = 1024 * 1024;
-/** Opening a FIFO would wait for a writer; non-blocking, the open returns and fstat shows it is no file. */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-
-/** The first MAX_MEMORY_BYTES of a regular file, or undefined (missing, a folder, a FIFO, a device). */
-export async function readIfExists(file: string): Promise<string | undefined> {
-  const handle = await open(file, READ_FLAGS).catch(() => undefined);
-  if (!handle) return undefined;
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) return undefined;
-    const buffer = Buffer.alloc(Math.min(info.size, MAX_MEMORY_BYTES));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    await handle.close();
-  }
-}
 
 export async function topicFiles(root: string): Promise<string[]> {
   try {

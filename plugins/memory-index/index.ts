@@ -1,8 +1,8 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, Stage, type Kernel, type Session } from '../../kernel/index.js';
-import { INDEX_FILE, parseIndex, readIfExists, stamp, TOPIC_DIR, topicFiles } from './index-file.js';
+import { definePlugin, errorMessage, Stage, type Kernel, type Session } from '../../kernel/index.js';
+import { INDEX_FILE, MAX_MEMORY_BYTES, parseIndex, stamp, TOPIC_DIR, topicFiles } from './index-file.js';
 
 export interface MemoryIndexOptions {
   /** Past this many tokens (about four characters each) the agent is told to consolidate the index. */
@@ -39,6 +39,8 @@ When you learn something worth keeping across sessions (a decision, a convention
 export default definePlugin((opts: MemoryIndexOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
+  // The index and topics are read as AGENTS.md is: the `project-files` service.
+  dependencies: ['instructions'],
   apply(kernel) {
     const maxTokens = opts.maxTokens ?? 2000;
 
@@ -56,9 +58,9 @@ export default definePlugin((opts: MemoryIndexOptions = {}) => ({
         const file = path.join(projectRoot, INDEX_FILE);
         await mkdir(path.dirname(file), { recursive: true });
         // A cloned repository's index may be a link to ~/.bashrc or ~/.gitconfig: the note is never written there.
-        const refused = refusal(file, projectRoot, kernel, 'write');
+        const refused = writeRefusal(file, projectRoot, kernel);
         if (refused) throw new Error(`#: ${file} is not written: ${refused}`);
-        const before = (await readIfExists(file)) ?? '';
+        const before = (await readMemory(kernel, file, projectRoot)).text ?? '';
         const lead = before && !before.endsWith('\n') ? '\n' : '';
         await appendFile(file, `${lead}- ${line}\n`);
         return file;
@@ -87,10 +89,26 @@ function real(file: string): string {
 }
 
 /**
- * Why the index must not be read into the prompt: a cloned repository's `.keel/MEMORY.md` may be a link to a
- * secret (`~/.ssh/id_rsa`) or to any file outside the project.
+ * A memory file's text, read through the `project-files` service: only when it resolves inside the project (trusted
+ * or not: `.keel/` is Keel's own) to no secret, is a regular file and has no other hard link; its first
+ * MAX_MEMORY_BYTES. `refused` says why it was not read; neither is set when there is no such file.
  */
-function refusal(file: string, root: string, kernel: Kernel, access: 'read' | 'write' = 'read'): string | undefined {
+async function readMemory(kernel: Kernel, file: string, root: string): Promise<{ text?: string; refused?: string }> {
+  try {
+    const { text } = await kernel.services.require('project-files', NAME).head(file, { project: root, confined: true, maxBytes: MAX_MEMORY_BYTES });
+    return { text };
+  } catch (err) {
+    const { code, reason } = err as { code?: string; reason?: string };
+    if (code === 'ENOENT' || code === 'ENOTDIR') return {};
+    return { refused: reason ?? errorMessage(err) };
+  }
+}
+
+/**
+ * Why a note must not be appended: a cloned repository's `.keel/MEMORY.md` may be a link to a secret, to
+ * `~/.bashrc` or to any file outside the project.
+ */
+function writeRefusal(file: string, root: string, kernel: Kernel): string | undefined {
   const target = real(file);
   const secret = kernel.protected.match(target, 'read');
   if (secret) return secret.reason;
@@ -99,7 +117,7 @@ function refusal(file: string, root: string, kernel: Kernel, access: 'read' | 'w
   const info = statSync(target, { throwIfNoEntry: false });
   if (info && !info.isFile()) return `${target} is not a regular file`;
   // Another name of the file may be anywhere: appending would change a file outside the project.
-  if (access === 'write' && info && info.nlink > 1) return `${target} has ${info.nlink} hard links, so the note would also change a file elsewhere`;
+  if (info && info.nlink > 1) return `${target} has ${info.nlink} hard links, so the note would also change a file elsewhere`;
   return undefined;
 }
 
@@ -108,9 +126,8 @@ async function readIndex(session: Session, kernel: Kernel): Promise<string | und
   const current = await stamp(file);
   const cached = (session.data.get(NAME) as Cached | undefined) ?? {};
   if (cached.stamp === current && (current === undefined || cached.text !== undefined)) return cached.text;
-  const refused = current === undefined ? undefined : refusal(file, session.projectRoot, kernel);
+  const { text, refused } = current === undefined ? {} : await readMemory(kernel, file, session.projectRoot);
   if (refused && cached.stamp !== current) kernel.log('warn', `${file}: not read: ${refused}`, NAME);
-  const text = current === undefined || refused ? undefined : await readIfExists(real(file));
   session.data.set(NAME, { stamp: current, text });
   return text;
 }
@@ -137,9 +154,8 @@ function section(text: string | undefined, maxTokens: number): string {
 
 async function showIndex(root: string, kernel: Kernel): Promise<string> {
   const file = path.join(root, INDEX_FILE);
-  const refused = existsSync(file) ? refusal(file, root, kernel) : undefined;
+  const { text, refused } = await readMemory(kernel, file, root);
   if (refused) return `${file} is not shown: ${refused}`;
-  const text = await readIfExists(file);
   const topics = await topicFiles(root);
   const list = topics.length ? `\n\nTopic files in ${TOPIC_DIR}: ${topics.join(', ')}` : '';
   if (text === undefined) return `No memory index yet (${path.join(root, INDEX_FILE)}).${list}`;
@@ -149,7 +165,7 @@ async function showIndex(root: string, kernel: Kernel): Promise<string> {
 async function showTopic(root: string, topic: string, kernel: Kernel): Promise<string> {
   const dir = path.join(root, TOPIC_DIR);
   const indexFile = path.join(root, INDEX_FILE);
-  const index = (existsSync(indexFile) && !refusal(indexFile, root, kernel) ? await readIfExists(indexFile) : undefined) ?? '';
+  const index = (await readMemory(kernel, indexFile, root)).text ?? '';
   const entry = parseIndex(index).find((e) => e.name.toLowerCase() === topic.toLowerCase());
   const candidates = entry
     ? [path.resolve(root, '.keel', entry.target)]
@@ -157,11 +173,10 @@ async function showTopic(root: string, topic: string, kernel: Kernel): Promise<s
   for (const file of candidates) {
     // Only files inside .keel/ are shown, whatever the index or the argument says.
     if (!file.startsWith(path.join(root, '.keel') + path.sep)) continue;
-    // … and only when, links resolved, they are still in the project and no secret.
-    if (!existsSync(file)) continue;
-    const refused = refusal(file, root, kernel);
+    // … and only when, links resolved, they are still in the project and no secret (a folder of that name is passed over).
+    if (!existsSync(file) || statSync(file).isDirectory()) continue;
+    const { text, refused } = await readMemory(kernel, file, root);
     if (refused) return `${path.relative(root, file)} is not shown: ${refused}`;
-    const text = await readIfExists(file);
     if (text !== undefined) return `${path.relative(root, file)}:\n\n${text.trim()}`;
   }
   const known = [...parseIndex(index).map((e) => e.name), ...(await topicFiles(root)).map((f) => f.replace(/\.md$/, ''))];

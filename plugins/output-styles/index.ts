@@ -32,7 +32,8 @@ interface SessionStyles {
 const homeDir = () => process.env.HOME || os.homedir();
 
 export async function stylesFor(kernel: Kernel, projectRoot: string): Promise<LoadedStyles> {
-  return loadStyles({ projectRoot, keelHome: kernel.config.keelHome, home: homeDir(), trusted: kernel.config.trusted !== false, secret: (real) => kernel.protected.match(real, 'read')?.reason });
+  const files = kernel.services.require('project-files', NAME);
+  return loadStyles({ projectRoot, keelHome: kernel.config.keelHome, home: homeDir(), trusted: kernel.config.trusted !== false, files });
 }
 
 function listing(state: SessionStyles): string {
@@ -45,6 +46,8 @@ function listing(state: SessionStyles): string {
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
+  // Style files are read as AGENTS.md is: the `project-files` service.
+  dependencies: ['instructions'],
   config: { outputStyle: z.string().min(1) },
   apply(kernel) {
     const stateOf = (session: Session) => session.data.get(NAME) as SessionStyles | undefined;

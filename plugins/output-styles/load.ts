@@ -5,9 +5,11 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { FRONT_MATTER } from '../../kernel/index.js';
+import { FRONT_MATTER, type Services } from '../../kernel/index.js';
 import { BUILT_IN_STYLES, type OutputStyle } from './builtin.js';
-import { readStyleFile } from './read-style.js';
+
+/** A style is a few paragraphs; a larger file would go whole into every request's system prompt. */
+export const MAX_STYLE_BYTES = 256 * 1024;
 
 export interface StyleDirs {
   projectRoot: string;
@@ -15,8 +17,8 @@ export interface StyleDirs {
   home: string;
   /** False: the project's folder is named in `untrusted` but never read. */
   trusted: boolean;
-  /** Why a project's style file, resolved, must not be read (a read-protected path), else undefined. */
-  secret?: (real: string) => string | undefined;
+  /** Reads a style file: the `project-files` service (plugin `instructions`), which judges a project's file. */
+  files: Pick<Services['project-files'], 'read'>;
 }
 
 export interface LoadedStyles {
@@ -109,7 +111,7 @@ export async function loadStyles(dirs: StyleDirs): Promise<LoadedStyles> {
     for (const file of files) {
       let text: string;
       try {
-        text = await readStyleFile(file, project ? dirs.secret : undefined);
+        text = await dirs.files.read(file, { maxBytes: MAX_STYLE_BYTES, ...(project ? { project: dirs.projectRoot } : {}) });
       } catch (err) {
         errors.push(`${file}: ${err instanceof Error ? err.message : String(err)}`);
         continue;

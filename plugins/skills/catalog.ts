@@ -1,7 +1,7 @@
 /** The skills of one session: every SKILL.md found, parsed; bad ones become one-line errors, clashes are kept. */
 import { splitToolList, z, type Kernel } from '../../kernel/index.js';
 import { findSkillFolders, type SkillFolder, type SkillOrigin } from './discover.js';
-import { readMarkdown, type ProjectRules } from './front-matter.js';
+import { readMarkdown, type FileReader } from './front-matter.js';
 
 /**
  * Escape sequences and control characters (newlines and tabs aside), C1 controls and bidirectional overrides: a
@@ -51,8 +51,8 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
   // Untrusted, yours (and plugins') come first and keep their names: a cloned repository cannot swap its text in
   // for a skill you rely on. Trusted, the project's wins.
   const folders = trusted ? found : [...found.filter((f) => f.origin !== 'project'), ...found.filter((f) => f.origin === 'project')];
-  const rules = projectRules(kernel);
-  const parsed = await Promise.all(folders.map((folder) => parseSkill(folder, trusted, folder.origin === 'project' ? where.projectRoot : undefined, rules)));
+  const files = kernel.services.require('project-files', 'skills');
+  const parsed = await Promise.all(folders.map((folder) => parseSkill(folder, trusted, folder.origin === 'project' ? where.projectRoot : undefined, files)));
   for (const result of parsed) {
     if (typeof result === 'string') {
       catalog.errors.push(result);
@@ -66,14 +66,9 @@ export async function loadCatalog(kernel: Kernel, where: { cwd: string; projectR
   return catalog;
 }
 
-/** A project's files may not resolve to a read-protected path, nor (untrusted) outside the project. */
-export function projectRules(kernel: Kernel): ProjectRules {
-  // A config without `trusted` (an SDK host's own kernel) is the host's choice: treat it as trusted.
-  return { trusted: kernel.config.trusted !== false, secret: (real) => kernel.protected.match(real, 'read')?.reason };
-}
-
-async function parseSkill(folder: SkillFolder, trusted: boolean, projectRoot: string | undefined, rules: ProjectRules): Promise<Skill | string> {
-  const parsed = await readMarkdown(folder.file, skillFrontMatter, { required: 'name and description', ...(projectRoot === undefined ? {} : { project: projectRoot }) }, rules);
+/** A project's SKILL.md must not resolve to a read-protected path, nor (untrusted) outside the project. */
+async function parseSkill(folder: SkillFolder, trusted: boolean, projectRoot: string | undefined, files: FileReader): Promise<Skill | string> {
+  const parsed = await readMarkdown(folder.file, skillFrontMatter, { required: 'name and description', ...(projectRoot === undefined ? {} : { project: projectRoot }) }, files);
   if (!parsed.ok) return parsed.error;
   const allowed = parsed.data['allowed-tools'];
   return {

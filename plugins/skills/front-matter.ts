@@ -2,8 +2,7 @@
  * Markdown files with YAML front matter (SKILL.md, and custom commands through the `front-matter` service): read,
  * parsed (yaml loads only when a file has some) and checked with zod; every fault is one line naming the file.
  */
-import { frontMatterOf, FRONT_MATTER, type z } from '../../kernel/index.js';
-import { readMarkdownFile, type ProjectFileRule } from './read-file.js';
+import { frontMatterOf, FRONT_MATTER, type Services, type z } from '../../kernel/index.js';
 
 export type Parsed<T> = { ok: true; data: T; body: string } | { ok: false; error: string };
 
@@ -17,7 +16,7 @@ export interface FrontMatterOptions {
   verbatim?: string[];
   /**
    * The file is the project's (not the user's or a plugin's): the root of that project. It is then read only when
-   * it resolves to no secret and, in an untrusted folder, inside this root (read-file.ts).
+   * it resolves to no secret and, in an untrusted folder, inside this root (the `project-files` service).
    */
   project?: string;
 }
@@ -29,15 +28,13 @@ function issueLine(file: string, error: z.ZodError): string {
   return `${file}: ${field}: ${issue.message}`;
 }
 
-/** How a project's file is judged: whether the folder is trusted, and which resolved paths are secrets. */
-export type ProjectRules = Omit<ProjectFileRule, 'root'>;
+/** Reads a file safely: the `project-files` service (plugin `instructions`). */
+export type FileReader = Pick<Services['project-files'], 'read'>;
 
-export async function readMarkdown<T>(file: string, schema: z.ZodType<T>, opts: FrontMatterOptions = {}, rules?: ProjectRules): Promise<Parsed<T>> {
+export async function readMarkdown<T>(file: string, schema: z.ZodType<T>, opts: FrontMatterOptions, files: FileReader): Promise<Parsed<T>> {
   let text: string;
   try {
-    // Without the rules (a caller outside a kernel), a project's file is judged as untrusted and secret-free.
-    const project = opts.project === undefined ? undefined : { root: opts.project, ...(rules ?? { trusted: false, secret: () => undefined }) };
-    text = await readMarkdownFile(file, project);
+    text = await files.read(file, opts.project === undefined ? {} : { project: opts.project });
   } catch (err) {
     return { ok: false, error: `${file}: ${err instanceof Error ? err.message : String(err)}` };
   }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { realpathSync } from 'node:fs';
 import { definePlugin, defineTool, runAgent, Stage, z, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
 import { grantAllowedTools, skillText } from './activate.js';
-import { loadCatalog, projectRules, type Catalog, type Skill } from './catalog.js';
+import { loadCatalog, type Catalog, type Skill } from './catalog.js';
 import { skillsSection } from './listing.js';
 import { readMarkdown, type FrontMatterOptions, type Parsed } from './front-matter.js';
 
@@ -21,8 +21,9 @@ export type { FrontMatterOptions, Parsed } from './front-matter.js';
 export interface FrontMatterService {
   /**
    * The file read, its front matter checked with `schema`, and its body; or one line naming the file (and the field)
-   * at fault. Only a regular file of at most 1 MB is read; with `opts.project` (the file is that project's) it must
-   * also resolve to no read-protected path and, in an untrusted folder, inside the project.
+   * at fault. Read with the `project-files` service: only a regular file of at most 1 MiB; with `opts.project` (the
+   * file is that project's) it must also resolve to no read-protected path and, in an untrusted folder, inside the
+   * project.
    */
   read<T>(file: string, schema: z.ZodType<T>, opts?: FrontMatterOptions): Promise<Parsed<T>>;
 }
@@ -103,6 +104,8 @@ function describeCatalog({ catalog, shadowed }: SessionSkills): string {
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
+  // SKILL.md (and, through `front-matter`, custom commands) are read as AGENTS.md is: the `project-files` service.
+  dependencies: ['instructions'],
   apply(kernel) {
     // A skill's allowed-tools become allow rules: writing one is writing settings. `.claude/` and `.keel/` are
     // protected by the kernel already; `.agents/` holds only skills.
@@ -163,7 +166,7 @@ export default definePlugin(() => ({
       }),
     );
 
-    kernel.services.provide('front-matter', { read: (file, schema, opts) => readMarkdown(file, schema, opts, projectRules(kernel)) });
+    kernel.services.provide('front-matter', { read: (file, schema, opts = {}) => readMarkdown(file, schema, opts, kernel.services.require('project-files', NAME)) });
 
     kernel.commands.register({
       name: 'skills',

@@ -5,8 +5,10 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { canonicalToolName, errorMessage } from '../../kernel/index.js';
-import { readAgentFile } from './read-agent.js';
+import { canonicalToolName, errorMessage, type Services } from '../../kernel/index.js';
+
+/** Reads an agent file: the `project-files` service (plugin `instructions`), which judges a project's file. */
+export type FileReader = Pick<Services['project-files'], 'read'>;
 
 export interface AgentDefinition {
   name: string;
@@ -61,10 +63,10 @@ export function toolList(value: unknown): string[] | undefined {
   return names.map((n) => n.trim()).filter(Boolean).map(canonicalToolName);
 }
 
-/** `secret`: why a project's agent file, resolved, must not be read (a read-protected path), else undefined. */
-export async function loadAgents(dirs: AgentDirs, secret?: (real: string) => string | undefined): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[]; shadowed: ShadowedAgent[] }> {
-  const user = await loadFrom(dirs.user);
-  const project = await loadFrom(dirs.project, secret);
+/** `projectRoot`: the project the project folders belong to, by which their files are judged. */
+export async function loadAgents(dirs: AgentDirs, files: FileReader, projectRoot: string): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[]; shadowed: ShadowedAgent[] }> {
+  const user = await loadFrom(dirs.user, (file) => files.read(file));
+  const project = await loadFrom(dirs.project, (file) => files.read(file, { project: projectRoot }));
   const userNames = new Map<string, string>();
   for (const agent of user.agents) userNames.set(agent.name, agent.source);
   for (const broken of user.broken) userNames.set(broken.name, broken.source);
@@ -83,7 +85,7 @@ export async function loadAgents(dirs: AgentDirs, secret?: (real: string) => str
 }
 
 /** Agents of some folders, first file of a name wins. */
-async function loadFrom(dirs: string[], secret?: (real: string) => string | undefined): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[] }> {
+async function loadFrom(dirs: string[], read: (file: string) => Promise<string>): Promise<{ agents: AgentDefinition[]; broken: BrokenAgent[] }> {
   const agents: AgentDefinition[] = [];
   const broken: BrokenAgent[] = [];
   const seen = new Set<string>();
@@ -97,8 +99,15 @@ async function loadFrom(dirs: string[], secret?: (real: string) => string | unde
     for (const file of files) {
       const source = path.join(dir, file);
       const fallback = path.basename(file, '.md');
+      let text: string;
       try {
-        const agent = await parseAgent(await readAgentFile(source, secret), source, fallback);
+        text = await read(source);
+      } catch (err) {
+        if (!seen.has(fallback)) broken.push({ name: fallback, source, error: `${source}: ${errorMessage(err)}` });
+        continue;
+      }
+      try {
+        const agent = await parseAgent(text, source, fallback);
         if (seen.has(agent.name)) continue;
         seen.add(agent.name);
         agents.push(agent);

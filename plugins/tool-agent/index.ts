@@ -52,6 +52,8 @@ const BASE_DESCRIPTION = `Delegates a self-contained task to a sub-agent: a sepa
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
+  // Agent files are read as AGENTS.md is: the `project-files` service.
+  dependencies: ['instructions'],
   // `subagentPolicy` is the handoff itself, checked by inherit.ts; it counts only when the handed layer set it.
   config: { subagents: configSchema, subagentPolicy: z.unknown(), agents: agentsConfig },
   async configLayers() {
@@ -83,7 +85,8 @@ export default definePlugin(() => ({
     };
 
     const load = async (session: Session) => {
-      const found = await loadAgents(agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true), (real) => kernel.protected.match(real, 'read')?.reason);
+      const dirs = agentDirs(session.projectRoot, kernel.config.keelHome, kernel.config.trusted === true);
+      const found = await loadAgents(dirs, kernel.services.require('project-files', NAME), session.projectRoot);
       const state = stateOf(session);
       state.files = found.agents;
       state.broken = found.broken;

@@ -290,3 +290,18 @@ describe("an untrusted project's command or skill named like one of yours", () =
     expect(sent(h)).toContain('PROJECT-COMMIT');
   });
 });
+
+describe("a custom command's arguments", () => {
+  it('auto mode, trusted: an @path in the arguments (a canary outside the workspace) stays text and is never read; the file\'s own @path is', async () => {
+    const h = await hostile([say('reviewed')]);
+    h.write('.claude/commands/audit.md', 'Review $ARGUMENTS against @README.md.\n');
+    const canary = path.join(h.outside, 'secret.txt');
+    // Auto mode reads outside the project unasked: only the order of expansion keeps the canary out.
+    const run = await h.run(['-p', `/audit @${canary}`, '--trust', '--permission-mode', 'auto']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('reviewed');
+    expect(sent(h)).toContain(`Review @${canary} against @README.md.`);
+    expect(sent(h)).toContain('Contents of README.md:');
+    expect(h.verdict().leaked).toEqual([]);
+  });
+});

@@ -5,6 +5,7 @@ import { type Answer, type Kernel } from '../../../kernel/index.js';
 import customCommands, { loadCommands } from '../../../plugins/custom-commands/index.js';
 import { findCommandFiles } from '../../../plugins/custom-commands/discover.js';
 import { expandCommand, fillArguments, splitArguments } from '../../../plugins/custom-commands/expand.js';
+import instructions from '../../../plugins/instructions/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import skills from '../../../plugins/skills/index.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
@@ -39,7 +40,7 @@ function kernelFor(opts: { trusted?: boolean; answer?: Answer['kind'] extends ne
       });
     },
   };
-  const kernel = testKernel([permissions(), toolsFs(), toolBash(), skills(), customCommands(), answerer], {
+  const kernel = testKernel([instructions(), permissions(), toolsFs(), toolBash(), skills(), customCommands(), answerer], {
     keelHome: ws.home,
     cwd: ws.dir,
     projectRoot: ws.dir,
@@ -149,10 +150,28 @@ describe('expansion', () => {
     await expect(expand('Read @.env', '')).rejects.toThrow(/^\/cmd: @\.env is not included: /);
   });
 
-  it('@path in the arguments is included too (confined the same way); @server:uri is left to MCP', async () => {
-    ws.write('b.md', 'B');
-    const { text } = await expand('Review $ARGUMENTS and @docs:readme', '@b.md');
-    expect(text).toBe('Review @b.md and @docs:readme\n\nContents of b.md:\n```\nB\n```');
+  it('an @path in the arguments stays text, even when the user would allow the read; the file\'s own @path is still included; @server:uri is left to MCP', async () => {
+    ws.write('b.md', 'INSIDE-B');
+    const canary = path.join(path.dirname(ws.dir), 'outside-canary.txt');
+    writeFileSync(canary, 'CANARY-OUTSIDE-ARGUMENT');
+    // allow_once: a policy that would let the read through, so only the order keeps the canary out.
+    const { text, asked } = await expand('Review $ARGUMENTS and @docs:readme', `@b.md @${canary}`, { answer: 'allow_once' });
+    expect(text).toBe(`Review @b.md @${canary} and @docs:readme`);
+    expect(asked).toEqual([]);
+    const words = await expand('First $1, then $2', `@b.md @${canary}`, { answer: 'allow_once' });
+    expect(words.text).toBe(`First @b.md, then @${canary}`);
+    expect(words.asked).toEqual([]);
+    // An include whose path is an argument (`@$1`) is no include either: the argument is text after the @.
+    const chosen = await expand('Look at @$1 and @b.md', canary, { answer: 'allow_once' });
+    expect(chosen.text).toBe(`Look at @${canary} and @b.md\n\nContents of b.md:\n\`\`\`\nINSIDE-B\n\`\`\``);
+    expect(chosen.text).not.toContain('CANARY-OUTSIDE-ARGUMENT');
+    expect(chosen.asked).toEqual([]);
+  });
+
+  it('the file\'s own @path between !`command`s is included after its part, with the arguments filled in around it', async () => {
+    ws.write('b.md', 'INSIDE-B');
+    const { text } = await expand('See @b.md for $1. !`echo out` Then $2.', 'X @b.md', { allow: ['bash(echo:*)'] });
+    expect(text).toBe('See @b.md for X.\n\nContents of b.md:\n```\nINSIDE-B\n```\n\nout Then @b.md.');
   });
 });
 

@@ -2,6 +2,7 @@ import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import instructions from '../../../plugins/instructions/index.js';
 import memoryIndex, { type MemoryIndexService } from '../../../plugins/memory-index/index.js';
 import { testKernel } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
@@ -12,7 +13,7 @@ afterEach(() => ws?.cleanup());
 describe('the memory-index service (#note)', () => {
   it('appends a line to .keel/MEMORY.md, creating it, and after a last line without a newline', async () => {
     ws = makeWorkspace();
-    const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
+    const service = testKernel([instructions(), memoryIndex()]).services.get('memory-index') as MemoryIndexService;
     const file = await service.append(ws.dir, 'tests run with npm test');
     expect(file).toBe(ws.path('.keel/MEMORY.md'));
     ws.write('.keel/MEMORY.md', `${readFileSync(file, 'utf8')}- no newline at the end`);
@@ -22,7 +23,7 @@ describe('the memory-index service (#note)', () => {
 
   it('refuses an empty note', async () => {
     ws = makeWorkspace();
-    const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
+    const service = testKernel([instructions(), memoryIndex()]).services.get('memory-index') as MemoryIndexService;
     await expect(service.append(ws.dir, '   ')).rejects.toThrow('#: the note is empty');
   });
 
@@ -34,7 +35,7 @@ describe('the memory-index service (#note)', () => {
       writeFileSync(target, '[user]\n\tname = me\n');
       mkdirSync(ws.path('.keel'), { recursive: true });
       symlinkSync(target, ws.path('.keel/MEMORY.md'));
-      const service = testKernel([memoryIndex()]).services.get('memory-index') as MemoryIndexService;
+      const service = testKernel([instructions(), memoryIndex()]).services.get('memory-index') as MemoryIndexService;
       await expect(service.append(ws.dir, 'a note')).rejects.toThrow(/#: .*MEMORY\.md is not written: it resolves to .*outside the project/);
       rmSync(ws.path('.keel/MEMORY.md'));
       linkSync(target, ws.path('.keel/MEMORY.md'));

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runAgent, type CommandContext, type Kernel, type Session } from '../../../kernel/index.js';
+import instructions from '../../../plugins/instructions/index.js';
 import memoryIndex from '../../../plugins/memory-index/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
@@ -19,7 +20,7 @@ describe('memory-index', () => {
 
   async function setup(turns = 1) {
     server = await startAnthropicServer(Array.from({ length: turns }, () => say('ok')));
-    const kernel = testKernel([memoryIndex(), queryAnthropic(), permissions()], { baseURL: server.url, cwd: ws!.dir, projectRoot: ws!.dir });
+    const kernel = testKernel([instructions(), memoryIndex(), queryAnthropic(), permissions()], { baseURL: server.url, cwd: ws!.dir, projectRoot: ws!.dir });
     const session = await testSession(kernel);
     return { kernel, session };
   }

@@ -3,9 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import instructions from '../../../plugins/instructions/index.js';
 import outputStyles from '../../../plugins/output-styles/index.js';
 import { loadStyles, parseStyle } from '../../../plugins/output-styles/load.js';
 import { saveLocalSetting } from '../../../plugins/output-styles/save.js';
+import { readFileSafely } from '../../../plugins/instructions/safe-read.js';
+
+/** The reader the `project-files` service offers, without a kernel (no read-protected paths). */
+const files = { read: (file: string, opts: { maxBytes?: number } = {}) => readFileSafely(file, { maxBytes: opts.maxBytes }) };
 import { baseText } from '../../../plugins/system-prompt/index.js';
 import { testAgent, type TestAgent } from '../../../testing/index.js';
 
@@ -51,7 +56,7 @@ describe('style files', () => {
     write(path.join(home, '.claude/output-styles/explanatory.md'), 'My own explanatory style.');
     write(path.join(home, '.claude/output-styles/broken.md'), '---\nname: [\n---\nx');
     write(path.join(home, '.claude/output-styles/notes.txt'), 'not a style');
-    const loaded = await loadStyles({ projectRoot: project, keelHome, home, trusted: true });
+    const loaded = await loadStyles({ projectRoot: project, keelHome, home, trusted: true, files });
     expect([...loaded.styles.keys()].sort()).toEqual(['default', 'explanatory', 'learning', 'pirate']);
     expect(loaded.styles.get('pirate')?.prompt).toBe('Answer like a pirate captain.');
     expect(loaded.styles.get('explanatory')?.prompt).toBe('My own explanatory style.');
@@ -67,7 +72,7 @@ describe('style files', () => {
     const root = temp();
     const project = path.join(root, 'project');
     write(path.join(project, '.claude/output-styles/pirate.md'), PIRATE);
-    const loaded = await loadStyles({ projectRoot: project, keelHome: '', home: path.join(root, 'home'), trusted: false });
+    const loaded = await loadStyles({ projectRoot: project, keelHome: '', home: path.join(root, 'home'), trusted: false, files });
     expect(loaded.styles.has('pirate')).toBe(false);
     expect(loaded.untrusted).toBe(path.join(project, '.claude/output-styles'));
   });
@@ -89,7 +94,7 @@ describe('the base prompt under a style', () => {
   });
 
   it('two requests under one style carry byte-identical system blocks; /output-style switches the next request', async () => {
-    const agent = await testAgent({ plugins: [outputStyles()], script: ['one', 'two', 'three'], config: { outputStyle: 'Explanatory' } });
+    const agent = await testAgent({ plugins: [instructions(), outputStyles()], script: ['one', 'two', 'three'], config: { outputStyle: 'Explanatory' } });
     agents.push(agent);
     await agent.run('first');
     await agent.run('second');
@@ -114,7 +119,7 @@ describe('the base prompt under a style', () => {
   it('a sub-agent keeps Keel\'s own tone whatever the configured style', async () => {
     process.env.KEEL_SUBAGENT_MODE = '1';
     try {
-      const agent = await testAgent({ plugins: [outputStyles()], script: ['ok'], config: { outputStyle: 'learning' } });
+      const agent = await testAgent({ plugins: [instructions(), outputStyles()], script: ['ok'], config: { outputStyle: 'learning' } });
       agents.push(agent);
       await agent.run('hi');
       expect(agent.model.requests[0]!.system[0]!.text).toContain('Be brief');
@@ -124,7 +129,7 @@ describe('the base prompt under a style', () => {
   });
 
   it('an unknown configured style warns, naming where it was set, and the session uses default', async () => {
-    const agent = await testAgent({ plugins: [outputStyles()], script: ['ok'], config: { outputStyle: 'Piratey', sources: { outputStyle: '/p/.claude/settings.json' } } });
+    const agent = await testAgent({ plugins: [instructions(), outputStyles()], script: ['ok'], config: { outputStyle: 'Piratey', sources: { outputStyle: '/p/.claude/settings.json' } } });
     agents.push(agent);
     await agent.run('hi');
     expect(agent.model.requests[0]!.system[0]!.text).toContain('Be brief');

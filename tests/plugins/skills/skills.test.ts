@@ -2,6 +2,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auxiliaryTurn, type Kernel, type Session, type ToolDefinition } from '../../../kernel/index.js';
+import instructions from '../../../plugins/instructions/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import skills from '../../../plugins/skills/index.js';
 import toolBash from '../../../plugins/tool-bash/index.js';
@@ -33,7 +34,7 @@ function skillAt(root: string, folder: string, front: string, body = 'Do the thi
 }
 
 function kernelFor(trusted = true): Kernel {
-  return testKernel([permissions(), toolBash(), skills()], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, trusted });
+  return testKernel([instructions(), permissions(), toolBash(), skills()], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, trusted });
 }
 
 async function call(kernel: Kernel, session: Session, name: string, input: unknown) {
@@ -162,7 +163,7 @@ describe('the skill tool', () => {
 
   it('an allow a skill grants never loosens a deny rule', async () => {
     skillAt(path.join(home, '.claude', 'skills'), 'all', 'name: all\ndescription: x\nallowed-tools: Bash(*)');
-    const kernel = testKernel([permissions(), toolBash(), skills()], {
+    const kernel = testKernel([instructions(), permissions(), toolBash(), skills()], {
       keelHome: ws.home,
       cwd: ws.dir,
       projectRoot: ws.dir,

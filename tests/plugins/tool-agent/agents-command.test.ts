@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Kernel, Plugin, QueryRequest, Session } from '../../../kernel/index.js';
+import instructions from '../../../plugins/instructions/index.js';
 import toolAgent from '../../../plugins/tool-agent/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 
@@ -34,7 +35,7 @@ async function setup(reply = 'You check things.') {
   mkdirSync(project);
   mkdirSync(home);
   const asked: Array<Pick<QueryRequest, 'system' | 'messages'>> = [];
-  const kernel = testKernel([fakeQuery(reply, asked), toolAgent()], { cwd: project, projectRoot: project, keelHome: home, trusted: true });
+  const kernel = testKernel([instructions(), fakeQuery(reply, asked), toolAgent()], { cwd: project, projectRoot: project, keelHome: home, trusted: true });
   const session = await testSession(kernel, { cwd: project, projectRoot: project });
   const run = (args: string) => kernel.commands.get('agents')!.run(args, { kernel, session, print: () => undefined, signal: new AbortController().signal });
   return { kernel: kernel as Kernel, session: session as Session, project, home, asked, run };

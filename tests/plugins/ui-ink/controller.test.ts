@@ -2,6 +2,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, startSession, type Kernel, type ModeContext } from '../../../kernel/index.js';
 import denialLog from '../../../plugins/denial-log/index.js';
+import instructions from '../../../plugins/instructions/index.js';
 import memoryIndex from '../../../plugins/memory-index/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
@@ -32,7 +33,7 @@ async function setup(script = [say('ok')], clock?: () => number) {
   const questions = new QuestionQueue();
   // As the plugin's index.ts does: the model's questions go to this UI's queue.
   const askHere = definePlugin(() => ({ name: 'test-ui', kernel: '^1.0.0', apply: (k) => void k.hooks.askUser.tapPromise('test-ui', async (q) => questions.ask(q)) }));
-  const kernel: Kernel = testKernel([queryAnthropic(), usage(), permissions(), denialLog(), toolBash(), memoryIndex(), sessionStore({ fsync: false }), askHere()], {
+  const kernel: Kernel = testKernel([queryAnthropic(), usage(), permissions(), denialLog(), toolBash(), instructions(), memoryIndex(), sessionStore({ fsync: false }), askHere()], {
     baseURL: server.url,
     keelHome: ws.home,
     cwd: root,
