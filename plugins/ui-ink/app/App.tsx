@@ -4,7 +4,7 @@
  * line, running tools, a question or the prompt, the spinner and the footer.
  */
 import React, { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { Box, Static, Text, useApp, useStdout } from 'ink';
+import { Box, Static, Text, useApp, useInput, useStdout } from 'ink';
 import type { AppState, PermissionMode } from '../../../kernel/index.js';
 import type { Controller } from '../controller.js';
 import { toolTitle } from '../format.js';
@@ -18,6 +18,7 @@ import { Prompt } from './Prompt.js';
 import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
 import { TextQuestion } from './TextQuestion.js';
+import { KeyRouter, KeyRouterContext } from './keyRouter.js';
 import { useKeys } from './useKeys.js';
 import { useStaticBatches } from './useStaticBatches.js';
 
@@ -130,12 +131,14 @@ export function App(props: AppProps): React.ReactElement {
     });
   };
 
+  const keys = useRef(new KeyRouter()).current;
+  useInput((input, key) => keys.dispatch(input, key));
   // Ctrl+C in a dialog interrupts the turn as it does at the prompt; its pending questions are denied.
   useKeys(
     (input, key) => {
       if (key.ctrl && input === 'c') controller.interrupt();
     },
-    { isActive: Boolean(question) },
+    { isActive: Boolean(question), router: keys },
   );
 
   const session = controller.session;
@@ -194,7 +197,7 @@ export function App(props: AppProps): React.ReactElement {
   const partial = transcript.partial(streamRows, columns);
 
   return (
-    <>
+    <KeyRouterContext.Provider value={keys}>
       <Static key={finished.key} items={finished.items}>
         {(item) => <Text key={item.id}>{item.text}</Text>}
       </Static>
@@ -234,6 +237,6 @@ export function App(props: AppProps): React.ReactElement {
         {state.statusLine ? <Text wrap="truncate-end">{state.statusLine}</Text> : null}
         <Footer glyphs={glyphs} model={session.model} mode={session.permissionMode} contextTokens={state.contextTokens} contextWindow={state.contextWindow} cost={state.cost} hint={hint} />
       </Box>}
-    </>
+    </KeyRouterContext.Provider>
   );
 }

@@ -3,6 +3,7 @@
  * on each frame): what each frame writes, while a long answer streams.
  */
 import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
 import React from 'react';
 import { render } from 'ink';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,25 +32,27 @@ class FakeTerminal extends EventEmitter {
   }
 }
 
-class FakeKeyboard extends EventEmitter {
+/**
+ * A keyboard as Ink sees it: a real stream, so keys typed while Ink has no `readable` listener (React attaches it
+ * in an effect that may run after a frame is drawn) wait in its buffer as they would on a terminal.
+ */
+class FakeKeyboard extends PassThrough {
   isTTY = true;
-  private data: string | null = null;
+  constructor() {
+    super({ encoding: 'utf8' });
+  }
   /** Keys typed, as a terminal sends them. */
   type(data: string): void {
-    this.data = data;
-    this.emit('readable');
-    this.emit('data', data);
+    this.write(data);
   }
-  setEncoding(): void {}
-  setRawMode(): void {}
-  resume(): void {}
-  pause(): void {}
-  ref(): void {}
-  unref(): void {}
-  read(): string | null {
-    const { data } = this;
-    this.data = null;
-    return data;
+  setRawMode(): this {
+    return this;
+  }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
   }
 }
 
@@ -62,10 +65,10 @@ afterEach(() => {
 const tick = (ms = 2) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until `check` holds (the machine may be loaded: nothing here is timed), failing after 10 s. */
-async function until(check: () => boolean, what: string): Promise<void> {
+async function until(check: () => boolean, what: string, screen?: () => string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${screen ? `; the screen:\n${screen()}` : ''}`);
     await tick(5);
   }
 }
@@ -139,20 +142,21 @@ describe('Ctrl+O', () => {
   it('opens the full output of the latest collapsed result above the prompt, scrolls it, goes to older ones, and Esc or Ctrl+O closes it, the draft kept', async () => {
     const { transcript, stdout, keyboard } = await mountApp(80, 24);
     const shows = (text: string) => () => lastDrawn(stdout).includes(text);
-    await until(() => stdout.writes.length > 0, 'the first frame');
+    const drawn = () => lastDrawn(stdout);
+    await until(() => stdout.writes.length > 0, 'the first frame', drawn);
     keyboard.type('\x0f');
-    await until(shows('No collapsed tool output to expand'), 'the note that nothing is collapsed');
+    await until(shows('No collapsed tool output to expand'), 'the note that nothing is collapsed', drawn);
     const older = { id: 'a', name: 'bash', input: { command: 'seq 1 8' } };
     const latest = { id: 'b', name: 'bash', input: { command: 'seq 1 40' } };
     const lines = (n: number) => Array.from({ length: n }, (_, i) => `out-${i + 1}`).join('\n');
     transcript.onEvent({ type: 'tool_end', call: older, result: { content: lines(8) }, durationMs: 1 });
     transcript.onEvent({ type: 'tool_end', call: latest, result: { content: lines(40) }, durationMs: 1 });
     const printed = () => stdout.writes.join('').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-    await until(() => printed().includes('… +36 lines (ctrl+o to expand)'), 'the collapsed result');
+    await until(() => printed().includes('… +36 lines (ctrl+o to expand)'), 'the collapsed result', drawn);
     keyboard.type('draft');
-    await until(shows('draft'), 'the draft');
+    await until(shows('draft'), 'the draft', drawn);
     keyboard.type('\x0f');
-    await until(shows('esc or ctrl+o back'), 'the output view');
+    await until(shows('esc or ctrl+o back'), 'the output view', drawn);
     let screen = lastDrawn(stdout);
     expect(screen).toContain('bash(seq 1 40) · 40 lines');
     expect(screen).toContain('out-5\n');
@@ -160,22 +164,22 @@ describe('Ctrl+O', () => {
     // The view fits the screen with the prompt under it.
     expect(screen.split('\n').length).toBeLessThanOrEqual(24);
     keyboard.type('G');
-    await until(shows('out-40'), 'the end of the output');
+    await until(shows('out-40'), 'the end of the output', drawn);
     screen = lastDrawn(stdout);
     expect(screen).toMatch(/rows \d+-40 of 40/);
     // Keys go to the view, not the prompt.
     keyboard.type('\x1b[D');
-    await until(shows('bash(seq 1 8) · 8 lines · 1/2'), 'the older result');
+    await until(shows('bash(seq 1 8) · 8 lines · 1/2'), 'the older result', drawn);
     expect(lastDrawn(stdout)).toContain('out-8');
     keyboard.type('\x1b');
-    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'the view to close');
+    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'the view to close', drawn);
     screen = lastDrawn(stdout);
     expect(screen).toContain('draft');
     expect(screen).not.toMatch(/draftG|Gdraft/);
     keyboard.type('\x0f');
-    await until(shows('bash(seq 1 40)'), 'the view to open again');
+    await until(shows('bash(seq 1 40)'), 'the view to open again', drawn);
     keyboard.type('\x0f');
-    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'Ctrl+O to close the view');
+    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'Ctrl+O to close the view', drawn);
     expect(lastDrawn(stdout)).toContain('draft');
   });
 });
