@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { ndJsonStream } from '@agentclientprotocol/sdk';
 import { errorMessage, type Io, type Kernel } from '../../kernel/index.js';
 import { KeelAgent } from './agent.js';
+import { ACP_MAX_MESSAGE_BYTES, describeLimit, lineLimit } from './line-limit.js';
 
 const USAGE = `Usage: keel acp
 
@@ -65,14 +66,28 @@ export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: N
   process.on('uncaughtException', stray);
   process.on('unhandledRejection', stray);
   const agent = new KeelAgent(kernel, env, keelVersion());
-  const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(io.stdin as Readable) as ReadableStream<Uint8Array>);
+  // A line longer than the cap ends the connection: the client hears why (there is no request id to answer, so
+  // `id: null`), the log says so, and Keel exits 1 without having acted on any of it.
+  let overflowed = false;
+  const limit = describeLimit(ACP_MAX_MESSAGE_BYTES);
+  const input = (Readable.toWeb(io.stdin as Readable) as ReadableStream<Uint8Array>).pipeThrough(
+    lineLimit(ACP_MAX_MESSAGE_BYTES, () => {
+      overflowed = true;
+      const message = `a message is longer than ${limit}, the limit for one line of the protocol; the connection is closed`;
+      protocolWrite(Buffer.from(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${message}` } })}\n`), () => undefined);
+      io.stderr.write(`keel: acp: ${message}\n`);
+    }),
+  );
+  // The SDK's own cap is the same, so it never buffers more than the guard lets through.
+  const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, input, { maxMessageBytes: ACP_MAX_MESSAGE_BYTES });
   const connection = agent.app().connect(stream);
   const onAbort = () => connection.close(new Error('interrupted'));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
     await connection.closed;
-    return 0;
+    return overflowed ? 1 : 0;
   } catch (err) {
+    if (overflowed) return 1;
     io.stderr.write(`keel: acp: the connection failed: ${errorMessage(err)}\n`);
     return 1;
   } finally {

@@ -14,8 +14,18 @@ export const fleetKeys = (queue: string) => {
     cancelChannel: `${base}cancel`,
     /** The queue whose BullMQ rate limiter paces model requests. */
     requestQueue: `${queue}-requests`,
+    /**
+     * The key prefix of a task's run (session-store-redis's KEEL_REDIS_SESSION_PREFIX): its sessions, sub-agents'
+     * included, and their locks and listings, all under it, and the task's Redis user reaches nothing else.
+     */
+    runPrefix: (sessionId: string) => `${base}run:${sessionId}:`,
+    /** The task's session stream under that prefix (session-store-redis's documented `<prefix>session:<id>`). */
+    runStream: (sessionId: string) => `${base}run:${sessionId}:session:${sessionId}`,
   };
 };
+
+/** The Redis ACL user a task's run connects as (a session id is a UUID, so the name is safe in a URL). */
+export const taskUserName = (sessionId: string): string => `keel-run-${sessionId}`;
 
 export interface TaskProgress {
   turns: number;

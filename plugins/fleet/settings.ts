@@ -8,10 +8,16 @@ export const fleetConfigSchema = z
     /** Redis, e.g. redis://127.0.0.1:6379 (else KEEL_REDIS_URL). */
     redisUrl: z.string().min(1),
     /**
-     * The Redis URL a task's run gets for its session (default: redisUrl). A run's tools can read their environment, so
-     * give runs a Redis user that reaches only the sessions (an ACL user on `keel:session*`), not the queue.
+     * Where a task's run reaches Redis for its session (default: redisUrl). With taskUsers (the default), its user and
+     * password are replaced by the task's own; without, runs connect as this URL's user.
      */
     runRedisUrl: z.string().min(1),
+    /**
+     * Each task's run connects as a Redis ACL user of its own that reaches only that task's keys (default true). The
+     * worker's Redis user must be allowed ACL SETUSER and DELUSER. Off (a Redis without ACL commands): every run
+     * connects as runRedisUrl's user, and a run can then reach what that user can.
+     */
+    taskUsers: z.boolean(),
     /** The BullMQ queue's name: fleets sharing one Redis keep apart by it. */
     queue: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only'),
     /** Model requests per minute, all workers on all machines together. */
@@ -45,6 +51,7 @@ export type FleetConfig = z.infer<typeof fleetConfigSchema>;
 export interface FleetSettings {
   redisUrl: string;
   runRedisUrl: string;
+  taskUsers: boolean;
   queue: string;
   requestsPerMinute?: number;
   budgetUsd?: number;
@@ -65,6 +72,7 @@ export function resolveSettings(config: FleetConfig | undefined, env: NodeJS.Pro
   return {
     redisUrl,
     runRedisUrl: config?.runRedisUrl ?? redisUrl,
+    taskUsers: config?.taskUsers ?? true,
     queue: config?.queue ?? 'keel-fleet',
     requestsPerMinute: config?.requestsPerMinute,
     budgetUsd: config?.budgetUsd,

@@ -15,10 +15,8 @@ import { fleetKeys, type TaskProgress, type TaskResult } from './keys.js';
 import type { TaskData } from './queue.js';
 import { Queue } from 'bullmq';
 import { checkStructured, MissingEnvError, runTask } from './run-task.js';
+import { checkTaskUsers, createTaskUser, type TaskUser } from './task-user.js';
 import { checkQueuedTask } from './tasks.js';
-
-/** session-store-redis's stream of a session (its documented key): a session that exists there is resumed. */
-const sessionStream = (id: string) => `keel:session:${id}`;
 
 export async function workCommand(ctx: CommandContext, args: string[]): Promise<number> {
   const { values } = await parse('work', args, { concurrency: { type: 'string' } });
@@ -41,6 +39,14 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       shutdown?.();
     },
   });
+  if (settings.taskUsers) {
+    try {
+      await checkTaskUsers(redis, settings, me);
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
+  }
   const queue = new Queue<TaskData, TaskResult>(settings.queue, { connection: redis });
   queue.on('error', () => undefined);
 
@@ -93,7 +99,8 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       throw new WaitingError();
     }
     const started = Date.now();
-    const resume = Boolean(job.data.started) || (await redis.exists(sessionStream(task.sessionId))) > 0;
+    // A session that exists in the task's own key space is resumed.
+    const resume = Boolean(job.data.started) || (await redis.exists(keys.runStream(task.sessionId))) > 0;
     say(`${resume ? 'resuming' : 'starting'} task ${task.id}`);
     const checkout = await makeCheckout(task, settings.workDir);
     const progress: TaskProgress = { turns: 0, costUsd: 0, worker: me, sessionId: task.sessionId, resumed: resume };
@@ -109,7 +116,9 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
     const onHandBack = () => run.abort('hand-back');
     signal?.addEventListener('abort', onCancel, { once: true });
     handBack.signal.addEventListener('abort', onHandBack, { once: true });
+    let user: TaskUser | undefined;
     try {
+      if (settings.taskUsers) user = await createTaskUser(redis, settings, task.sessionId);
       if (resume) {
         const wip = await redis.get(keys.wip(task.id));
         if (wip) await applyPatch(checkout, wip);
@@ -127,7 +136,9 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
             // An unattended run's commands get none of Keel's credentials (the API key, the Redis URL).
             KEEL_SUBPROCESS_ENV_SCRUB: '1',
             KEEL_FLEET_BROKER: broker.urlFor(job.id!),
-            KEEL_REDIS_URL: settings.runRedisUrl,
+            // The run's Redis user reaches only this prefix (taskUsers), where its sessions go.
+            KEEL_REDIS_URL: user?.url ?? settings.runRedisUrl,
+            KEEL_REDIS_SESSION_PREFIX: keys.runPrefix(task.sessionId),
             // A session whose writer died is free as soon as its task can be taken over.
             KEEL_REDIS_SESSION_LOCK_MS: String(settings.lockDurationMs),
           },
@@ -188,6 +199,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       signal?.removeEventListener('abort', onCancel);
       handBack.signal.removeEventListener('abort', onHandBack);
       reported.delete(job.id!);
+      await user?.remove().catch((err: unknown) => say(`task ${task.id}: cannot delete its Redis user: ${(err as Error).message}`));
       await checkout.remove().catch((err: unknown) => say(`cannot remove ${checkout.dir}: ${(err as Error).message}`));
     }
   };

@@ -121,7 +121,13 @@ export class ProtocolDriver {
     } finally {
       this.opts.signal.removeEventListener('abort', onAbort);
       stop();
-      if (this.session) this.session.data.delete(DRIVER_KEY);
+      if (this.session) {
+        this.session.data.delete(DRIVER_KEY);
+        // As after `-p`: the session is flushed and closed and its lock released now. A store that holds a connection
+        // (session-store-redis) would otherwise keep the process alive after its last turn, and a sub-agent's parent
+        // waits for it to exit.
+        (kernel.services.get('session-store') as { close(session: Session): void } | undefined)?.close(this.session);
+      }
     }
   }
 

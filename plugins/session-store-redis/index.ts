@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { definePlugin, errorMessage, KeelError, Stage, type Kernel, type Services, type Session } from '../../kernel/index.js';
 import type { Recorder } from './cold.js';
+import { DEFAULT_PREFIX } from './keys.js';
 
 const NAME = 'session-store-redis';
 
@@ -23,6 +24,11 @@ export interface RedisSessionsConfig {
    * killed writer's session is free after it. A fleet worker sets it for its runs to its own job lock's duration.
    */
   lockMs?: number;
+  /**
+   * The prefix of every key (default: KEEL_REDIS_SESSION_PREFIX, else `keel:`): streams are `<prefix>session:<id>`.
+   * A fleet worker gives each task's run a prefix of its own, the only keys its Redis user reaches.
+   */
+  prefix?: string;
 }
 
 export interface SessionStoreRedisOptions extends RedisSessionsConfig {
@@ -35,7 +41,16 @@ declare module '../../kernel/plugin.js' {
   }
 }
 
-const configSchema = z.object({ url: z.string().min(1).optional(), lockMs: z.number().int().min(100).optional() }).strict();
+/** A key prefix without glob characters: an ACL key pattern `<prefix>*` then covers exactly this store's keys. */
+const PREFIX = /^[^*?[\]\\\s]+$/;
+
+const configSchema = z
+  .object({
+    url: z.string().min(1).optional(),
+    lockMs: z.number().int().min(100).optional(),
+    prefix: z.string().regex(PREFIX, 'no spaces and none of * ? [ ] \\').optional(),
+  })
+  .strict();
 
 type Cold = typeof import('./cold.js');
 /** How long a store waits for Redis at start before the run stops with one line naming the URL. */
@@ -60,6 +75,12 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       if (!value) throw new KeelError(`${NAME}: no Redis URL: set redisSessions.url in the config or KEEL_REDIS_URL`, { exitCode: 2 });
       return value;
     };
+    const prefix = () => {
+      const [value, from] =
+        opts.prefix !== undefined ? [opts.prefix, 'prefix option'] : kernel.config.redisSessions?.prefix !== undefined ? [kernel.config.redisSessions.prefix, 'redisSessions.prefix'] : [process.env.KEEL_REDIS_SESSION_PREFIX ?? DEFAULT_PREFIX, 'KEEL_REDIS_SESSION_PREFIX'];
+      if (!PREFIX.test(value)) throw new KeelError(`${NAME}: ${from}: "${value}" has a space or one of * ? [ ] \\`, { exitCode: 2 });
+      return value;
+    };
     const connect = () =>
       (connecting ??= (async () => {
         const cold = await import('./cold.js');
@@ -76,6 +97,7 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       const { cold, client } = await connect();
       const rec = await cold.openOrResume(records, kernel, client, session, {
         url: url(),
+        prefix: prefix(),
         lockMs: opts.lockMs ?? kernel.config.redisSessions?.lockMs ?? (Number(process.env.KEEL_REDIS_SESSION_LOCK_MS) || 30_000),
         now: opts.now ?? Date.now,
       });
@@ -137,12 +159,12 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
       sessionsCommand(args, session) {
         const words = args.split(/\s+/);
         return withClient(async ({ cold, client }) => {
-          const list = await cold.listSessions(records, client, words.includes('--all') ? undefined : session.projectRoot);
+          const list = await cold.listSessions(records, client, prefix(), words.includes('--all') ? undefined : session.projectRoot);
           return words.includes('--json') ? JSON.stringify(list) : cold.formatList(list);
         });
       },
       whereIs: (session) => `Redis stream ${recorderOf(session)?.sink.key ?? '(nothing recorded yet)'}`,
-      list: (projectRoot) => withClient(({ cold, client }) => cold.listSessions(records, client, projectRoot)),
+      list: (projectRoot) => withClient(({ cold, client }) => cold.listSessions(records, client, prefix(), projectRoot)),
       close(session) {
         void close(session).catch((err: unknown) => kernel.log('error', `${NAME}: closing session ${session.id}: ${errorMessage(err)}`, NAME));
       },

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { KeelError } from '../../kernel/index.js';
-import { ALL_SESSIONS, lockKey, projectSessions, streamKey } from './keys.js';
+import type { SessionKeys } from './keys.js';
 import type { HeaderRecord, RecordSink, Redactor, SessionRecord } from './records.js';
 
 const PAGE = 500;
@@ -27,6 +27,7 @@ export class SessionStream implements RecordSink {
 
   constructor(
     private readonly client: Redis,
+    private readonly keys: SessionKeys,
     readonly id: string,
     private readonly projectRoot: string,
     private readonly redact: Redactor,
@@ -34,7 +35,7 @@ export class SessionStream implements RecordSink {
   ) {}
 
   get key(): string {
-    return streamKey(this.id);
+    return this.keys.stream(this.id);
   }
 
   ready(header: HeaderRecord): void {
@@ -48,8 +49,8 @@ export class SessionStream implements RecordSink {
     const text = this.redact(JSON.stringify(record));
     const at = 'at' in record ? record.at : Date.now();
     this.track(this.client.xadd(this.key, '*', 'r', text));
-    this.track(this.client.zadd(ALL_SESSIONS, at, this.id));
-    this.track(this.client.zadd(projectSessions(this.projectRoot), at, this.id));
+    this.track(this.client.zadd(this.keys.all, at, this.id));
+    this.track(this.client.zadd(this.keys.project(this.projectRoot), at, this.id));
     this.entries++;
   }
 
@@ -85,10 +86,10 @@ export class SessionStream implements RecordSink {
     const value = JSON.stringify({ token: randomUUID(), pid: process.pid, host: hostname() });
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const ok = await this.client.set(lockKey(this.id), value, 'PX', lockMs, 'NX');
+      const ok = await this.client.set(this.keys.lock(this.id), value, 'PX', lockMs, 'NX');
       if (ok === 'OK') break;
       if (Date.now() >= deadline) {
-        const holder = await this.client.get(lockKey(this.id));
+        const holder = await this.client.get(this.keys.lock(this.id));
         let who = 'another keel process';
         try {
           const parsed = JSON.parse(holder ?? '{}') as { pid?: number; host?: string };
@@ -102,7 +103,7 @@ export class SessionStream implements RecordSink {
     }
     this.lockValue = value;
     this.refresher = setInterval(() => {
-      this.client.eval(EXTEND, 1, lockKey(this.id), value, lockMs).catch(() => undefined);
+      this.client.eval(EXTEND, 1, this.keys.lock(this.id), value, lockMs).catch(() => undefined);
     }, Math.max(50, Math.floor(lockMs / 3)));
     this.refresher.unref();
   }
@@ -112,7 +113,7 @@ export class SessionStream implements RecordSink {
     this.refresher = undefined;
     const value = this.lockValue;
     this.lockValue = undefined;
-    if (value) await this.client.eval(RELEASE, 1, lockKey(this.id), value);
+    if (value) await this.client.eval(RELEASE, 1, this.keys.lock(this.id), value);
   }
 
   /** Every entry in order: its stream id and its record's text. */

@@ -192,6 +192,8 @@ describe('keel fleet', () => {
     const resumed = mine[3].body.messages;
     expect(textOf(resumed[5].content)).toContain(RESUME_PROMPT_START);
     expect(plainMessages(resumed.slice(0, 5))).toEqual(plainMessages(mine[2].body.messages));
+    // The task's Redis user was made anew for the resumed run (the dead worker's run lost its password) and is gone.
+    expect(await f.conn.call('ACL', 'USERS')).toEqual(['default']);
   }, 180_000);
 
   it('survives a restart of Redis mid-run: every task finishes', async () => {
@@ -230,32 +232,110 @@ describe('keel fleet', () => {
     expect(status.stdout).toContain('rate limit: 120 requests/min fleet-wide');
   }, 180_000);
 
-  it('fleet.runRedisUrl: runs get a Redis user that reaches their sessions and not the queue', async () => {
-    const redisForUrl = await startRedis();
-    const admin = new Redis(redisForUrl.url);
+  it("each task's run reaches Redis as its own user: a prompt-injected run that reads its credentials cannot touch another task's session, the queue or the broker", async () => {
+    let leak!: (lines: string) => void;
+    const leaked = new Promise<string>((resolve) => (leak = resolve));
+    let probe!: () => void;
+    const probed = new Promise<void>((resolve) => (probe = resolve));
+    const f = await setUp(
+      (request) => {
+        const first = textOf(request.body.messages[0].content);
+        if (first.startsWith('CHILD')) return say('child done');
+        if (taskOf(request) !== 'spy') return twoTurns(request);
+        const n = request.body.messages.length;
+        // The injected model reads its run's environment through /proc, which the scrubbed bash env does not hide.
+        if (n === 1) return callTool('bash', { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep -E '^KEEL_REDIS_(URL|SESSION_PREFIX)='" });
+        if (n === 3) {
+          const result = request.body.messages[2].content[0];
+          leak(typeof result.content === 'string' ? result.content : textOf(result.content));
+          // A sub-agent of the task records its own session under the task's prefix too.
+          return { ...callTool('agent', { task: 'CHILD say something' }, 'toolu_child'), beforeEvent: () => probed };
+        }
+        return say('done spy');
+      },
+      { requestsPerMinute: 6_000 },
+    );
+    expect((await submit(f, [
+      { id: 'other', cwd: '.', prompt: 'task other: write', permissionMode: 'edits' },
+      { id: 'spy', cwd: '.', prompt: 'task spy: look around', permissionMode: 'auto' },
+    ])).code).toBe(0);
+    startWorker(f);
+    const env = Object.fromEntries((await leaked).trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    expect(env.KEEL_REDIS_URL).toMatch(/^redis:\/\/keel-run-[0-9a-f-]{36}:[0-9a-f]{64}@127\.0\.0\.1:\d+$/);
+    const other = (await f.queue.getJob('other'))!;
+    expect(other.returnvalue).toMatchObject({ conclusion: 'success' });
+    const otherStream = `keel-fleet:keel-fleet:run:${other.returnvalue.sessionId}:session:${other.returnvalue.sessionId}`;
+    const otherEntries = await f.conn.xlen(otherStream);
+    expect(otherEntries).toBeGreaterThan(0);
+    const stolen = new Redis(env.KEEL_REDIS_URL, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    stolen.on('error', () => undefined);
     try {
-      await admin.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel:session*', '~keel:sessions*', '+@all', '-@dangerous');
-      const runUrl = `redis://run:run-secret@127.0.0.1:${redisForUrl.port}`;
-      const probe = new Redis(runUrl);
-      await expect(probe.get('bull:keel-fleet:meta')).rejects.toThrow(/NOPERM/);
-      probe.disconnect();
+      const attempts: Array<[string, () => Promise<unknown>]> = [
+        ["XADD to the other task's session", () => stolen.xadd(otherStream, '*', 'r', '{"type":"message"}')],
+        ["DEL of the other task's session", () => stolen.del(otherStream)],
+        ["SET of the other task's session lock", () => stolen.set(`${otherStream}:lock`, 'mine')],
+        ["XRANGE of the other task's session", () => stolen.xrange(otherStream, '-', '+')],
+        ["HSET of a job in the queue", () => stolen.hset('bull:keel-fleet:spy', 'data', '{}')],
+        ["DEL of the broker's request queue", () => stolen.del('bull:keel-fleet-requests:meta')],
+        ["SET of the fleet's spent counter", () => stolen.set('keel-fleet:keel-fleet:spent', '0')],
+        ['PUBLISH a cancel of every task', () => stolen.publish('keel-fleet:keel-fleet:cancel', '*')],
+        ['KEYS', () => stolen.keys('*')],
+      ];
+      for (const [what, attempt] of attempts) {
+        const error = await attempt().then(() => undefined, (err: Error) => err.message);
+        expect({ what, error }).toEqual({ what, error: expect.stringMatching(/^NOPERM/) });
+      }
+      // Its own keys are its own.
+      await expect(stolen.set(`${env.KEEL_REDIS_SESSION_PREFIX}scratch`, 'x')).resolves.toBe('OK');
     } finally {
-      admin.disconnect();
-      await redisForUrl.cleanup();
+      stolen.disconnect();
+      probe();
     }
-    // The same user in the fleet's own Redis: the run's session store works through it.
+    await finished(f, 2);
+    const lines = await results(f);
+    expect(lines.map((l) => [l.id, l.conclusion])).toEqual(expect.arrayContaining([['other', 'success'], ['spy', 'success']]));
+    expect(await f.conn.xlen(otherStream)).toBe(otherEntries);
+    // The spy's session and its sub-agent's are under its prefix; nothing went to the shared keel:* space.
+    const spy = lines.find((l) => l.id === 'spy');
+    const spyKeys = await f.conn.keys(`${env.KEEL_REDIS_SESSION_PREFIX}session:*`);
+    expect(spyKeys.filter((k) => !k.endsWith(':lock'))).toHaveLength(2);
+    expect(spyKeys).toContain(`${env.KEEL_REDIS_SESSION_PREFIX}session:${spy.sessionId}`);
+    expect(await f.conn.keys('keel:*')).toEqual([]);
+    // Each task's user lived as long as its run.
+    expect(await f.conn.call('ACL', 'USERS')).toEqual(['default']);
+  }, 180_000);
+
+  it('fleet.taskUsers false: every run connects as fleet.runRedisUrl\'s user (a Redis without ACL commands)', async () => {
     const f = await setUp(twoTurns);
-    await f.conn.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel:session*', '~keel:sessions*', '+@all', '-@dangerous');
+    await f.conn.call('ACL', 'SETUSER', 'run', 'on', '>run-secret', '~keel-fleet:keel-fleet:run:*', 'resetchannels', '-@all', '+@read', '+@write', '+eval', '+info', '-keys', '-scan', '-@dangerous');
     const config = JSON.parse(readFileSync(path.join(f.ws.home, 'agent.config.json'), 'utf8'));
     config.fleet.runRedisUrl = `redis://run:run-secret@127.0.0.1:${f.redis.port}`;
+    config.fleet.taskUsers = false;
     writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify(config));
-    expect((await submit(f, [{ id: 'acl', cwd: '.', prompt: 'task acl: write', permissionMode: 'edits' }])).code).toBe(0);
+    expect((await submit(f, [{ id: 'shared', cwd: '.', prompt: 'task shared: write', permissionMode: 'edits' }])).code).toBe(0);
     startWorker(f);
     await finished(f, 1);
     const [line] = await results(f);
-    expect(line).toMatchObject({ id: 'acl', conclusion: 'success' });
-    expect(await f.conn.exists(`keel:session:${line.sessionId}`)).toBe(1);
+    expect(line).toMatchObject({ id: 'shared', conclusion: 'success' });
+    expect(await f.conn.exists(`keel-fleet:keel-fleet:run:${line.sessionId}:session:${line.sessionId}`)).toBe(1);
+    expect(await f.conn.call('ACL', 'USERS')).toEqual(['default', 'run']);
   }, 120_000);
+
+  it('a worker whose Redis user may not make users stops at start with one line, before taking a task', async () => {
+    const f = await setUp(twoTurns);
+    await f.conn.call('ACL', 'SETUSER', 'worker', 'on', '>w', 'allkeys', 'allchannels', '+@all', '-acl');
+    const config = JSON.parse(readFileSync(path.join(f.ws.home, 'agent.config.json'), 'utf8'));
+    config.fleet.redisUrl = `redis://worker:w@127.0.0.1:${f.redis.port}`;
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify(config));
+    expect((await submit(f, [{ id: 'waits', cwd: '.', prompt: 'task waits: write' }])).code).toBe(0);
+    const run = await startWorker(f).done;
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `keel: fleet work: cannot create a Redis user for each task at redis://worker:***@127.0.0.1:${f.redis.port} (ACL SETUSER: NOPERM this user has no permissions to run the 'acl|setuser' command); give the worker's Redis user the acl command, or set fleet.taskUsers to false (every run then shares fleet.runRedisUrl's user)\n`,
+    );
+    expect(await f.queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(f.server.messageRequests()).toHaveLength(0);
+  }, 60_000);
 
   it('cancel removes a waiting task and aborts a running one', async () => {
     let held: RecordedRequest | undefined;

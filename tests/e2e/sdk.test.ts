@@ -7,6 +7,7 @@ import { routeConversations, toolResultsOf } from '../helpers/conversations.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { spawn } from 'node:child_process';
 import { KEEL_BIN, cleanEnv } from '../helpers/cli.js';
+import { SDK_MAX_LINE_BYTES } from '../../plugins/sdk/lines.js';
 
 const prepare = useScriptedProjects();
 
@@ -182,4 +183,41 @@ describe('SDK mode (stream-json in and out)', () => {
     const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(lines[lines.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
   });
+});
+
+describe('SDK mode and lines that never end', () => {
+  const limitText = `${SDK_MAX_LINE_BYTES / (1024 * 1024)} MiB (${SDK_MAX_LINE_BYTES} bytes)`;
+
+  it('a line of three times the cap is dropped as it comes (memory stays bounded) and named; a line of exactly the cap and the next turn are served', async () => {
+    const { env, ws, server } = await prepare([say('after the flood'), say('at the cap')]);
+    const child = spawn(KEEL_BIN, ['--input-format=stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exit = collect(child, 120_000);
+    const host = new LineHost(child);
+    host.send({ type: 'control_request', request_id: 'init', request: { subtype: 'initialize' } });
+    await host.next((m) => m.type === 'control_response');
+    const highWater = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]);
+    const before = highWater();
+    const chunk = Buffer.alloc(1024 * 1024, 'x');
+    for (let sent = 0; sent < 3 * SDK_MAX_LINE_BYTES; sent += chunk.byteLength) {
+      if (!child.stdin!.write(chunk)) await new Promise((resolve) => child.stdin!.once('drain', resolve));
+    }
+    child.stdin!.write('\n');
+    expect((await host.next((m) => m.type === 'system' && m.subtype === 'error')).error).toBe(`stdin line 2: longer than ${limitText}, the limit for one line; skipped`);
+    // Never held whole: at most the cap's worth (and its copies), not the 96 MiB that came.
+    expect(highWater() - before).toBeLessThan((2.5 * SDK_MAX_LINE_BYTES) / 1024);
+    host.send(user('after the flood'));
+    expect(await host.next((m) => m.type === 'result')).toMatchObject({ subtype: 'success', result: 'after the flood' });
+
+    // A user message whose line is exactly the cap, padded in a field the protocol ignores.
+    const shape = (pad: string) => JSON.stringify({ ...user('at the cap'), pad });
+    const atCap = shape('x'.repeat(SDK_MAX_LINE_BYTES - shape('').length));
+    expect(Buffer.byteLength(atCap)).toBe(SDK_MAX_LINE_BYTES);
+    host.send(atCap);
+    expect(await host.next((m) => m.type === 'result')).toMatchObject({ subtype: 'success', result: 'at the cap' });
+    expect(server.messageRequests()).toHaveLength(2);
+    child.stdin!.end();
+    const run = await exit;
+    expect(run.code).toBe(0);
+    expect(host.seen.filter((m) => m.type === 'system' && m.subtype === 'error')).toEqual([]);
+  }, 120_000);
 });

@@ -4,12 +4,13 @@
  * nothing the client sends crashes `keel acp` or reaches the workspace's canary.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say } from '../../helpers/anthropic-server.js';
 import { cleanEnv, KEEL_BIN } from '../../helpers/cli.js';
 import { useScriptedProjects } from '../../helpers/project.js';
+import { ACP_MAX_MESSAGE_BYTES } from '../../../plugins/acp/line-limit.js';
 
 const prepare = useScriptedProjects();
 const children: Array<ReturnType<typeof spawn>> = [];
@@ -26,6 +27,7 @@ function rawAcp(cwd: string, env: Record<string, string>, answer: (message: Reco
   let stderr = '';
   const waiters = new Map<number, (m: Record<string, any>) => void>();
   const nonJson: string[] = [];
+  const outOfBand: Array<Record<string, any>> = [];
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout.on('data', (chunk: Buffer) => {
     buffer += chunk.toString();
@@ -43,7 +45,10 @@ function rawAcp(cwd: string, env: Record<string, string>, answer: (message: Reco
       if ('method' in message && 'id' in message) {
         const reply = answer(message, asked++);
         if (reply !== undefined) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: message.id, ...(reply as object) })}\n`);
-      } else if ('id' in message) waiters.get(message.id)?.(message);
+      } else if ('id' in message) {
+        waiters.get(message.id)?.(message);
+        if (message.id === null) outOfBand.push(message);
+      }
     }
   });
   let next = 0;
@@ -53,7 +58,10 @@ function rawAcp(cwd: string, env: Record<string, string>, answer: (message: Reco
       waiters.set(id, resolve);
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
-  return { child, request, nonJson, stderr: () => stderr, write: (text: string) => child.stdin.write(text) };
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // Keel stops reading when it gives up on a line: writes after that fail with EPIPE, which is expected.
+  child.stdin.on('error', () => undefined);
+  return { child, request, nonJson, stderr: () => stderr, stdout: () => buffer, outOfBand, exited, write: (text: string) => child.stdin.write(text), waiters };
 }
 
 describe('keel acp and a misbehaving client', () => {
@@ -80,5 +88,82 @@ describe('keel acp and a misbehaving client', () => {
     expect(server.messageRequests()).toHaveLength(replies.length + 2);
     expect(acp.child.exitCode).toBe(null);
     expect(acp.nonJson).toEqual([]);
+  });
+});
+
+/** A process's memory high-water mark in KiB (VmHWM), or undefined once it is gone. */
+function highWaterKiB(pid: number): number | undefined {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('keel acp and a line that never ends', () => {
+  const limitText = `${ACP_MAX_MESSAGE_BYTES / (1024 * 1024)} MiB (${ACP_MAX_MESSAGE_BYTES} bytes)`;
+
+  it('six times the cap without a newline: one line on stderr, a JSON-RPC error, exit 1, memory bounded', async () => {
+    const { ws, env, server } = await prepare([say('never asked')]);
+    const acp = rawAcp(ws.dir, env, () => ({ error: { code: -32601, message: 'no' } }));
+    await acp.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const before = highWaterKiB(acp.child.pid!)!;
+    let peak = before;
+    let watching = true;
+    const watch = (async () => {
+      // VmHWM only grows: the last value read before the process ends is its peak so far.
+      while (watching) {
+        peak = Math.max(peak, highWaterKiB(acp.child.pid!) ?? peak);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const chunk = Buffer.alloc(1024 * 1024, 'x');
+    let sent = 0;
+    const stdin = acp.child.stdin;
+    while (!stdin.destroyed && sent < 6 * ACP_MAX_MESSAGE_BYTES) {
+      sent += chunk.byteLength;
+      if (stdin.write(chunk)) continue;
+      const drained = new Promise((resolve) => stdin.once('drain', resolve));
+      await Promise.race([drained, acp.exited]);
+    }
+    const code = await acp.exited;
+    watching = false;
+    await watch;
+    expect(code).toBe(1);
+    const lines = acp.stderr().trim().split('\n').filter((line) => line.startsWith('keel: acp:'));
+    expect(lines).toEqual([`keel: acp: a message is longer than ${limitText}, the limit for one line of the protocol; the connection is closed`]);
+    expect(acp.stderr()).not.toMatch(/\n\s+at /);
+    expect(acp.outOfBand).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining(`longer than ${limitText}`) } }]);
+    expect(acp.nonJson).toEqual([]);
+    // It stopped reading at the cap: it holds the cap's worth (and copies while the SDK's buffer grows), never the
+    // six times that were on their way.
+    expect(sent).toBeLessThan(3 * ACP_MAX_MESSAGE_BYTES);
+    expect(peak - before).toBeLessThan((3 * ACP_MAX_MESSAGE_BYTES) / 1024);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
+  it('a message of exactly the cap is served; one byte more ends the connection before anything of it runs', async () => {
+    const { ws, env, server } = await prepare([say('served at the cap'), say('never asked')]);
+    const acp = rawAcp(ws.dir, env, () => ({ error: { code: -32601, message: 'no' } }));
+    await acp.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const { result } = await acp.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    // A prompt whose JSON line is `bytes` long, padded in `_meta` (which ACP lets any message carry).
+    const promptLine = (id: number, bytes: number) => {
+      const shape = (pad: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId: result.sessionId, prompt: [{ type: 'text', text: 'go' }], _meta: { pad } } });
+      return shape('x'.repeat(bytes - shape('').length));
+    };
+    const atCap = promptLine(101, ACP_MAX_MESSAGE_BYTES);
+    expect(Buffer.byteLength(atCap)).toBe(ACP_MAX_MESSAGE_BYTES);
+    const answered = new Promise<Record<string, any>>((resolve) => acp.waiters.set(101, resolve));
+    acp.write(`${atCap}\n`);
+    expect((await answered).result).toEqual({ stopReason: 'end_turn' });
+    expect(server.messageRequests()).toHaveLength(1);
+
+    acp.write(`${promptLine(102, ACP_MAX_MESSAGE_BYTES + 1)}\n`);
+    expect(await acp.exited).toBe(1);
+    expect(acp.stderr()).toContain(`keel: acp: a message is longer than ${limitText}`);
+    expect(acp.outOfBand).toHaveLength(1);
+    expect(server.messageRequests()).toHaveLength(1);
   });
 });

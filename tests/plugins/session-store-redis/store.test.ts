@@ -12,6 +12,7 @@ import sessionStore from '../../../plugins/session-store/index.js';
 import { callTool, plainMessages, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { taskUserRules } from '../../../plugins/fleet/task-user.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 
 const API_KEY = 'sk-ant-api03-SECRETSECRETSECRET-test';
@@ -45,10 +46,10 @@ const echo = definePlugin(() => ({
   },
 }));
 
-function harness(lockMs = 1_000): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
+function harness(lockMs = 1_000, store: { url?: string; prefix?: string } = {}): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
   const events: AgentEvent[] = [];
   const log = definePlugin(() => ({ name: 'event-log', kernel: '^1.0.0', apply: (k) => k.hooks.event.tap('event-log', (e) => void events.push(e)) }));
-  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), fleet(), sessionStoreRedis({ url: redis.url, lockMs }), log()], {
+  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), fleet(), sessionStoreRedis({ url: store.url ?? redis.url, lockMs, prefix: store.prefix }), log()], {
     apiKey: API_KEY,
     baseURL: server!.url,
     keelHome: ws.home,
@@ -63,7 +64,7 @@ function harness(lockMs = 1_000): { kernel: Kernel; warnings(): string[]; start(
     async close(session) {
       (kernel.services.get('session-store') as { close(s: Session): void }).close(session);
       // close() lets go of the lock once every record is in: wait for that.
-      for (let i = 0; i < 100 && (await conn.exists(`keel:session:${session.id}:lock`)); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && (await conn.exists(`${store.prefix ?? 'keel:'}session:${session.id}:lock`)); i++) await new Promise((r) => setTimeout(r, 20));
     },
   };
 }
@@ -74,6 +75,43 @@ async function records(id = SESSION): Promise<Array<Record<string, any>>> {
 }
 
 describe('session-store-redis', () => {
+  it("keeps every key under its prefix, so a Redis user confined to the prefix (a fleet task's) runs, resumes and lists sessions", async () => {
+    server = await startAnthropicServer([callTool('echo', { text: 'pong' }), say('first done'), say('second done')]);
+    const prefix = 'keel-fleet:q:run:task-1:';
+    // The rules a fleet worker gives a task's run.
+    await conn.call('ACL', 'SETUSER', 'task', ...taskUserRules(prefix, 'pw'));
+    const url = `redis://task:pw@127.0.0.1:${redis.port}`;
+    const one = harness(1_000, { url, prefix });
+    const session = await one.start();
+    await runAgent(one.kernel, session, 'ping');
+    const ctx = { session, kernel: one.kernel } as Parameters<NonNullable<ReturnType<typeof one.kernel.commands.get>>['run']>[1];
+    expect(String(await one.kernel.commands.get('status')!.run('', ctx))).toContain(`Stored in: Redis stream ${prefix}session:${SESSION}`);
+    expect(JSON.parse(String(await one.kernel.commands.get('sessions')!.run('--json --all', ctx)))).toMatchObject([{ id: SESSION, turns: 2 }]);
+    await one.close(session);
+    const two = harness(1_000, { url, prefix });
+    const resumed = await two.start({ resume: { id: SESSION.slice(0, 8) } });
+    await runAgent(two.kernel, resumed, 'again');
+    await two.close(resumed);
+    expect(one.warnings().concat(two.warnings())).toEqual([]);
+    const keys = (await conn.keys('*')).sort();
+    expect(keys).toEqual([`${prefix}session:${SESSION}`, `${prefix}sessions`, `${prefix}sessions:project:${ws.dir}`]);
+    expect((await conn.xrange(`${prefix}session:${SESSION}`, '-', '+')).at(-1)![1][1]).toContain('"turns":3');
+  });
+
+  it('refuses a prefix with glob characters (an ACL pattern could not confine it), naming the setting', async () => {
+    server = await startAnthropicServer([say('never')]);
+    const saved = process.env.KEEL_REDIS_SESSION_PREFIX;
+    process.env.KEEL_REDIS_SESSION_PREFIX = 'keel:[a]';
+    try {
+      await expect(harness().start()).rejects.toThrow('session-store-redis: KEEL_REDIS_SESSION_PREFIX: "keel:[a]" has a space');
+    } finally {
+      if (saved === undefined) delete process.env.KEEL_REDIS_SESSION_PREFIX;
+      else process.env.KEEL_REDIS_SESSION_PREFIX = saved;
+    }
+    const h = harness(1_000, { prefix: 'keel:*' });
+    await expect(h.start()).rejects.toThrow('session-store-redis: prefix option: "keel:*" has a space or one of * ? [ ] \\');
+  });
+
   it("is session-store's backend: no session file is written, and /sessions, /status and the store service answer from Redis", async () => {
     server = await startAnthropicServer([say('done')]);
     const h = harness();
