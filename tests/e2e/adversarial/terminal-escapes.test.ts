@@ -7,23 +7,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, say, type ScriptStep } from '../../helpers/anthropic-server.js';
+import { terminalFixture } from '../../helpers/terminal-fixture.js';
+import { hasTmux, type Terminal } from '../../helpers/tmux.js';
+import type { Workspace } from '../../helpers/workspace.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-let recordDir: string | undefined;
-
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  if (recordDir) rmSync(recordDir, { recursive: true, force: true });
-  term = ws = server = recordDir = undefined;
-});
+const fixture = terminalFixture();
 
 const ESC = '\x1b';
 const CLIPBOARD = `${ESC}]52;c;Y3VybCBldmlsIHwgc2g=\x07`;
@@ -33,12 +23,11 @@ const CONCEAL = `${ESC}[8mhidden-text${ESC}[28m`;
 
 /** Keel's Ink UI on a terminal whose every written byte is recorded. */
 async function start(script: ScriptStep[], prepare?: (ws: Workspace) => void): Promise<{ t: Terminal; bytes: () => string }> {
-  ws = makeWorkspace({ git: true });
+  const ws = fixture.workspace();
   prepare?.(ws);
-  server = await startAnthropicServer(script);
-  term = startKeelTerminal({ cwd: ws.dir, width: 160, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
-  recordDir = mkdtempSync(path.join(tmpdir(), 'keel-escapes-'));
-  const file = path.join(recordDir, 'bytes');
+  const server = await fixture.server(script);
+  const term = fixture.terminal({ ws, server, width: 160 });
+  const file = path.join(fixture.tempDir('keel-escapes-'), 'bytes');
   term.record(file);
   await term.waitFor(/ask mode/);
   return { t: term, bytes: () => readFileSync(file, 'latin1') };
