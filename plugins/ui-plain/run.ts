@@ -6,7 +6,7 @@ import { runAgent, userMessage, type AgentEvent, type ModeContext, type Permissi
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
-import { CallsNotRun, clean, collapse, eventLines, historyLines, resultLines, todoLines } from './lines.js';
+import { CallsNotRun, clean, collapse, eventLines, historyLines, resultLines, StreamCleaner, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
@@ -134,15 +134,16 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();
   const streamed = new Set<string>();
+  const answer = new StreamCleaner();
+  const writeAnswer = (text: string) => {
+    if (!text) return;
+    out(text);
+    atLineStart = text.endsWith('\n');
+  };
   const onEvent = (event: AgentEvent) => {
+    if (event.type === 'text_delta') return writeAnswer(answer.push(event.text));
+    writeAnswer(answer.flush());
     for (const line of notRun.lines(event)) say(line);
-    if (event.type === 'text_delta') {
-      const text = clean(event.text);
-      if (!text) return;
-      out(text);
-      atLineStart = text.endsWith('\n');
-      return;
-    }
     if (event.type === 'assistant_message') {
       if (!atLineStart) say('');
       return;
