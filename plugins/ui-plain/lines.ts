@@ -144,22 +144,21 @@ export function todoLines(todos: Array<{ content: string; status: string }>): st
 }
 
 /** A resumed conversation, printed once: prompts as `> `, answers as text, one line per tool call. */
-export function historyLines(messages: MessageParam[], userItems: Services['transcript']['userItems']): string[] {
+/** The lines one message of a resumed conversation prints (none for a message shown as nothing, e.g. tool results). */
+export function messageLines(message: MessageParam, userItems: Services['transcript']['userItems']): string[] {
   const out: string[] = [];
-  for (const message of messages) {
-    const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-    if (message.role === 'user') {
-      for (const item of userItems(message)) {
-        if (item.kind === 'prompt') out.push(`> ${item.text.split('\n').join('\n  ')}`);
-        else if (item.kind === 'shell') out.push(`! ${item.text}`);
-        else out.push('[summary] The earlier conversation, compacted:', ...item.text.split('\n').map((l) => `  | ${l}`));
-      }
+  const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+  if (message.role === 'user') {
+    for (const item of userItems(message)) {
+      if (item.kind === 'prompt') out.push(`> ${item.text.split('\n').join('\n  ')}`);
+      else if (item.kind === 'shell') out.push(`! ${item.text}`);
+      else out.push('[summary] The earlier conversation, compacted:', ...item.text.split('\n').map((l) => `  | ${l}`));
     }
-    for (const block of blocks) {
-      if (block.type === 'text' && message.role === 'user') continue;
-      else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
-      else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
-    }
+  }
+  for (const block of blocks) {
+    if (block.type === 'text' && message.role === 'user') continue;
+    else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
+    else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
   }
   return out;
 }

@@ -2,32 +2,13 @@
  * Resuming a long session in the Ink UI draws only the conversation's end, says how much it leaves out, and the
  * prompt answers at once; the model still gets every message.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectDir } from '../../plugins/session-store/paths.js';
 import { say } from '../helpers/anthropic-server.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
 import { hasTmux } from '../helpers/tmux.js';
+import { writeSession } from '../helpers/ui-fixtures.js';
 
 const fixture = terminalFixture();
-
-/** A session file in the store's format: a header, then `exchanges` × (prompt, tool call, tool result, answer). */
-function writeSession(home: string, project: string, id: string, exchanges: number): void {
-  const dir = projectDir(home, project);
-  mkdirSync(dir, { recursive: true });
-  const lines: object[] = [{ type: 'header', version: 1, id, cwd: project, projectRoot: project, model: 'claude-test', createdAt: new Date().toISOString() }];
-  const message = (m: unknown) => ({ type: 'message', at: Date.now(), message: m });
-  for (let n = 0; n < exchanges; n++) {
-    lines.push(
-      message({ role: 'user', content: `request number ${n}` }),
-      message({ role: 'assistant', content: [{ type: 'text', text: `looking ${n}` }, { type: 'tool_use', id: `toolu_${n}`, name: 'read_file', input: { path: `f${n}.ts` } }] }),
-      message({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: `contents ${n}` }] }),
-      message({ role: 'assistant', content: [{ type: 'text', text: `answer number ${n}` }] }),
-    );
-  }
-  writeFileSync(path.join(dir, `${id}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-}
 
 describe.skipIf(!hasTmux)('resuming a long session in the Ink UI', () => {
   it('draws the last rows under a line counting the earlier messages, and the model gets them all', async () => {

@@ -107,19 +107,28 @@ describe.skipIf(!hasTmux)('terminal escapes in keel -p and the plain UI', () => 
     expect(run.stdout).toBe(`${HOSTILE}\r\nsecond line\r\n`);
   });
 
-  it('the plain UI shows the answer\'s sequences in caret notation (colours taken out) and writes none of them', async () => {
+  it('the plain UI shows the answer\'s sequences in caret notation (colours taken out) and writes none of them, resumed too', async () => {
     const { step, release } = gatedAnswer(HOSTILE);
-    const { term } = await fixture.start([step], { width: 160, args: ['--ui', 'plain'], ready: /^> ?$/m });
-    const file = path.join(fixture.tempDir('keel-escapes-'), 'bytes');
-    term.record(file);
+    const { ws, server, term } = await fixture.start([step], { width: 160, args: ['--ui', 'plain'], ready: /^> ?$/m });
+    const dir = fixture.tempDir('keel-escapes-');
+    term.record(path.join(dir, 'bytes'));
     term.type('say something');
     term.keys('Enter');
     release();
     await term.waitFor(/the end/);
-    const shown = term.joinedHistory();
     // The plain UI draws no colours or styles, so those (conceal included) are taken out; every other sequence is shown.
-    for (const part of [SHOWN[0]!, '^[[3A^[[2Khidden-text', SHOWN[2]!, 'red bell^G the end']) expect(shown).toContain(part);
-    const written = readFileSync(file, 'latin1');
-    for (const sequence of SEQUENCES) expect(written).not.toContain(sequence);
+    const parts = [SHOWN[0]!, '^[[3A^[[2Khidden-text', SHOWN[2]!, 'red bell^G the end'];
+    for (const part of parts) expect(term.joinedHistory()).toContain(part);
+    term.keys('C-d');
+    await term.waitFor(/EXIT=0/);
+    // The same answer printed again as the history of the resumed session.
+    const resumed = fixture.terminal({ ws, server, width: 160, args: ['--ui', 'plain', '--continue'] });
+    resumed.record(path.join(dir, 'resumed-bytes'));
+    await resumed.waitFor(/Resumed session/);
+    for (const part of parts) expect(resumed.joinedHistory()).toContain(part);
+    for (const file of ['bytes', 'resumed-bytes']) {
+      const written = readFileSync(path.join(dir, file), 'latin1');
+      for (const sequence of SEQUENCES) expect(written).not.toContain(sequence);
+    }
   });
 });
