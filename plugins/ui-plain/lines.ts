@@ -5,10 +5,11 @@ import { visibleControls, type AgentEvent, type MessageParam, type Services, typ
 const STYLES = /\x1b\[[0-9;:]*m/g;
 
 /**
- * Text safe to print as plain lines, as the Ink UI and `keel -p` on a terminal show it: every other escape
- * sequence (cursor moves, erase line, window titles, the clipboard's OSC 52) and control character is shown in
- * caret notation (`^[`, `^M`), never obeyed; the bidirectional overrides and isolates that reorder what is shown
- * (Trojan Source) as `<U+202E>`; newlines and tabs stay.
+ * Text safe to print as plain lines. Colour and style sequences are taken out (this UI draws none); every other
+ * escape sequence (cursor moves, erase line, window titles, the clipboard's OSC 52) and control character is shown
+ * in caret notation (`^[`, `^M`), never obeyed, as the Ink UI and `keel -p` on a terminal show them; the
+ * bidirectional overrides and isolates that reorder what is shown (Trojan Source) as `<U+202E>`; newlines and tabs
+ * stay.
  */
 export function clean(text: string): string {
   return visibleControls(text.replace(STYLES, ''));
@@ -143,8 +144,10 @@ export function todoLines(todos: Array<{ content: string; status: string }>): st
   return todos.length === 0 ? [] : ['[todos]', ...todos.map((t) => `  [${t.status === 'completed' ? 'x' : t.status === 'in_progress' ? '>' : ' '}] ${t.content}`)];
 }
 
-/** A resumed conversation, printed once: prompts as `> `, answers as text, one line per tool call. */
-/** The lines one message of a resumed conversation prints (none for a message shown as nothing, e.g. tool results). */
+/**
+ * The lines one message of a resumed conversation prints: prompts as `> `, answers as text, one line per tool call
+ * (none for a message shown as nothing, e.g. tool results).
+ */
 export function messageLines(message: MessageParam, userItems: Services['transcript']['userItems']): string[] {
   const out: string[] = [];
   const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
