@@ -99,6 +99,19 @@ describe.skipIf(!hasTmux)('terminal escapes in keel -p and the plain UI', () => 
     for (const sequence of SEQUENCES) expect(written).not.toContain(sequence);
   });
 
+  it("keel -p on a terminal shows a server error's sequences in its one line on stderr, and writes none of them", async () => {
+    const ws = fixture.workspace();
+    const server = await fixture.server([{ status: 400, errorMessage: `bad request ${CLIPBOARD}${TITLE} end of error` }]);
+    const term = fixture.terminal({ ws, server, width: 200, args: ['-p', 'say something'] });
+    const file = path.join(fixture.tempDir('keel-escapes-'), 'bytes');
+    term.record(file);
+    expect(await term.waitFor(/EXIT=\d+/)).toContain('EXIT=1');
+    expect(term.joinedHistory()).toMatch(/^keel: .*bad request \^\[\]52;c;Y3VybCBldmlsIHwgc2g=\^G\^\[\]0;PWNED-TITLE\^G end of error/m);
+    const written = readFileSync(file, 'latin1');
+    expect(written).toContain('end of error');
+    for (const sequence of SEQUENCES) expect(written).not.toContain(sequence);
+  });
+
   it('keel -p into a pipe writes the answer byte for byte, sequences and all', async () => {
     const ws = fixture.workspace();
     const server = await fixture.server([say(`${HOSTILE}\r\nsecond line\r\n`)]);
