@@ -1,5 +1,5 @@
 /** The public kernel API: `import { definePlugin, Stage, … } from 'keel'`. */
-export { createKernel, defaultConfig, initialState, PluginError, type Kernel } from './kernel.js';
+export { createKernel, defaultConfig, initialState, PluginError, visibleControls, type Kernel } from './kernel.js';
 export { createHooks, Stage, type Hooks, type HookName } from './hooks.js';
 export {
   definePlugin,

@@ -51,7 +51,8 @@ export interface Kernel {
 
 /** Control characters (newline and tab kept), C1 controls and bidirectional overrides, in a log message. */
 const LOG_UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const caret = (ch: string) => (ch < ' ' ? `^${String.fromCharCode(ch.charCodeAt(0) + 64)}` : `<U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+const caret = (ch: string) => (ch < ' ' ? `^${String.fromCharCode(ch.charCodeAt(0) + 64)}` : ch === '\x7f' ? '^?' : `<U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+export const visibleControls = (text: string): string => text.replace(/\r\n/g, '\n').replace(LOG_UNSAFE, caret);
 
 export function initialState(): AppState {
   return {

@@ -1,8 +1,11 @@
 /** `/export [file]`: the conversation as Markdown, to a file or as the command's output. */
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { ContentBlockParam, MessageParam, Session } from '../../kernel/index.js';
+
+/** What /export uses of the file tools' `safe-files` service (plugin tools-fs). */
+export interface FileCreator {
+  realTarget(abs: string): Promise<string>;
+  create(real: string, bytes: Buffer, opts: { shown: string; mode: number }): Promise<void>;
+}
 
 /** A code fence longer than any run of backticks in `text`, so the text cannot close it. */
 function fence(text: string, lang = ''): string {
@@ -52,17 +55,12 @@ export function conversationMarkdown(session: Session, now = new Date()): string
   return `${[head.join('\n'), ...(body.length ? body : ['*No messages yet.*'])].join('\n\n')}\n`;
 }
 
-/** Writes the export; an existing file is never replaced (the user names another). */
-export async function writeExport(file: string, text: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temp, text, { mode: 0o644 });
+/** Writes the export whole or not at all; an existing file is never replaced (the user names another). */
+export async function writeExport(files: FileCreator, file: string, text: string): Promise<void> {
   try {
-    await link(temp, file);
+    await files.create(await files.realTarget(file), Buffer.from(text), { shown: file, mode: 0o644 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${file} already exists; name another file`);
+    if ((err as { kind?: string }).kind === 'exists') throw new Error(`${file} already exists; name another file`);
     throw err;
-  } finally {
-    await unlink(temp).catch(() => undefined);
   }
 }

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { auxiliaryTurn, definePlugin, runAgent } from '../../kernel/index.js';
+import type { FileCreator } from './export.js';
 
 const NAME = 'claude-commands';
 
@@ -26,8 +27,12 @@ export default definePlugin(() => ({
         const markdown = conversationMarkdown(session);
         const given = args.trim().replace(/^(["'])(.*)\1$/, '$2');
         if (!given) return markdown;
+        const files = kernel.services.get('safe-files') as Partial<FileCreator> | undefined;
+        if (typeof files?.create !== 'function' || typeof files.realTarget !== 'function') {
+          throw new Error("writing a file needs the file tools' safe-files service (plugin tools-fs), which this agent does not have; /export alone prints the conversation");
+        }
         const file = path.resolve(session.cwd, given);
-        await writeExport(file, markdown);
+        await writeExport(files as FileCreator, file, markdown);
         return `Exported ${session.messages.length} messages to ${file}`;
       },
     });

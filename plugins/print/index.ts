@@ -9,6 +9,7 @@ import {
   type ModeContext,
   type RunResult,
   type Session,
+  visibleControls,
 } from '../../kernel/index.js';
 import { helpText } from './help.js';
 import { refuseUnknownCommand } from './unknown-command.js';
@@ -68,7 +69,7 @@ function onEvent(ctx: ModeContext, session: Session | undefined, event: AgentEve
   }
   // A person watching a terminal sees each wait; scripts reading stderr keep their one-line errors.
   if (event.type === 'retry' && ctx.options.outputFormat === 'text' && ctx.io.stderr.isTTY) {
-    ctx.io.stderr.write(`keel: ${retryLine(event.attempt, event.maxRetries, event.delayMs, event.cause)}\n`);
+    ctx.io.stderr.write(`keel: ${visibleControls(retryLine(event.attempt, event.maxRetries, event.delayMs, event.cause))}\n`);
     return;
   }
   if (ctx.options.outputFormat !== 'stream-json' || !session) return;
@@ -95,14 +96,23 @@ function modelUsageOf(kernel: Kernel): Record<string, unknown> {
   return usage?.modelUsage?.() ?? {};
 }
 
+/**
+ * Text for `stream`: on a terminal, the model's (or a server's) escape sequences and control characters are shown
+ * in caret notation (`^[]52;…`), never obeyed, so a prompt-injected answer cannot set the clipboard or the title,
+ * move the cursor or hide text; to a pipe or a file, the text exactly as it is, byte for byte (scripts read it).
+ */
+function forStream(stream: { isTTY?: boolean }, text: string): string {
+  return stream.isTTY ? visibleControls(text) : text;
+}
+
 function report(kernel: Kernel, ctx: ModeContext, session: Session, result: RunResult, write: (value: unknown) => void): number {
   const format = ctx.options.outputFormat;
   if (format === 'json' || format === 'stream-json') write(protocol.resultMessage(session, result, kernel.state.get().cost || result.costUsd, modelUsageOf(kernel)));
-  else if (!result.isError) ctx.io.stdout.write(result.result.endsWith('\n') ? result.result : `${result.result}\n`);
+  else if (!result.isError) ctx.io.stdout.write(forStream(ctx.io.stdout, result.result.endsWith('\n') ? result.result : `${result.result}\n`));
   if (result.aborted) return 130;
   if (result.isError) {
     // Every failure is one line on stderr, whatever the format; json formats also carry it in the result.
-    ctx.io.stderr.write(`keel: ${result.error ?? result.subtype}\n`);
+    ctx.io.stderr.write(`keel: ${forStream(ctx.io.stderr, result.error ?? result.subtype)}\n`);
     return 1;
   }
   return 0;

@@ -23,7 +23,7 @@ import { sessionRecords, type SessionBackend, type SessionRecordsService } from 
 import { newestSessionId, resolveSessionId } from './resolve.js';
 import { createRedactor } from './secrets.js';
 import { SessionWriter } from './writer.js';
-import { userItems } from './user-items.js';
+import { transcript } from './user-items.js';
 
 const NAME = 'session-store';
 
@@ -179,7 +179,7 @@ export default definePlugin((opts: SessionStoreOptions = {}) => ({
     };
     kernel.services.provide(NAME, service);
     kernel.services.provide('session-records', sessionRecords);
-    kernel.services.provide('transcript', { userItems });
+    kernel.services.provide('transcript', transcript);
     kernel.services.provide('promptHistory', { open: () => new History(historyFile(kernel.config.keelHome, kernel.config.projectRoot)) });
   },
 }));

@@ -6,6 +6,7 @@
  * its output (tool-bash's <bash-input> / <bash-stdout> / <bash-stderr>).
  */
 import type { MessageParam } from '../../kernel/index.js';
+import { hiddenNote, historyTail, type HistoryTail } from './resumed-history.js';
 
 const SUMMARY_LEAD = 'This session continues an earlier conversation';
 const REQUEST_LEAD = "The user's latest request, verbatim:";
@@ -16,9 +17,17 @@ export type HistoryItem = { kind: 'prompt' | 'summary' | 'shell'; text: string }
 
 declare module '../../kernel/types.js' {
   interface Services {
-    /** How a resumed session's user messages are shown: prompts, a compaction's summary, the user's `!command`s. */
-    transcript: { userItems(message: MessageParam): HistoryItem[] };
+    /** How a resumed session is shown: its user messages (prompts, a compaction's summary, the user's `!command`s), and only its end. */
+    transcript: TranscriptService;
   }
+}
+
+export interface TranscriptService {
+  userItems(message: MessageParam): HistoryItem[];
+  /** The end of `messages` a UI prints: the last RESUMED_HISTORY_ROWS terminal rows at `width` columns. */
+  tail<M>(messages: readonly M[], linesOf: (message: M) => string[], width: number): HistoryTail;
+  /** The one line above a cut history (`… 9,950 earlier messages not shown here …`), or null. */
+  hiddenNote(tail: HistoryTail): string | null;
 }
 
 /** The user's texts of one message as they should be shown; tool results and shell output are left out. */
@@ -40,3 +49,5 @@ export function userItems(message: MessageParam): HistoryItem[] {
   }
   return items;
 }
+
+export const transcript: TranscriptService = { userItems, tail: historyTail, hiddenNote };

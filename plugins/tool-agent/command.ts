@@ -3,9 +3,7 @@
  * <what it does>`, which has the model write the agent's system prompt and saves the file in `.claude/agents/`
  * (or `$KEEL_HOME/agents/` with `--user`). An existing file is never overwritten.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { auxiliaryTurn, responseText, type CommandDefinition, type Kernel, type Session } from '../../kernel/index.js';
 import type { AgentDefinition, BrokenAgent } from './agents.js';
@@ -31,19 +29,17 @@ function listing(agents: AgentDefinition[], broken: BrokenAgent[]): string {
   ].join('\n');
 }
 
-/** Writes `text` to `file` only if no file is there, atomically (a temporary file linked into place). */
-async function createExclusive(file: string, text: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temp, text, { mode: 0o644 });
-  try {
-    await link(temp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${file} already exists; edit it, or pick another name`);
-    throw err;
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
+/** What /agents create uses of the file tools' `safe-files` service (plugin tools-fs). */
+interface FileCreator {
+  realTarget(abs: string): Promise<string>;
+  create(real: string, bytes: Buffer, opts: { shown: string; mode: number }): Promise<void>;
+}
+
+/** The `safe-files` service, or a one-line error saying which plugin offers it. */
+function fileCreator(kernel: Kernel): FileCreator {
+  const files = kernel.services.get('safe-files') as Partial<FileCreator> | undefined;
+  if (typeof files?.create === 'function' && typeof files.realTarget === 'function') return files as FileCreator;
+  throw new Error("creating an agent file needs the file tools' safe-files service (plugin tools-fs), which this agent does not have");
 }
 
 function yamlString(text: string): string {
@@ -78,8 +74,10 @@ export function agentsCommand(kernel: Kernel, access: AgentsAccess): CommandDefi
         if (user && !kernel.config.keelHome) throw new Error('--user: KEEL_HOME is not set');
         const dir = user ? path.join(kernel.config.keelHome, 'agents') : path.join(session.projectRoot, '.claude', 'agents');
         const file = path.join(dir, `${name}.md`);
-        // Checked before the model is asked, and again when the file is made (createExclusive).
-        if (existsSync(file)) throw new Error(`${file} already exists; edit it, or pick another name`);
+        const exists = new Error(`${file} already exists; edit it, or pick another name`);
+        // Checked before the model is asked, and again when the file is made (safe-files' create never replaces one).
+        if (existsSync(file)) throw exists;
+        const files = fileCreator(kernel);
         const query = kernel.services.get('query');
         if (!query) throw new Error('this preset has no query service to write the agent’s prompt with');
         const response = await query.ask(
@@ -88,7 +86,10 @@ export function agentsCommand(kernel: Kernel, access: AgentsAccess): CommandDefi
         );
         const prompt = responseText(response.content).trim();
         if (!prompt) throw new Error('the model wrote no prompt; nothing was saved');
-        await createExclusive(file, `---\nname: ${name}\ndescription: ${yamlString(description)}\n---\n${prompt}\n`);
+        const text = `---\nname: ${name}\ndescription: ${yamlString(description)}\n---\n${prompt}\n`;
+        await files.create(await files.realTarget(file), Buffer.from(text), { shown: file, mode: 0o644 }).catch((err: unknown) => {
+          throw (err as { kind?: string }).kind === 'exists' ? exists : err;
+        });
         await access.reload(session);
         return `Created ${file}. Edit it to set tools (e.g. tools: Read, Grep) or model; the model can run it now as subagent_type "${name}".`;
       }

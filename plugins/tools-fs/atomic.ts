@@ -1,12 +1,13 @@
 /**
- * Replacing and removing a file without following links and without leaving half a file behind: the new content
- * goes to a temporary file created beside it (O_EXCL|O_NOFOLLOW, through the handle), is flushed to disk with its
- * mode set, and is renamed over the name, which swaps the directory entry itself (a link planted at the name is
- * replaced, never written through). Right before the rename, the name must still be what the caller expects.
+ * Replacing, creating and removing a file without following links and without leaving half a file behind: the new
+ * content goes to a temporary file created beside it (O_EXCL|O_NOFOLLOW, through the handle), is flushed to disk
+ * with its mode set, and is renamed over the name, which swaps the directory entry itself (a link planted at the
+ * name is replaced, never written through). Right before the rename, the name must still be what the caller
+ * expects. A new file is hard-linked into place instead, which fails on any entry at the name.
  */
 import { randomBytes } from 'node:crypto';
 import { constants, lstatSync, realpathSync } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { OpenError, openReal } from './safe-open.js';
 
@@ -61,9 +62,47 @@ export async function replaceFile(real: string, bytes: Buffer, opts: { shown: st
   await mkdir(path.dirname(real), { recursive: true });
   checkFolder(real, shown);
   expectation(real, shown, opts.expect);
-  const temp = path.join(path.dirname(real), `.${path.basename(real)}.keel-${randomBytes(6).toString('hex')}.tmp`);
-  const { handle } = await openReal(temp, 'create', shown);
+  const temp = await writeTemporary(real, bytes, opts);
   let renamed = false;
+  try {
+    // The last look before the swap: the name still holds what the caller judged, and its folder is no link.
+    checkFolder(real, shown);
+    expectation(real, shown, opts.expect);
+    await rename(temp, real);
+    renamed = true;
+    await syncFolder(path.dirname(real));
+  } finally {
+    if (!renamed) await unlink(temp).catch(() => undefined);
+  }
+}
+
+/**
+ * Creates the file at `real` (a fully resolved path) with `bytes` only when nothing is at the name: it appears
+ * whole or not at all, and an existing file (or a link planted there) is never replaced, even one that appeared a
+ * moment ago; that is refused with kind `exists`. Its folders are made.
+ */
+export async function createFile(real: string, bytes: Buffer, opts: { shown: string; mode: number }): Promise<void> {
+  const { shown } = opts;
+  await mkdir(path.dirname(real), { recursive: true });
+  checkFolder(real, shown);
+  const temp = await writeTemporary(real, bytes, opts);
+  try {
+    checkFolder(real, shown);
+    // link() refuses any existing entry, where rename() would replace it.
+    await link(temp, real);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new OpenError(`${shown} already exists`, 'exists');
+    throw err;
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+  await syncFolder(path.dirname(real));
+}
+
+/** `bytes` in a new temporary file beside `real`, with `mode`, flushed to disk and closed; returns its path. */
+async function writeTemporary(real: string, bytes: Buffer, opts: { shown: string; mode: number }): Promise<string> {
+  const temp = path.join(path.dirname(real), `.${path.basename(real)}.keel-${randomBytes(6).toString('hex')}.tmp`);
+  const { handle } = await openReal(temp, 'create', opts.shown);
   try {
     let done = 0;
     while (done < bytes.length) {
@@ -72,19 +111,13 @@ export async function replaceFile(real: string, bytes: Buffer, opts: { shown: st
     }
     await handle.chmod(opts.mode & 0o7777);
     await handle.sync();
-    await handle.close();
-    // The last look before the swap: the name still holds what the caller judged, and its folder is no link.
-    checkFolder(real, shown);
-    expectation(real, shown, opts.expect);
-    await rename(temp, real);
-    renamed = true;
-    await syncFolder(path.dirname(real));
-  } finally {
-    if (!renamed) {
-      await handle.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
-    }
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw err;
   }
+  await handle.close();
+  return temp;
 }
 
 /** Removes the file at `real` if it is still the one the caller expects (unlink never follows a link at the name). */

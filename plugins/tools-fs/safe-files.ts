@@ -1,9 +1,10 @@
 /**
  * The `safe-files` service: the file tools' safe open and atomic replace, for plugins that read or write files the
  * model or the user names outside read_file/write_file/edit_file (tool-documents' notebooks and PDFs, checkpoints'
- * /rewind). Everything here refuses symbolic links and special files; errors it raises for those carry `kind`.
+ * /rewind, /export's and /agents create's new files). Everything here refuses symbolic links and special files;
+ * errors it raises for those carry `kind`.
  */
-import { removeFile, replaceFile, type Expected } from './atomic.js';
+import { createFile, removeFile, replaceFile, type Expected } from './atomic.js';
 import { openForWrite, openReal, readAll, realTarget, writeAll, type OpenMode, type Opened } from './safe-open.js';
 
 export interface SafeFiles {
@@ -19,6 +20,8 @@ export interface SafeFiles {
   writeAll: typeof writeAll;
   /** Replaces `real` atomically (temp file beside it, fsync, rename), if it still is what `expect` says. */
   replace(real: string, bytes: Buffer, opts: { shown: string; mode: number; expect: Expected }): Promise<void>;
+  /** Creates `real` (and its folders) atomically, only if nothing is there; else an error of kind `exists`. */
+  create(real: string, bytes: Buffer, opts: { shown: string; mode: number }): Promise<void>;
   /** Removes `real` if it still is the regular file `expect` names; never follows a link. */
   remove(real: string, opts: { shown: string; expect: Expected }): Promise<void>;
 }
@@ -30,5 +33,6 @@ export const safeFiles: SafeFiles = {
   readAll,
   writeAll,
   replace: replaceFile,
+  create: createFile,
   remove: removeFile,
 };

@@ -22,7 +22,7 @@ const NONBLOCK = constants.O_NONBLOCK ?? 0;
 export class OpenError extends Error {
   constructor(
     message: string,
-    readonly kind: 'symlink' | 'directory' | 'special' | 'moved' | 'appeared',
+    readonly kind: 'symlink' | 'directory' | 'special' | 'moved' | 'appeared' | 'exists',
   ) {
     super(message);
     this.name = 'OpenError';

@@ -3,7 +3,7 @@
  * (UI built-ins first, then the registry), `!cmd` the shell, `#note` the memory index. No React here.
  */
 import { runAgent, userMessage, type Kernel, type ModeContext, type Session, type ToolResult } from '../../kernel/index.js';
-import { userItemsOf, type PromptHistory as History } from './services.js';
+import { transcriptOf, type PromptHistory as History } from './services.js';
 import { resultText, collapse, hangingWrap } from './format.js';
 import type { QuestionQueue } from './questions.js';
 import type { Paint } from './style.js';
@@ -205,7 +205,7 @@ export class Controller {
   async resume(id: string): Promise<void> {
     try {
       await this.replaceSession({ resume: { id } });
-      this.transcript.printHistory(this.session.messages, userItemsOf(this.kernel));
+      this.transcript.printHistory(this.session.messages, transcriptOf(this.kernel));
       this.transcript.print(this.paint.dim(`Resumed session ${this.session.id} (${this.session.messages.length} messages)`));
     } catch (err) {
       this.transcript.print(this.paint.red(userMessage(err)));

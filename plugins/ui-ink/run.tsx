@@ -2,8 +2,8 @@
 import React from 'react';
 import chalk from 'chalk';
 import { render } from 'ink';
-import type { ModeContext, Services, Session } from '../../kernel/index.js';
-import { userItemsOf, type PromptHistory } from './services.js';
+import type { ModeContext, Session } from '../../kernel/index.js';
+import { transcriptOf, type PromptHistory, type TranscriptService } from './services.js';
 import { App } from './app/App.js';
 import type { SessionChoice } from './app/ResumePicker.js';
 import { TrustQuestionScreen } from './app/TrustDialog.js';
@@ -77,7 +77,7 @@ export async function runInk(ctx: ModeContext, bridge: Bridge): Promise<number> 
   bridge.questions = questions;
   // The user's statusLine command (plugin status-line) runs while this UI is up; App shows its line.
   const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
-  greet(controller.session, userItemsOf(kernel), transcript, paint, glyphs.dot, missingKey(kernel));
+  greet(controller.session, transcriptOf(kernel), transcript, paint, glyphs.dot, missingKey(kernel));
   // SIGINT, SIGTERM or SIGHUP abort the whole run (the CLI's handler): the turn stops and the UI leaves. In raw
   // mode Ctrl+C arrives as a key instead.
   const onAbort = () => {
@@ -126,9 +126,9 @@ function terminalStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
   });
 }
 
-function greet(session: Session, userItems: Services['transcript']['userItems'], transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string, keyProblem: string | null): void {
+function greet(session: Session, history: TranscriptService, transcript: Transcript, paint: ReturnType<typeof makePaint>, dot: string, keyProblem: string | null): void {
   const resumed = session.resumedFrom || session.messages.length > 0;
-  transcript.printHistory(session.messages, userItems);
+  transcript.printHistory(session.messages, history);
   transcript.print(
     `${paint.bold('keel')} ${paint.dim(`${dot} ${session.cwd}`)}`,
     paint.dim(resumed ? `Resumed session ${session.id} (${session.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Esc to interrupt, Ctrl+D to exit.'),

@@ -5,22 +5,12 @@
  * `curl … | sh` hides behind `\r` and "erase line"), conceal text, set the clipboard (OSC 52) or the window title.
  * They are shown in `cat -v`'s caret notation (ESC as `^[`, CR as `^M`); C1 controls and the bidirectional
  * overrides and isolates that reorder what is shown (Trojan Source) as `<U+202E>`. Newlines and tabs stay; CRLF is
- * a newline. The UI's own colours are added after this, so they are not touched.
+ * a newline. The UI's own colours are added after this, so they are not touched. The notation is the kernel's
+ * (`visibleControls`), shared with the plain UI and `keel -p` on a terminal.
  */
-const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+import { visibleControls } from '../../kernel/index.js';
 
-function shown(ch: string): string {
-  const code = ch.charCodeAt(0);
-  if (code < 0x20) return `^${String.fromCharCode(code + 64)}`;
-  if (code === 0x7f) return '^?';
-  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
-}
-
-export function visibleControls(text: string): string {
-  if (!UNSAFE.test(text)) return text;
-  return text.replace(/\r\n/g, '\n').replace(UNSAFE_ALL, shown);
-}
+export { visibleControls };
 
 /**
  * A copy of `value` with every string in it passed through `visibleControls`: plain objects and arrays are copied,
@@ -36,10 +26,12 @@ export function visibleInside<T>(value: T, depth = 0): T {
   return copy as T;
 }
 
-const COLOUR_OR_UNSAFE = new RegExp(`(\\x1b\\[[0-9;:]*m)|${UNSAFE.source}`, 'g');
-
 /** `visibleControls` for what a plugin's command prints: its colours (SGR) are kept, every other control is shown. */
 export function visibleControlsKeepingColours(text: string): string {
-  if (!UNSAFE.test(text)) return text;
-  return text.replace(/\r\n/g, '\n').replace(COLOUR_OR_UNSAFE, (match, colour: string | undefined) => colour ?? shown(match));
+  // split() with a capture group: the colours are the odd parts.
+  return text
+    .replace(/\r\n/g, '\n')
+    .split(/(\x1b\[[0-9;:]*m)/)
+    .map((part, i) => (i % 2 === 1 ? part : visibleControls(part)))
+    .join('');
 }

@@ -10,7 +10,6 @@ import type { Glyphs } from './glyphs.js';
 import { modeChangeLine, webSearchLine, webSearchOf } from './notices.js';
 import type { Paint } from './style.js';
 import { PASTE_MIN_LINES } from './paste.js';
-import { hiddenNote, historyTail } from './resumed-history.js';
 import { visibleInside } from './safe-text.js';
 
 /** Events whose text the transcript does not show (or, for a session, would copy whole for nothing). */
@@ -289,12 +288,12 @@ export class Transcript {
 
   /**
    * A resumed conversation, printed once as it was: prompts, answers (rendered) and one line per tool call; only
-   * its end when it is long (resumed-history.ts), below a line saying how much is not shown. How a user message
-   * reads (a prompt, a compaction's summary, a `!command`) is the session store's `transcript` service.
+   * its end when it is long, below a line saying how much is not shown. How a user message reads (a prompt, a
+   * compaction's summary, a `!command`) and how much is drawn is the session store's `transcript` service.
    */
-  printHistory(messages: MessageParam[], userItems: Services['transcript']['userItems']): void {
-    const tail = historyTail(messages, (message) => this.historyLines(message, userItems), this.opts.width());
-    const note = hiddenNote(tail);
+  printHistory(messages: MessageParam[], history: Services['transcript']): void {
+    const tail = history.tail(messages, (message) => this.historyLines(message, history.userItems), this.opts.width());
+    const note = history.hiddenNote(tail);
     if (note) this.print(this.opts.paint.dim(note));
     for (const lines of tail.groups) this.print(...lines);
   }

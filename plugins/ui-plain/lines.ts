@@ -1,17 +1,40 @@
 /** Plain-text renderings of events: one line per tool call, results and diffs collapsed, notices spelled out. */
-import type { AgentEvent, MessageParam, Services, PermissionChoice, ToolCall, ToolResult } from '../../kernel/index.js';
+import { visibleControls, type AgentEvent, type MessageParam, type Services, type PermissionChoice, type ToolCall, type ToolResult } from '../../kernel/index.js';
+
+/** Colours and text styles (SGR): this UI draws none, so a command's are taken out. */
+const STYLES = /\x1b\[[0-9;:]*m/g;
 
 /**
- * Text safe to print as plain lines: terminal escape sequences (colours from a command's output, cursor
- * moves, titles) and other control characters, C1 ones included, are dropped; the bidirectional overrides and
- * isolates that reorder what is shown (Trojan Source) are shown as `<U+202E>`; newlines and tabs stay.
+ * Text safe to print as plain lines. Colour and style sequences are taken out (this UI draws none); every other
+ * escape sequence (cursor moves, erase line, window titles, the clipboard's OSC 52) and control character is shown
+ * in caret notation (`^[`, `^M`), never obeyed, as the Ink UI and `keel -p` on a terminal show them; the
+ * bidirectional overrides and isolates that reorder what is shown (Trojan Source) as `<U+202E>`; newlines and tabs
+ * stay.
  */
 export function clean(text: string): string {
-  return text
-    .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g, '')
-    .replace(/\r\n/g, '\n')
-    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '')
-    .replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => `<U+${ch.charCodeAt(0).toString(16).toUpperCase()}>`);
+  return visibleControls(text.replace(STYLES, ''));
+}
+
+/** The start of a colour sequence or of a CRLF, cut off at the end of a delta (bounded: a longer one is no colour). */
+const CUT_OFF = /(?:\x1b(?:\[[0-9;:]{0,32})?|\r)$/;
+
+/** `clean` for the answer's deltas: a colour sequence or CRLF split between two deltas is cleaned as one. */
+export class StreamCleaner {
+  private held = '';
+
+  push(delta: string): string {
+    const text = this.held + delta;
+    const cut = CUT_OFF.exec(text);
+    this.held = cut ? cut[0] : '';
+    return clean(cut ? text.slice(0, cut.index) : text);
+  }
+
+  /** What is held back, cleaned: the stream ended (or something else is printed) before the sequence did. */
+  flush(): string {
+    const rest = this.held;
+    this.held = '';
+    return clean(rest);
+  }
 }
 
 export function keyArgument(call: ToolCall): string {
@@ -121,23 +144,24 @@ export function todoLines(todos: Array<{ content: string; status: string }>): st
   return todos.length === 0 ? [] : ['[todos]', ...todos.map((t) => `  [${t.status === 'completed' ? 'x' : t.status === 'in_progress' ? '>' : ' '}] ${t.content}`)];
 }
 
-/** A resumed conversation, printed once: prompts as `> `, answers as text, one line per tool call. */
-export function historyLines(messages: MessageParam[], userItems: Services['transcript']['userItems']): string[] {
+/**
+ * The lines one message of a resumed conversation prints: prompts as `> `, answers as text, one line per tool call
+ * (none for a message shown as nothing, e.g. tool results).
+ */
+export function messageLines(message: MessageParam, userItems: Services['transcript']['userItems']): string[] {
   const out: string[] = [];
-  for (const message of messages) {
-    const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-    if (message.role === 'user') {
-      for (const item of userItems(message)) {
-        if (item.kind === 'prompt') out.push(`> ${item.text.split('\n').join('\n  ')}`);
-        else if (item.kind === 'shell') out.push(`! ${item.text}`);
-        else out.push('[summary] The earlier conversation, compacted:', ...item.text.split('\n').map((l) => `  | ${l}`));
-      }
+  const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+  if (message.role === 'user') {
+    for (const item of userItems(message)) {
+      if (item.kind === 'prompt') out.push(`> ${item.text.split('\n').join('\n  ')}`);
+      else if (item.kind === 'shell') out.push(`! ${item.text}`);
+      else out.push('[summary] The earlier conversation, compacted:', ...item.text.split('\n').map((l) => `  | ${l}`));
     }
-    for (const block of blocks) {
-      if (block.type === 'text' && message.role === 'user') continue;
-      else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
-      else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
-    }
+  }
+  for (const block of blocks) {
+    if (block.type === 'text' && message.role === 'user') continue;
+    else if (block.type === 'text') out.push(block.text.replace(/\s+$/, ''));
+    else if (block.type === 'tool_use') out.push(`[tool] ${callLine({ id: block.id, name: block.name, input: block.input })}`);
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { runAgent, userMessage, type AgentEvent, type ModeContext, type Permissi
 import type { PlainBridge } from './index.js';
 import { PromptKeys } from './keys.js';
 import { LineQueue } from './line-queue.js';
-import { CallsNotRun, clean, collapse, eventLines, historyLines, resultLines, todoLines } from './lines.js';
+import { CallsNotRun, clean, collapse, eventLines, messageLines, resultLines, StreamCleaner, todoLines } from './lines.js';
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
@@ -49,8 +49,8 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   const out = (s: string) => void output.write(s);
   // Without session-store nothing is kept between runs.
   const history = kernel.services.get('promptHistory')?.open() ?? { entries: [], add() {}, search: () => null };
-  // Without it nothing is resumed, so no user message needs reading.
-  const userItems = kernel.services.get('transcript')?.userItems ?? (() => []);
+  // The session store's: how a resumed session's messages read, and how much of it is printed. Without it nothing is resumed.
+  const transcript = kernel.services.get('transcript');
   const terminal = Boolean(io.stdin.isTTY && io.stdout.isTTY);
   const dumb = process.env.TERM === 'dumb';
   let session: Session;
@@ -69,14 +69,15 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   const lines = new LineQueue();
   let atLineStart = true;
   let promptShown = false;
+  // Every line is cleaned where it is written: what the model, a tool, a file or a server sent cannot drive the terminal.
   const say = (text: string) => {
-    out(`${atLineStart ? '' : '\n'}${text}\n`);
+    out(`${atLineStart ? '' : '\n'}${clean(text)}\n`);
     atLineStart = true;
   };
   /** A line printed while the prompt waits: it goes below what is typed, and the prompt comes back under it. */
   const notice = (text: string) => {
     if (!promptShown) return say(text);
-    out(`\n${text}\n`);
+    out(`\n${clean(text)}\n`);
     rl.prompt(true);
   };
   // A secret answer (an API key for /login) is neither echoed nor kept in readline's history.
@@ -117,6 +118,14 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     notice(`[mode] Permission mode: ${session.permissionMode}`);
   };
   const columns = () => (io.stdout as NodeJS.WriteStream).columns || 80;
+  /** A resumed conversation, printed once: its end only when it is long, below a line saying how much is left out. */
+  const printHistory = (messages: Session['messages']) => {
+    if (!transcript) return;
+    const tail = transcript.tail(messages, (message) => messageLines(message, transcript.userItems), columns());
+    const note = transcript.hiddenNote(tail);
+    if (note) say(note);
+    for (const group of tail.groups) for (const line of group) say(line);
+  };
   const keys = terminal ? new PromptKeys({ rl, input: io.stdin, before: keypressBefore, find: (q, before) => history.search(q, before), columns, dumb, write: out, onEscape: interrupt, onCycleMode: cycleMode }) : null;
   const pasteOff = terminal && !dumb ? bracketedPaste(io.stdout) : () => undefined;
   const readlineHistory = (rl as unknown as { history?: string[] }).history;
@@ -134,15 +143,16 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();
   const streamed = new Set<string>();
+  const answer = new StreamCleaner();
+  const writeAnswer = (text: string) => {
+    if (!text) return;
+    out(text);
+    atLineStart = text.endsWith('\n');
+  };
   const onEvent = (event: AgentEvent) => {
+    if (event.type === 'text_delta') return writeAnswer(answer.push(event.text));
+    writeAnswer(answer.flush());
     for (const line of notRun.lines(event)) say(line);
-    if (event.type === 'text_delta') {
-      const text = clean(event.text);
-      if (!text) return;
-      out(text);
-      atLineStart = text.endsWith('\n');
-      return;
-    }
     if (event.type === 'assistant_message') {
       if (!atLineStart) say('');
       return;
@@ -243,7 +253,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   });
   const unwatchStatus = (kernel.services.get('status-line') as { watch?(): () => void } | undefined)?.watch?.();
   const resumed = Boolean(session!.resumedFrom) || session!.messages.length > 0;
-  for (const line of resumed ? historyLines(session!.messages, userItems) : []) say(line);
+  if (resumed) printHistory(session!.messages);
   say(`keel - ${session!.cwd}`);
   say(resumed ? `Resumed session ${session!.id} (${session!.messages.length} messages). /help for keys and commands.` : '/help for keys and commands, Ctrl+D to exit.');
   // What `-p` refuses to start without, said at start.
@@ -290,7 +300,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
           if (!id) continue;
           try {
             await start({ resume: { id } });
-            for (const line of historyLines(session!.messages, userItems)) say(line);
+            printHistory(session!.messages);
             say(`Resumed session ${session!.id} (${session!.messages.length} messages)`);
           } catch (err) {
             say(`[error] ${userMessage(err)}`);

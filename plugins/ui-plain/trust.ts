@@ -1,6 +1,7 @@
 /** The folder-trust question, asked before the rest of the UI exists (the kernel is rebuilt after a yes). */
 import readline from 'node:readline';
 import type { TrustQuestion } from '../../kernel/index.js';
+import { clean } from './lines.js';
 import { asciiStream, isUtf8Locale } from './terminal.js';
 
 /** The trust question as a y/n line; Enter or the end of input means no. */
@@ -14,7 +15,8 @@ export async function askTrustPlain(question: TrustQuestion): Promise<boolean> {
     for (const f of onClose) f();
   });
   try {
-    output.write(`Do you trust the files in ${question.folder}?\nTrusting it lets these run or load as settings:\n${question.files.map((f) => `  ${f}\n`).join('')}`);
+    // The folder's and files' names are the repository's: shown, never obeyed (`clean`).
+    output.write(clean(`Do you trust the files in ${question.folder}?\nTrusting it lets these run or load as settings:\n${question.files.map((f) => `  ${f}\n`).join('')}`));
     for (;;) {
       const reply = await new Promise<string | null>((resolve) => {
         if (closed) return resolve(null);

@@ -1,29 +1,14 @@
 /** The output style and the new commands in the Ink UI, in a real terminal (tmux, private socket). */
-import { afterEach, describe, expect, it } from 'vitest';
-import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { say } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
+const fixture = terminalFixture();
 
 describe.skipIf(!hasTmux)('Claude Code commands in the Ink UI', () => {
   it('/output-style switches the style of the next request; /context and /todos print; /help lists them', async () => {
-    ws = makeWorkspace({ git: true });
-    server = await startAnthropicServer([say('first answer'), say('second answer')]);
-    term = startKeelTerminal({ cwd: ws.dir, height: 50, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
-    const t = term;
-    await t.waitFor(/ask mode/);
+    const { server, term: t } = await fixture.start([say('first answer'), say('second answer')], { height: 50 });
     t.type('hello');
     t.keys('Enter');
     await t.waitFor(/first answer/);
@@ -57,11 +42,7 @@ describe.skipIf(!hasTmux)('/login in the UIs', () => {
       const { readFileSync } = await import('node:fs');
       const path = await import('node:path');
       const { apiKeyOf } = await import('../helpers/anthropic-server.js');
-      ws = makeWorkspace({ git: true });
-      server = await startAnthropicServer([say('with the new key')]);
-      term = startKeelTerminal({ cwd: ws.dir, args: ui === 'plain' ? ['--ui', 'plain'] : [], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'old-key', ANTHROPIC_BASE_URL: server.url } });
-      const t = term;
-      await t.waitFor(ui === 'plain' ? /^> ?$/m : /ask mode/);
+      const { ws, server, term: t } = await fixture.start([say('with the new key')], { args: ui === 'plain' ? ['--ui', 'plain'] : [], env: { ANTHROPIC_API_KEY: 'old-key' }, ready: ui === 'plain' ? /^> ?$/m : /ask mode/ });
       t.type('/login');
       t.keys('Enter');
       await t.waitFor(/Anthropic API key \(stored in/);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KEEL_NODE_FLAGS, KEEL_SNAPSHOT_FLAGS } from '../../scripts/node-flags.mjs';
 import { callTool, say, type RecordedRequest } from '../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, type KeelRun } from '../helpers/cli.js';
@@ -15,7 +15,8 @@ import { startOpenAIServer } from '../helpers/openai-server.js';
 import { startTinyproxy } from '../helpers/proxy.js';
 import { startRedis } from '../helpers/redis.js';
 import { useScriptedProjects } from '../helpers/project.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 import { makeWorkspace } from '../helpers/workspace.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -241,17 +242,13 @@ describe('the plugins’ cold parts', () => {
   }
 
   describe('the plain UI', () => {
-    let term: Terminal | undefined;
-    afterEach(() => {
-      term?.kill();
-      term = undefined;
-    });
+    const fixture = terminalFixture();
 
     it.skipIf(!hasTmux)('loads ui-plain’s when it starts', async () => {
       const { env, ws } = await prepare([]);
       const file = ws.path('plain.reads');
       writeFileSync(file, '');
-      term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain'], env: { ...env, NODE_OPTIONS: `--require=${TRACE}`, TRACE_READS_FILE: file } });
+      const term = fixture.terminal({ ws, args: ['--ui', 'plain'], env: { ...env, NODE_OPTIONS: `--require=${TRACE}`, TRACE_READS_FILE: file } });
       await term.waitFor(/Ctrl\+D to exit/);
       const cold = readFileSync(file, 'utf8').split('\n').filter((f) => f.startsWith(path.join(BIN, 'cold') + path.sep));
       expect(cold.map((f) => path.basename(f))).toEqual(['ui-plain.cjs']);

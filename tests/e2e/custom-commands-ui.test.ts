@@ -1,29 +1,18 @@
 /** Custom slash commands in the Ink UI, in a real terminal: /help lists them with their hint, Tab completes them, Enter runs them. */
-import { afterEach, describe, expect, it } from 'vitest';
-import { plainMessages, say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { plainMessages, say } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
+const fixture = terminalFixture();
 
 describe.skipIf(!hasTmux)('custom commands in the Ink UI', () => {
   it('/help lists a custom command with its argument hint; Tab completes it; Enter sends the expanded prompt', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     ws.write('.claude/commands/greet.md', '---\ndescription: Greet someone\nargument-hint: <name>\n---\nSay hello to $ARGUMENTS.\n');
     ws.write('.claude/commands/frontend/component.md', '---\ndescription: Make a component\nargument-hint: [name]\n---\nMake $1.\n');
-    server = await startAnthropicServer([say('Hello, Bob!')]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--trust'], width: 120, env: { KEEL_HOME: ws.home, HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    const server = await fixture.server([say('Hello, Bob!')]);
+    const term = fixture.terminal({ ws, server, args: ['--trust'], width: 120, env: { HOME: ws.home } });
     await term.waitFor(/ask mode/);
     term.type('/help');
     term.keys('Enter');
@@ -43,10 +32,10 @@ describe.skipIf(!hasTmux)('custom commands in the Ink UI', () => {
   });
 
   it('the plain UI: /help lists it with its hint, a namespaced command runs, and its answer is shown once', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     ws.write('.claude/commands/frontend/component.md', '---\ndescription: Make a component\nargument-hint: [name]\n---\nMake a component named $1.\n');
-    server = await startAnthropicServer([say('Component ready.')]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain', '--trust'], width: 120, env: { KEEL_HOME: ws.home, HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    const server = await fixture.server([say('Component ready.')]);
+    const term = fixture.terminal({ ws, server, args: ['--ui', 'plain', '--trust'], width: 120, env: { HOME: ws.home } });
     await term.waitFor(/^> ?$/m);
     term.type('/help');
     term.keys('Enter');

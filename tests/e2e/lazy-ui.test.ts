@@ -6,11 +6,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { say } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(here, '../../dist/bin');
@@ -33,11 +34,7 @@ function loaded(trace: string): string[] {
   return readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/bin/'));
 }
 
-let term: Terminal | undefined;
-afterEach(() => {
-  term?.kill();
-  term = undefined;
-});
+const fixture = terminalFixture();
 
 describe('the interactive UI loads lazily', () => {
   it('bundles Ink and the highlighter apart from the entry', () => {
@@ -81,7 +78,7 @@ describe('the interactive UI loads lazily', () => {
   it.skipIf(!hasTmux)('the Ink UI loads both', async () => {
     const { env, ws } = await prepare([]);
     const trace = ws.path('ui.trace');
-    term = startKeelTerminal({ cwd: ws.dir, env: { ...env, NODE_OPTIONS: `--import=${TRACE}`, TRACE_IMPORTS_FILE: trace } });
+    const term = fixture.terminal({ ws, env: { ...env, NODE_OPTIONS: `--import=${TRACE}`, TRACE_IMPORTS_FILE: trace } });
     await term.waitFor(/ask mode/);
     const urls = loaded(trace);
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.some((u) => u.endsWith(chunk)), chunk).toBe(true);

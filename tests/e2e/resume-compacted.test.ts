@@ -2,37 +2,23 @@
  * Resuming a compacted session: the history printed is the real one (the summary once, marked as such, not as a
  * prompt), the totals (cost, tokens) and the context estimate come back, and the session keeps its permission mode.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { say } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux, send } from '../helpers/tmux.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = ws = server = undefined;
-});
+const fixture = terminalFixture();
 
 // A long line in it, so the resumed context is big enough to show as more than 0 %.
 const summary = ['Completed tasks', 'Key findings', 'Current state', 'Pending work', 'Important decisions'].map((h) => `## ${h}\n- the summary says hi`).join('\n') + `\n- ${'finding '.repeat(2000)}`;
 
-function send(t: Terminal, text: string): void {
-  t.type(text);
-  t.keys('Enter');
-}
-
 describe.skipIf(!hasTmux)('resuming a compacted session', () => {
   for (const ui of ['plain', 'ink'] as const) {
     it(`${ui}: prints the summary once, marked; restores cost, tokens and context; keeps the mode`, async () => {
-      ws = makeWorkspace({ git: true });
-      server = await startAnthropicServer([say('a first answer', { usage: { input_tokens: 20_000, output_tokens: 500 } }), say(summary), say('after resume')]);
-      const env = { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url };
+      const ws = fixture.workspace();
+      const server = await fixture.server([say('a first answer', { usage: { input_tokens: 20_000, output_tokens: 500 } }), say(summary), say('after resume')]);
       const ready = ui === 'plain' ? /^> ?$/m : /edits mode/;
-      term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['--ui', ui, '--permission-mode', 'edits'], env });
+      let term = fixture.terminal({ ws, server, width: 160, args: ['--ui', ui, '--permission-mode', 'edits'] });
       await term.waitFor(ready);
       send(term, 'the first prompt');
       await term.waitFor(/a first answer/);
@@ -44,7 +30,7 @@ describe.skipIf(!hasTmux)('resuming a compacted session', () => {
       term.keys('C-d');
       await term.waitFor(/EXIT=0/);
       term.kill();
-      term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['--ui', ui, '--continue'], env });
+      term = fixture.terminal({ ws, server, width: 160, args: ['--ui', ui, '--continue'] });
       await term.waitFor(/Resumed session/);
       const screen = term.history();
       // The summary once, marked; the prompt it kept, as a prompt; none of the compaction's own words as prompts.

@@ -2,30 +2,16 @@
  * The status line (plugin status-line): Claude Code's `statusLine` setting runs a command whose first line of
  * output shows under the prompt in both UIs, fed a JSON object on stdin; an untrusted project's never runs.
  */
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
+import type { Workspace } from '../helpers/workspace.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-let outside: string | undefined;
-
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  if (outside) rmSync(outside, { recursive: true, force: true });
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-  outside = undefined;
-});
+const fixture = terminalFixture();
 
 /**
  * A status script in KEEL_HOME: saves what it read on stdin to `seen.json` and prints a green line naming the
@@ -48,13 +34,8 @@ process.stdin.on('end', () => {
   return `node ${JSON.stringify(file)}`;
 }
 
-async function start(script: ScriptStep[], opts: { args?: string[]; prepare: (w: Workspace) => void; waitFor?: RegExp }) {
-  ws = makeWorkspace({ git: true });
-  opts.prepare(ws);
-  server = await startAnthropicServer(script);
-  term = startKeelTerminal({ cwd: ws.dir, args: opts.args ?? [], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
-  await term.waitFor(opts.waitFor ?? /ask mode|^> ?$/m);
-  return { ws, term, server };
+function start(script: ScriptStep[], opts: { args?: string[]; prepare: (w: Workspace) => void; waitFor?: RegExp }) {
+  return fixture.start(script, { args: opts.args, prepare: opts.prepare, ready: opts.waitFor ?? /ask mode|^> ?$/m });
 }
 
 function userStatusLine(w: Workspace, command: string): void {
@@ -114,8 +95,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
   });
 
   it("an untrusted project's statusLine never runs, from .claude/settings.json or agent.config.ts (canary outside the workspace)", async () => {
-    outside = mkdtempSync(path.join(os.tmpdir(), 'keel-canary-'));
-    const canary = path.join(outside, 'status-ran');
+    const canary = path.join(fixture.tempDir('keel-canary-'), 'status-ran');
     const { term: t } = await start([say('untrusted answer')], {
       prepare: (w) => {
         w.write('.claude/settings.json', JSON.stringify({ statusLine: { type: 'command', command: `touch ${canary}; echo PROJECT-STATUS` } }));
@@ -157,10 +137,9 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
 
 describe('the status line in headless runs', () => {
   it('never runs with -p (no UI shows it)', async () => {
-    ws = makeWorkspace({ git: true });
-    server = await startAnthropicServer([say('headless')]);
-    outside = mkdtempSync(path.join(os.tmpdir(), 'keel-canary-'));
-    const canary = path.join(outside, 'status-ran');
+    const ws = fixture.workspace();
+    const server = await fixture.server([say('headless')]);
+    const canary = path.join(fixture.tempDir('keel-canary-'), 'status-ran');
     userStatusLine(ws, `touch ${canary}`);
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
     expect(run).toMatchObject({ code: 0, stdout: 'headless\n' });

@@ -1,83 +1,46 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+/** keel on a real terminal (tmux, private socket) outside the UIs: one-line refusals, retry notes, keel login. */
 import { readFileSync, statSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { KEEL_BIN } from '../helpers/cli.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { say } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-/** A private tmux server for this file, never the user's. */
-const SOCKET = `keel-tty-${process.pid}-${Date.now()}`;
-let ws: Workspace | undefined;
-let tmuxSession: string | undefined;
-let server: ScriptedServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  if (tmuxSession) spawnSync('tmux', ['-L', SOCKET, 'kill-session', '-t', tmuxSession]);
-  ws?.cleanup();
-  tmuxSession = undefined;
-  ws = undefined;
-});
-
-afterAll(() => {
-  spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
-});
-
-async function screenUntil(session: string, pattern: RegExp): Promise<string> {
-  let screen = '';
-  for (let i = 0; i < 200; i++) {
-    screen = execFileSync('tmux', ['-L', SOCKET, 'capture-pane', '-p', '-t', session]).toString();
-    if (pattern.test(screen)) return screen;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`screen never matched ${pattern}:\n${screen}`);
-}
+const fixture = terminalFixture();
 
 describe.skipIf(!hasTmux)('keel on a terminal', () => {
   it('a preset without an interactive UI says so in one line on a terminal, and exits 2', async () => {
-    ws = makeWorkspace({ git: true });
-    tmuxSession = `keel-tty-${process.pid}-${Date.now()}`;
-    const command = `KEEL_HOME=${ws.home} ANTHROPIC_API_KEY=x ${process.execPath} ${KEEL_BIN} --preset headless; echo "EXIT=$?"`;
-    execFileSync('tmux', ['-L', SOCKET, 'new-session', '-d', '-s', tmuxSession, '-x', '160', '-y', '20', '-c', ws.dir, 'bash', '--norc', '-c', `${command}; sleep 30`]);
-    const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
+    const term = fixture.terminal({ ws: fixture.workspace(), width: 160, height: 20, args: ['--preset', 'headless'], env: { ANTHROPIC_API_KEY: 'x' } });
+    const screen = await term.waitFor(/EXIT=\d+/);
     expect(screen).toContain('keel: the preset "headless" has no interactive UI (plugin ui-ink or ui-plain); run keel -p "…" for a headless run');
     expect(screen).toMatch(/EXIT=2/);
   });
 
   it('--ui with an unknown name names the flag and the UIs there are, and exits 2', async () => {
-    ws = makeWorkspace({ git: true });
-    tmuxSession = `keel-tty-ui-${process.pid}-${Date.now()}`;
-    const command = `KEEL_HOME=${ws.home} ANTHROPIC_API_KEY=x ${process.execPath} ${KEEL_BIN} --ui fancy; echo "EXIT=$?"`;
-    execFileSync('tmux', ['-L', SOCKET, 'new-session', '-d', '-s', tmuxSession, '-x', '160', '-y', '20', '-c', ws.dir, 'bash', '--norc', '-c', `${command}; sleep 30`]);
-    const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
+    const term = fixture.terminal({ ws: fixture.workspace(), width: 160, height: 20, args: ['--ui', 'fancy'], env: { ANTHROPIC_API_KEY: 'x' } });
+    const screen = await term.waitFor(/EXIT=\d+/);
     expect(screen).toContain('keel: --ui: no UI named "fancy" in preset "default" (its UIs: ink, plain)');
     expect(screen).toMatch(/EXIT=2/);
   });
 
   it('a headless run on a terminal shows each retry wait on stderr', async () => {
-    ws = makeWorkspace({ git: true });
-    server = await startAnthropicServer([{ status: 529 }, say('after the wait')]);
+    const ws = fixture.workspace();
+    const server = await fixture.server([{ status: 529 }, say('after the wait')]);
     ws.write('agent.config.ts', 'export default { retry: { baseDelayMs: 1 } };\n');
-    tmuxSession = `keel-retry-${process.pid}-${Date.now()}`;
-    const command = `KEEL_HOME=${ws.home} ANTHROPIC_API_KEY=x ANTHROPIC_BASE_URL=${server.url} ${process.execPath} ${KEEL_BIN} -p hi --config agent.config.ts; echo "EXIT=$?"`;
-    execFileSync('tmux', ['-L', SOCKET, 'new-session', '-d', '-s', tmuxSession, '-x', '160', '-y', '20', '-c', ws.dir, 'bash', '--norc', '-c', `${command}; sleep 30`]);
-    const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
+    const term = fixture.terminal({ ws, server, width: 160, height: 20, args: ['-p', 'hi', '--config', 'agent.config.ts'], env: { ANTHROPIC_API_KEY: 'x' } });
+    const screen = await term.waitFor(/EXIT=\d+/);
     expect(screen).toMatch(/keel: Retrying in 1 ms… \(1\/3\): .*529/);
     expect(screen).toContain('after the wait');
     expect(screen).toMatch(/EXIT=0/);
   });
 
   it('keel login reads the key without echoing it and stores it 0600', async () => {
-    ws = makeWorkspace({ git: true });
-    tmuxSession = `keel-login-${process.pid}-${Date.now()}`;
-    server = await startAnthropicServer();
-    const command = `KEEL_HOME=${ws.home} ANTHROPIC_BASE_URL=${server.url} ${process.execPath} ${KEEL_BIN} login; echo "EXIT=$?"`;
-    execFileSync('tmux', ['-L', SOCKET, 'new-session', '-d', '-s', tmuxSession, '-x', '120', '-y', '20', '-c', ws.dir, 'bash', '--norc', '-c', `${command}; sleep 30`]);
-    await screenUntil(tmuxSession, /Anthropic API key:/);
-    execFileSync('tmux', ['-L', SOCKET, 'send-keys', '-t', tmuxSession, 'sk-secret-typed', 'Enter']);
-    const screen = await screenUntil(tmuxSession, /EXIT=\d+/);
+    const ws = fixture.workspace();
+    const server = await fixture.server();
+    const term = fixture.terminal({ ws, server, width: 120, height: 20, args: ['login'], env: { ANTHROPIC_API_KEY: undefined } });
+    await term.waitFor(/Anthropic API key:/);
+    term.type('sk-secret-typed');
+    term.keys('Enter');
+    const screen = await term.waitFor(/EXIT=\d+/);
     expect(screen).not.toContain('sk-secret-typed');
     expect(screen).toMatch(/Key stored in .*auth\.json/);
     expect(screen).toMatch(/EXIT=0/);

@@ -6,21 +6,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UI = path.resolve(here, '../../dist/bin/ui');
 const BUILTINS = path.resolve(here, 'fixtures/builtins.mjs');
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-afterEach(() => {
-  term?.kill();
-  ws?.cleanup();
-  term = ws = undefined;
-});
+const fixture = terminalFixture();
 
 /** The library files a bundle was built from, read from its source map. */
 function sourcesOf(file: string): string[] {
@@ -46,12 +40,10 @@ describe('the Ink UI bundle', () => {
   });
 
   it.skipIf(!hasTmux)("starting the Ink UI loads no undici (yoga's wasm is decoded without fetch)", async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     const file = path.join(ws.home, 'builtins.txt');
-    term = startKeelTerminal({
-      cwd: ws.dir,
-      env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', NODE_OPTIONS: `--import=${BUILTINS}`, BUILTINS_FILE: file },
-    });
+    // No server: the UI starts without a request (the base URL is a closed loopback port).
+    const term = fixture.terminal({ ws, env: { NODE_OPTIONS: `--import=${BUILTINS}`, BUILTINS_FILE: file } });
     await term.waitFor(/ask mode/);
     term.keys('C-d');
     await term.waitFor(/EXIT=0/);

@@ -4,23 +4,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { say, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
+const fixture = terminalFixture();
 
 const sentPrompt = (s: ScriptedServer, n = 0): string => {
   const content = s.messageRequests()[n]!.body.messages.at(-1).content;
@@ -29,10 +18,9 @@ const sentPrompt = (s: ScriptedServer, n = 0): string => {
 
 describe.skipIf(!hasTmux)('a 1 MB paste', () => {
   it('is sent whole, shown as a placeholder in the prompt and the transcript', async () => {
-    ws = makeWorkspace({ git: true });
-    server = await startAnthropicServer([say('read all of it')]);
-    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
-    await term.waitFor(/ask mode/);
+    const ui = await fixture.start([say('read all of it')]);
+    const { ws, server } = ui;
+    let { term } = ui;
     // 24,000 lines of 43 characters: about 1 MB.
     const big = Array.from({ length: 24_000 }, (_, i) => `log ${String(i).padStart(6, '0')}: ${'x'.repeat(30)}`).join('\n');
     const file = path.join(ws.home, 'paste.txt');
@@ -52,7 +40,7 @@ describe.skipIf(!hasTmux)('a 1 MB paste', () => {
     term.kill();
 
     // Resumed, the prompt shows its start and how much follows, not the megabyte.
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    term = fixture.terminal({ ws, server, args: ['--continue'] });
     await term.waitFor(/\[… 23,981 more lines not shown\]/, { history: true, timeoutMs: 60_000 });
     const resumed = term.history();
     expect(resumed).toContain('> summarise: log 000000:');

@@ -1,35 +1,12 @@
 /** The Ink UI in a real terminal: the model's choice questions, plan approval and web searches. */
-import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, callTools, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, callTools, say, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux } from '../helpers/tmux.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
+const fixture = terminalFixture();
 
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
-
-async function start(script: ScriptStep[], opts: { args?: string[]; width?: number; height?: number; ready?: RegExp } = {}) {
-  ws = makeWorkspace({ git: true });
-  server = await startAnthropicServer(script);
-  term = startKeelTerminal({
-    cwd: ws.dir,
-    args: opts.args ?? [],
-    width: opts.width,
-    height: opts.height,
-    env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url },
-  });
-  await term.waitFor(opts.ready ?? /ask mode/);
-  return { term, server };
-}
+const start = (script: ScriptStep[], opts: { args?: string[]; width?: number; height?: number; ready?: RegExp } = {}) => fixture.start(script, opts);
 
 /** The text of the tool_result the model got back in request `n`. */
 function toolResultText(s: ScriptedServer, n: number, index = 0): string {

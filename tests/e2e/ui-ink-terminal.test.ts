@@ -1,30 +1,13 @@
 /** The Ink UI and the terminal itself: bracketed paste on and off, resizing, and leaving on a signal. */
-import { afterEach, describe, expect, it } from 'vitest';
-import { say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { describe, expect, it } from 'vitest';
+import { say, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux, type Terminal } from '../helpers/tmux.js';
 import { streamedAnswer } from '../helpers/ui-fixtures.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
+const fixture = terminalFixture();
 
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
-
-async function start(script: ScriptStep[], opts: { width?: number; height?: number } = {}) {
-  ws = makeWorkspace({ git: true });
-  server = await startAnthropicServer(script);
-  term = startKeelTerminal({ cwd: ws.dir, width: opts.width, height: opts.height, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
-  await term.waitFor(/ask mode/);
-  return { term, server };
-}
+const start = (script: ScriptStep[], opts: { width?: number; height?: number } = {}) => fixture.start(script, opts);
 
 const sentPrompt = (s: ScriptedServer, n = 0): string => {
   const content = s.requests[n].body.messages.at(-1).content;
@@ -78,11 +61,11 @@ describe.skipIf(!hasTmux)('bracketed paste', () => {
   }
 
   it('a crash turns bracketed paste off too', async () => {
-    ws = makeWorkspace({ git: true });
-    server = await startAnthropicServer([]);
+    const ws = fixture.workspace();
+    const server = await fixture.server([]);
     // Preloaded into keel: an exception nobody catches, once the UI is up.
     const crash = ws.write('crash.mjs', "setTimeout(() => { throw new Error('a crash for the test'); }, 1500);\n");
-    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url, NODE_OPTIONS: `--import=${crash}` } });
+    const term = fixture.terminal({ ws, server, env: { NODE_OPTIONS: `--import=${crash}` } });
     await term.waitFor(/ask mode/);
     const end = await term.waitFor(/EXIT=\d+/);
     expect(end).toContain('a crash for the test');

@@ -1,45 +1,19 @@
 import { existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
-import { hasTmux, readBytes, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux, readBytes, send } from '../helpers/tmux.js';
 import { recordSession, streamedAnswer } from '../helpers/ui-fixtures.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import type { Workspace } from '../helpers/workspace.js';
 import { runKeel } from '../helpers/cli.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
-
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
+const fixture = terminalFixture();
 
 /** A workspace, a scripted server and keel's Ink UI on a terminal, with the prompt on screen. */
-async function start(script: ScriptStep[], opts: { args?: string[]; width?: number; height?: number; env?: Record<string, string>; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp } = {}) {
-  ws = makeWorkspace({ git: true });
-  await opts.prepare?.(ws);
-  server = await startAnthropicServer(script);
-  term = startKeelTerminal({
-    cwd: ws.dir,
-    args: opts.args ?? [],
-    width: opts.width,
-    height: opts.height,
-    env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url, ...opts.env },
-  });
-  await term.waitFor(opts.waitFor ?? /ask mode/);
-  return { ws, server, term };
-}
-
-/** Types a prompt once the prompt line is empty and ready, then presses Enter. */
-function send(t: Terminal, text: string): void {
-  t.type(text);
-  t.keys('Enter');
+function start(script: ScriptStep[], opts: { args?: string[]; width?: number; height?: number; env?: Record<string, string>; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp } = {}) {
+  const { waitFor, ...rest } = opts;
+  return fixture.start(script, { ...rest, ready: waitFor ?? /ask mode/ });
 }
 
 describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
@@ -67,9 +41,7 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
   });
 
   it('type-ahead: a line and Enter typed before the prompt is drawn are sent', async () => {
-    ws = makeWorkspace({ git: true });
-    server = await startAnthropicServer([say('typed ahead and answered')]);
-    term = startKeelTerminal({ cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
+    const { server, term } = await fixture.start([say('typed ahead and answered')], { ready: false });
     // At once, while keel starts: the terminal is still in its line mode, so the line arrives whole, Enter as \n.
     term.type('hello before start');
     term.keys('Enter');
@@ -198,13 +170,12 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
   });
 
   it('keel --resume without an id shows a picker that searches as you type', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     const older = await recordSession(ws, 1, 'a question about apples');
     const newer = await recordSession(ws, 1, 'a question about pears');
     expect(older).not.toBe(newer);
-    server = await startAnthropicServer([say('resumed and answering')]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--resume'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
-    const t = term;
+    const server = await fixture.server([say('resumed and answering')]);
+    const t = fixture.terminal({ ws, server, args: ['--resume'] });
     await t.waitFor(/Resume a session/);
     expect(t.screen()).toMatch(/pears[\s\S]*apples/);
     t.type('apples');
@@ -225,11 +196,11 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
   });
 
   it('keel --continue resumes the newest session and shows its conversation', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     await recordSession(ws, 1, 'the older one');
     await recordSession(ws, 2, 'the newest one');
-    server = await startAnthropicServer([say('continued')]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const server = await fixture.server([say('continued')]);
+    const term = fixture.terminal({ ws, server, args: ['--continue'] });
     const screen = await term.waitFor(/Resumed session .* \(4 messages\)/);
     expect(screen).toMatch(/> the newest one\nanswer 1: [^\n]*\n> question 2\nanswer 2:/);
     expect(screen).not.toContain('the older one');
@@ -285,10 +256,10 @@ describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
   const ROWS = 20;
 
   async function streamOnce(exchanges: number): Promise<ReturnType<typeof analyse>> {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     const id = await recordSession(ws, exchanges);
-    server = await startAnthropicServer([streamedAnswer(TOKENS, 'END-OF-ANSWER', 40)]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--resume', id], height: ROWS, width: 100, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
+    const server = await fixture.server([streamedAnswer(TOKENS, 'END-OF-ANSWER', 40)]);
+    const term = fixture.terminal({ ws, server, args: ['--resume', id], height: ROWS, width: 100 });
     await term.waitFor(/Resumed session .* \(\d+ messages\)/, { history: true });
     await term.waitFor(/ask mode/);
     const file = path.join(ws.dir, '..', 'bytes.log');
@@ -302,12 +273,7 @@ describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
     term.stopRecording();
     const bytes = readBytes(file);
     rmSync(file, { force: true });
-    term.kill();
-    term = undefined;
-    await server.close();
-    server = undefined;
-    ws.cleanup();
-    ws = undefined;
+    await fixture.cleanup();
     return analyse(bytes);
   }
 
@@ -328,7 +294,7 @@ describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
 
 describe.skipIf(!hasTmux)('the Ink UI on small and plain terminals', () => {
   it('works in 40 columns and 10 rows, with NO_COLOR and a non-UTF-8 locale', async () => {
-    const { term: t } = await start([callTool('bash', { command: 'echo small-screen-ok' }), say('fits')], {
+    const { term: t, ws } = await start([callTool('bash', { command: 'echo small-screen-ok' }), say('fits')], {
       width: 40,
       height: 10,
       env: { NO_COLOR: '1', LANG: 'C', LC_ALL: 'C' },
@@ -348,6 +314,6 @@ describe.skipIf(!hasTmux)('the Ink UI on small and plain terminals', () => {
     expect(params.filter((p) => /^(3[0-8]|4[0-8]|9[0-7]|10[0-7])$/.test(p)), styled).toEqual([]);
     expect(params).toContain('7');
     expect(params).toContain('2');
-    expect(existsSync(ws!.home)).toBe(true);
+    expect(existsSync(ws.home)).toBe(true);
   });
 });

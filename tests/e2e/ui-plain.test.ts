@@ -2,33 +2,20 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { historyFile } from '../../plugins/session-store/prompt-history.js';
-import { hasTmux, readBytes, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { hasTmux, readBytes, send } from '../helpers/tmux.js';
 import { recordSession } from '../helpers/ui-fixtures.js';
-import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import type { Workspace } from '../helpers/workspace.js';
 
-let ws: Workspace | undefined;
-let term: Terminal | undefined;
-let server: ScriptedServer | undefined;
+const fixture = terminalFixture();
 
-afterEach(async () => {
-  term?.kill();
-  await server?.close();
-  ws?.cleanup();
-  term = undefined;
-  server = undefined;
-  ws = undefined;
-});
-
-async function start(script: ScriptStep[], opts: { args?: string[]; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp; flag?: boolean; width?: number; env?: Record<string, string> } = {}) {
-  ws = makeWorkspace({ git: true });
-  await opts.prepare?.(ws);
-  server = await startAnthropicServer(script);
-  term = startKeelTerminal({ cwd: ws.dir, width: opts.width, args: [...(opts.flag === false ? [] : ['--ui', 'plain']), ...(opts.args ?? [])], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url, ...opts.env } });
-  await term.waitFor(opts.waitFor ?? /^> ?$/m);
-  return { ws, server, term };
+/** The plain UI (or, with `flag: false`, the UI keel picks itself) on a terminal, with the prompt on screen. */
+function start(script: ScriptStep[], opts: { args?: string[]; prepare?: (ws: Workspace) => Promise<void> | void; waitFor?: RegExp; flag?: boolean; width?: number; env?: Record<string, string> } = {}) {
+  const { flag, waitFor, args = [], ...rest } = opts;
+  return fixture.start(script, { ...rest, args: [...(flag === false ? [] : ['--ui', 'plain']), ...args], ready: waitFor ?? /^> ?$/m });
 }
 
 /** Writes this project's prompt history, oldest first, as earlier runs would have left it. */
@@ -43,11 +30,6 @@ function lastPrompt(body: { messages: Array<{ role: string; content: unknown }> 
   const content = body.messages.at(-1)?.content;
   if (typeof content === 'string') return content;
   return (content as Array<{ type: string; text?: string }>).filter((b) => b.type === 'text').map((b) => b.text).join('');
-}
-
-function send(t: Terminal, text: string): void {
-  t.type(text);
-  t.keys('Enter');
 }
 
 describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
@@ -168,12 +150,11 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
   });
 
   it('keel --resume without an id lists the sessions, filters by text and resumes the one picked', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     await recordSession(ws, 1, 'about apples');
     await recordSession(ws, 1, 'about pears');
-    server = await startAnthropicServer([say('resumed')]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain', '--resume'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
-    const t = term;
+    const server = await fixture.server([say('resumed')]);
+    const t = fixture.terminal({ ws, server, args: ['--ui', 'plain', '--resume'] });
     await t.waitFor(/Number to resume/);
     expect(t.screen()).toMatch(/1\) .*about pears[\s\S]*2\) .*about apples/);
     send(t, 'apples');
@@ -361,9 +342,9 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
   });
 
   it('keel sessions on a terminal hints keel --resume <id>', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     await recordSession(ws, 1, 'listed one');
-    term = startKeelTerminal({ cwd: ws.dir, width: 160, args: ['sessions'], env: { KEEL_HOME: ws.home } });
+    const term = fixture.terminal({ ws, width: 160, args: ['sessions'] });
     const screen = await term.waitFor(/EXIT=\d+/);
     expect(screen).toContain('listed one');
     expect(screen).toMatch(/^Resume one with: keel --resume <id>$/m);
@@ -371,12 +352,11 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
   });
 
   it('--continue resumes the latest session and prints its conversation once', async () => {
-    ws = makeWorkspace({ git: true });
+    const ws = fixture.workspace();
     await recordSession(ws, 1, 'the older one');
     await recordSession(ws, 2, 'the latest one');
-    server = await startAnthropicServer([say('continued')]);
-    term = startKeelTerminal({ cwd: ws.dir, args: ['--ui', 'plain', '--continue'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
-    const t = term;
+    const server = await fixture.server([say('continued')]);
+    const t = fixture.terminal({ ws, server, args: ['--ui', 'plain', '--continue'] });
     await t.waitFor(/Resumed session .* \(4 messages\)/);
     expect(t.screen()).toMatch(/^> the latest one$[\s\S]*^answer 1: [\s\S]*^> question 2$/m);
     send(t, 'go on');

@@ -29,8 +29,8 @@ export interface Terminal {
   paste(text: string): void;
   /** Pastes the contents of `file` the same way (tmux load-buffer: a paste too large for a command line). */
   pasteFile(file: string): void;
-  /** Waits until the screen (or the history) matches, else throws with what was there. */
-  waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
+  /** Waits until the screen (or the history) matches, or contains the text, else throws with what was there. */
+  waitFor(pattern: RegExp | string, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
   /** The whole pane with lines the terminal wrapped joined again (as they were written). */
   joinedHistory(): string;
   /** Resizes the window (the program gets SIGWINCH). */
@@ -77,10 +77,10 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
       let seen = '';
       while (Date.now() < deadline) {
         seen = history ? terminal.history() : terminal.screen();
-        if (pattern.test(seen)) return seen;
+        if (typeof pattern === 'string' ? seen.includes(pattern) : pattern.test(seen)) return seen;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`the terminal never showed ${pattern}; it showed:\n${seen}`);
+      throw new Error(`the terminal never showed ${typeof pattern === 'string' ? JSON.stringify(pattern) : pattern}; it showed:\n${seen}`);
     },
     joinedHistory: () => tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', 'ui'),
     resize: (width, height) => void tmux('resize-window', '-t', 'ui', '-x', String(width), '-y', String(height)),
@@ -94,6 +94,12 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
     kill: () => void spawnSync('tmux', ['-L', socket, 'kill-server']),
   };
   return terminal;
+}
+
+/** Types a line and presses Enter. */
+export function send(t: Terminal, text: string): void {
+  t.type(text);
+  t.keys('Enter');
 }
 
 export function readBytes(file: string): string {

@@ -1,8 +1,10 @@
 /** Fixtures shared by the UI end-to-end tests: sessions made in process, and streams of many small deltas. */
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { runAgent } from '../../kernel/index.js';
 import queryAnthropic from '../../plugins/query-anthropic/index.js';
 import sessionStore, { type SessionStoreService } from '../../plugins/session-store/index.js';
+import { projectDir } from '../../plugins/session-store/paths.js';
 import { say, startAnthropicServer, type BeforeEvent, type ScriptedTurn } from './anthropic-server.js';
 import { testKernel, testSession } from './kernel.js';
 import type { Workspace } from './workspace.js';
@@ -39,4 +41,21 @@ export function streamedAnswer(tokens: number, last: string, gapMs = 5): Scripte
       }
     },
   });
+}
+
+/** A session file in the store's format: a header, then `exchanges` × (prompt, tool call, tool result, answer). */
+export function writeSession(home: string, project: string, id: string, exchanges: number): void {
+  const dir = projectDir(home, project);
+  mkdirSync(dir, { recursive: true });
+  const lines: object[] = [{ type: 'header', version: 1, id, cwd: project, projectRoot: project, model: 'claude-test', createdAt: new Date().toISOString() }];
+  const message = (m: unknown) => ({ type: 'message', at: Date.now(), message: m });
+  for (let n = 0; n < exchanges; n++) {
+    lines.push(
+      message({ role: 'user', content: `request number ${n}` }),
+      message({ role: 'assistant', content: [{ type: 'text', text: `looking ${n}` }, { type: 'tool_use', id: `toolu_${n}`, name: 'read_file', input: { path: `f${n}.ts` } }] }),
+      message({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: `contents ${n}` }] }),
+      message({ role: 'assistant', content: [{ type: 'text', text: `answer number ${n}` }] }),
+    );
+  }
+  writeFileSync(path.join(dir, `${id}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
 }

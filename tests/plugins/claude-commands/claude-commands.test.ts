@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { formatContext, measureContext } from '../../../plugins/claude-commands/
 import { conversationMarkdown, writeExport } from '../../../plugins/claude-commands/export.js';
 import { reviewPrompt } from '../../../plugins/claude-commands/review.js';
 import systemPrompt from '../../../plugins/system-prompt/index.js';
+import { safeFiles } from '../../../plugins/tools-fs/safe-files.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 
 const temps: string[] = [];
@@ -52,10 +53,19 @@ describe('/export', () => {
   it('writes a new file, and never over one that exists', async () => {
     const dir = temp();
     const file = path.join(dir, 'deep', 'chat.md');
-    await writeExport(file, 'one');
+    await writeExport(safeFiles, file, 'one');
     expect(readFileSync(file, 'utf8')).toBe('one');
-    await expect(writeExport(file, 'two')).rejects.toThrow(`${file} already exists; name another file`);
+    await expect(writeExport(safeFiles, file, 'two')).rejects.toThrow(`${file} already exists; name another file`);
     expect(readFileSync(file, 'utf8')).toBe('one');
+  });
+
+  it("writing a file without the file tools' safe-files service says which plugin offers it; /export alone still prints", async () => {
+    const dir = temp();
+    const kernel = testKernel([claudeCommands()], { cwd: dir });
+    const session = await testSession(kernel, { cwd: dir });
+    await expect(run(kernel, session, 'export', 'chat.md')).rejects.toThrow("writing a file needs the file tools' safe-files service (plugin tools-fs), which this agent does not have; /export alone prints the conversation");
+    expect(existsSync(path.join(dir, 'chat.md'))).toBe(false);
+    expect(await run(kernel, session, 'export')).toMatch(/^# Keel session /);
   });
 });
 

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Kernel, Plugin, QueryRequest, Session } from '../../../kernel/index.js';
 import instructions from '../../../plugins/instructions/index.js';
 import toolAgent from '../../../plugins/tool-agent/index.js';
+import toolsFs from '../../../plugins/tools-fs/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 
 const temps: string[] = [];
@@ -13,7 +14,7 @@ afterEach(() => {
 });
 
 /** A `query` service that answers with `reply` and records what it was asked. */
-function fakeQuery(reply: string, asked: Array<Pick<QueryRequest, 'system' | 'messages'>>): Plugin {
+function fakeQuery(reply: string, asked: Array<Pick<QueryRequest, 'system' | 'messages'>>, whileAsked?: () => void): Plugin {
   return {
     name: 'fake-query',
     kernel: '^1.0.0',
@@ -21,13 +22,14 @@ function fakeQuery(reply: string, asked: Array<Pick<QueryRequest, 'system' | 'me
       k.services.provide('query', {
         ask: async (request) => {
           asked.push(request);
+          whileAsked?.();
           return { model: 'm', content: [{ type: 'text', text: reply, citations: null }], stopReason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } };
         },
       }),
   };
 }
 
-async function setup(reply = 'You check things.') {
+async function setup(reply = 'You check things.', opts: { fileTools?: boolean; whileAsked?: () => void } = {}) {
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'keel-agents-')));
   temps.push(root);
   const project = path.join(root, 'project');
@@ -35,7 +37,8 @@ async function setup(reply = 'You check things.') {
   mkdirSync(project);
   mkdirSync(home);
   const asked: Array<Pick<QueryRequest, 'system' | 'messages'>> = [];
-  const kernel = testKernel([instructions(), fakeQuery(reply, asked), toolAgent()], { cwd: project, projectRoot: project, keelHome: home, trusted: true });
+  const plugins = [instructions(), fakeQuery(reply, asked, opts.whileAsked), ...(opts.fileTools === false ? [] : [toolsFs()]), toolAgent()];
+  const kernel = testKernel(plugins, { cwd: project, projectRoot: project, keelHome: home, trusted: true });
   const session = await testSession(kernel, { cwd: project, projectRoot: project });
   const run = (args: string) => kernel.commands.get('agents')!.run(args, { kernel, session, print: () => undefined, signal: new AbortController().signal });
   return { kernel: kernel as Kernel, session: session as Session, project, home, asked, run };
@@ -62,6 +65,23 @@ describe('/agents', () => {
     expect(readFileSync(path.join(home, 'agents', 'helper.md'), 'utf8')).toContain('name: helper');
     await expect(run('create helper --user again')).rejects.toThrow(`${path.join(home, 'agents', 'helper.md')} already exists; edit it, or pick another name`);
     expect(asked).toHaveLength(1);
+  });
+
+  it('a file that appears while the model writes the prompt is left as it is', async () => {
+    let target = '';
+    const { run, home } = await setup('You help.', { whileAsked: () => writeFileSync(target, 'written meanwhile\n') });
+    target = path.join(home, 'agents', 'late.md');
+    mkdirSync(path.dirname(target), { recursive: true });
+    await expect(run('create late --user helps')).rejects.toThrow(`${target} already exists; edit it, or pick another name`);
+    expect(readFileSync(target, 'utf8')).toBe('written meanwhile\n');
+    expect(readdirSync(path.dirname(target))).toEqual(['late.md']);
+  });
+
+  it("without the file tools' safe-files service, create says which plugin offers it and asks the model nothing", async () => {
+    const { run, asked, project } = await setup('You help.', { fileTools: false });
+    await expect(run('create helper helps')).rejects.toThrow("creating an agent file needs the file tools' safe-files service (plugin tools-fs), which this agent does not have");
+    expect(asked).toHaveLength(0);
+    expect(existsSync(path.join(project, '.claude', 'agents', 'helper.md'))).toBe(false);
   });
 
   it('names what is wrong: a bad name, no description, an unknown agent or action, a broken file', async () => {

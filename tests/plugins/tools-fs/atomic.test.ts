@@ -1,7 +1,7 @@
 import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { removeFile, replaceFile } from '../../../plugins/tools-fs/atomic.js';
+import { createFile, removeFile, replaceFile } from '../../../plugins/tools-fs/atomic.js';
 import { OpenError } from '../../../plugins/tools-fs/safe-open.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 
@@ -85,5 +85,43 @@ describe('replaceFile and removeFile', () => {
     await removeFile(file, { shown: 'h.txt', expect: identity(file) });
     expect(() => lstatSync(file)).toThrow();
     await removeFile(file, { shown: 'h.txt', expect: 'absent' });
+  });
+});
+
+describe('createFile', () => {
+  it('creates a new file and its folders whole, with the mode asked for and no temporary file left', async () => {
+    const file = path.join(ws.dir, 'new', 'deep', 'a.md');
+    await createFile(file, Buffer.from('fresh\n'), { shown: 'new/deep/a.md', mode: 0o640 });
+    expect(readFileSync(file, 'utf8')).toBe('fresh\n');
+    expect(statSync(file).mode & 0o777).toBe(0o640);
+    expect(statSync(file).nlink).toBe(1);
+    expect(readdirSync(path.dirname(file))).toEqual(['a.md']);
+  });
+
+  it('never replaces what is at the name: a file, a symbolic link (to a file outside, or to nothing), a folder', async () => {
+    const file = ws.write('b.md', 'mine\n');
+    const err = await refusal(createFile(file, Buffer.from('x'), { shown: 'b.md', mode: 0o644 }));
+    expect([err.kind, err.message]).toEqual(['exists', 'b.md already exists']);
+    expect(readFileSync(file, 'utf8')).toBe('mine\n');
+
+    const link = path.join(ws.dir, 'c.md');
+    symlinkSync(path.join(outside, 'secret.txt'), link);
+    expect((await refusal(createFile(link, Buffer.from('x'), { shown: 'c.md', mode: 0o644 }))).kind).toBe('exists');
+    const dangling = path.join(ws.dir, 'd.md');
+    symlinkSync(path.join(outside, 'planted.txt'), dangling);
+    expect((await refusal(createFile(dangling, Buffer.from('x'), { shown: 'd.md', mode: 0o644 }))).kind).toBe('exists');
+    expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');
+    expect(readdirSync(outside)).toEqual(['secret.txt']);
+
+    mkdirSync(path.join(ws.dir, 'e.md'));
+    expect((await refusal(createFile(path.join(ws.dir, 'e.md'), Buffer.from('x'), { shown: 'e.md', mode: 0o644 }))).kind).toBe('exists');
+    expect(readdirSync(ws.dir).filter((n) => n.includes('keel'))).toEqual([]);
+  });
+
+  it('refuses a folder in the path that is a symbolic link now', async () => {
+    symlinkSync(outside, path.join(ws.dir, 'out'));
+    const err = await refusal(createFile(path.join(ws.dir, 'out', 'f.md'), Buffer.from('x'), { shown: 'out/f.md', mode: 0o644 }));
+    expect(err.message).toContain('a folder in the path of out/f.md now leads to');
+    expect(readdirSync(outside)).toEqual(['secret.txt']);
   });
 });

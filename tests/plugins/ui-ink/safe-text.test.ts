@@ -34,7 +34,13 @@ describe('text from outside the UI, made safe for a terminal', () => {
     expect(value.call.input.command).toBe('a\rb');
   });
 
-  it('the plain UI drops the controls (C1 too) and shows the bidirectional marks', () => {
-    expect(clean('a\x1b[2Kb\u009bc\u202Ed')).toBe('abc<U+202E>d');
+  it('the plain UI shows the controls in the same notation (C1 and the bidirectional marks too) and drops only colours', () => {
+    expect(clean('a\x1b[2Kb\u009bc\u202Ed\x1b[31;1mred\x1b[0m \x1b]52;c;eA==\x07\r\n')).toBe('a^[[2Kb<U+009B>c<U+202E>dred ^[]52;c;eA==^G\n');
+    expect(clean('\x1b[8mhidden\x1b[28m')).toBe('hidden');
+  });
+
+  it('is the kernel\'s notation, the one keel -p uses on a terminal', async () => {
+    const kernel = await import('../../../kernel/index.js');
+    expect(visibleControls).toBe(kernel.visibleControls);
   });
 });

@@ -5,7 +5,7 @@ import { markupClosed, MarkdownStream } from '../../../plugins/ui-ink/markdown.j
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import type { AgentEvent } from '../../../kernel/index.js';
-import { userItems } from '../../../plugins/session-store/user-items.js';
+import { transcript } from '../../../plugins/session-store/user-items.js';
 
 const paint = makePaint(false);
 const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
@@ -181,7 +181,7 @@ describe('the transcript', () => {
     t.printHistory([
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: [{ type: 'text', text: 'hello **there**' }, { type: 'tool_use', id: 'x', name: 'read_file', input: { path: 'a.md' } }] },
-    ], userItems);
+    ], transcript);
     t.endTurn();
     expect(printed.map((i) => i.text)).toEqual(['> hi', 'hello **there**\n● read_file(a.md)']);
   });
@@ -265,7 +265,7 @@ describe('events of other plugins, read by shape', () => {
           { type: 'text', text: 'found it' },
         ],
       },
-    ] as never, userItems);
+    ] as never, transcript);
     await flushed();
     expect(printed.map((i) => i.text)).toEqual(['● Web search "q1" · 1 result\nfound it']);
   });

@@ -1,8 +1,10 @@
 /**
- * How much of a resumed conversation is drawn into the scrollback. Drawing goes through Ink's <Static>, whose cost
- * and memory grow with the rows drawn (a 10 000-message session took 18–35 s and 670 MiB before the prompt answered;
- * bench/ui-resume.mjs), so only the conversation's end is drawn, up to a budget of terminal rows, and one line says
- * how many earlier messages are not shown. The model still gets the whole conversation; only the drawing is cut.
+ * How much of a resumed conversation a UI prints into the scrollback (part of the `transcript` service, so the Ink
+ * and plain UIs print the same end). In the Ink UI drawing goes through <Static>, whose cost and memory grow with the
+ * rows drawn (a 10 000-message session took 18–35 s and 670 MiB before the prompt answered; bench/ui-resume.mjs);
+ * the plain UI would print tens of thousands of lines. So only the conversation's end is printed, up to a budget of
+ * terminal rows, and one line says how many earlier messages are not shown. The model still gets the whole
+ * conversation; only the printing is cut.
  */
 
 /**
