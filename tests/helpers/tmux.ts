@@ -72,7 +72,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
       tmux('load-buffer', '-b', 'keel-paste', file);
       tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
     },
-    async waitFor(pattern, { history = false, timeoutMs = 20_000 } = {}) {
+    async waitFor(pattern, { history = false, timeoutMs = 30_000 } = {}) {
       const deadline = Date.now() + timeoutMs;
       let seen = '';
       while (Date.now() < deadline) {

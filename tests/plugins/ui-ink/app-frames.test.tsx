@@ -14,6 +14,7 @@ import { QuestionQueue } from '../../../plugins/ui-ink/questions.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { testKernel } from '../../helpers/kernel.js';
+import { until } from '../../helpers/until.js';
 
 /** A terminal as Ink sees it: a TTY of fixed size that keeps every write. */
 class FakeTerminal extends EventEmitter {
@@ -59,16 +60,6 @@ afterEach(() => {
   unmount = undefined;
 });
 
-const tick = (ms = 2) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until `check` holds (the machine may be loaded: nothing here is timed), failing after 10 s. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await tick(5);
-  }
-}
 
 async function mountApp(columns: number, rows: number) {
   const kernel = testKernel([], { model: 'test-model' });
@@ -99,11 +90,11 @@ describe('the Ink UI while a long answer streams', () => {
   it('draws frames whose size does not grow with the answer: finished rows go to the scrollback once, the frame holds the row being written', async () => {
     const columns = 100;
     const { transcript, stdout } = await mountApp(columns, 30);
-    await tick(20);
-    transcript.startTurn();
-    await tick(20);
-    // What a frame with an empty answer costs: the live region (prompt, footer) redrawn.
+    await until(() => stdout.writes.length > 0, 'the first frame');
+    // What a frame with an empty answer costs: the live region (prompt, footer) redrawn. (Starting the turn
+    // draws nothing new: the screen is the same.)
     const base = Math.max(...stdout.writes.map((w) => w.length));
+    transcript.startTurn();
     // One paragraph with no newline, as the bench streams it (bench/ui.mjs), 400 pieces: about 15 rows of 100.
     const marks: number[] = [];
     for (let i = 0; i < 400; i++) {

@@ -5,6 +5,7 @@ import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import type { MessageParam } from '../../../kernel/index.js';
 import { userItems } from '../../../plugins/session-store/user-items.js';
+import { until } from '../../helpers/until.js';
 
 const lines = (n: number) => (m: number) => Array.from({ length: n }, (_, i) => `m${m} line${i}`);
 
@@ -55,7 +56,7 @@ describe('the end of a resumed conversation that is drawn', () => {
     const messages: MessageParam[] = [];
     for (let n = 0; n < 2_500; n++) messages.push({ role: 'user', content: `prompt ${n}` }, { role: 'assistant', content: [{ type: 'text', text: `answer ${n}` }] });
     t.printHistory(messages, userItems);
-    await new Promise((r) => setTimeout(r, 10));
+    await until(() => printed.some((i) => i.text === 'answer 2499'), 'the end of the history to be printed');
     const texts = printed.map((i) => i.text);
     expect(texts[0]).toMatch(/^… 4,\d{3} earlier messages not shown here/);
     expect(texts.at(-1)).toBe('answer 2499');
