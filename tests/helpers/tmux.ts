@@ -29,8 +29,12 @@ export interface Terminal {
   paste(text: string): void;
   /** Pastes the contents of `file` the same way (tmux load-buffer: a paste too large for a command line). */
   pasteFile(file: string): void;
-  /** Waits until the screen (or the history) matches, else throws with what was there. */
-  waitFor(pattern: RegExp, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
+  /**
+   * Waits until the screen (or the history) matches `pattern` (a string: contains it), else throws with what was
+   * there; returns what matched. Poll with this after every key: the screen is read as tmux has it, mid-frame
+   * perhaps, and a program on a loaded machine draws late.
+   */
+  waitFor(pattern: RegExp | string, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
   /** The whole pane with lines the terminal wrapped joined again (as they were written). */
   joinedHistory(): string;
   /** Resizes the window (the program gets SIGWINCH). */
@@ -77,10 +81,10 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
       let seen = '';
       while (Date.now() < deadline) {
         seen = history ? terminal.history() : terminal.screen();
-        if (pattern.test(seen)) return seen;
+        if (typeof pattern === 'string' ? seen.includes(pattern) : pattern.test(seen)) return seen;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`the terminal never showed ${pattern}; it showed:\n${seen}`);
+      throw new Error(`the terminal never showed ${typeof pattern === 'string' ? JSON.stringify(pattern) : pattern} within ${timeoutMs} ms; it showed:\n${seen}`);
     },
     joinedHistory: () => tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', 'ui'),
     resize: (width, height) => void tmux('resize-window', '-t', 'ui', '-x', String(width), '-y', String(height)),
