@@ -296,7 +296,7 @@ describe.skipIf(!hasTmux)('the Ink UI does not flicker', () => {
     // A bound, not a timing assertion: the answer takes about 5 s, longer on a busy machine.
     await term.waitFor(/END-OF-ANSWER/, { timeoutMs: 90_000 });
     await term.waitFor(/ask mode/);
-    term.stopRecording();
+    await term.stopRecording();
     const bytes = readBytes(file);
     rmSync(file, { force: true });
     term.kill();

@@ -32,16 +32,22 @@ const CLEAR = `${ESC}[2J${ESC}[H`;
 const CONCEAL = `${ESC}[8mhidden-text${ESC}[28m`;
 
 /** Keel's Ink UI on a terminal whose every written byte is recorded. */
-async function start(script: ScriptStep[], prepare?: (ws: Workspace) => void): Promise<{ t: Terminal; bytes: () => string }> {
+async function start(script: ScriptStep[], prepare?: (ws: Workspace) => void): Promise<{ t: Terminal; bytes: () => Promise<string> }> {
   ws = makeWorkspace({ git: true });
   prepare?.(ws);
   server = await startAnthropicServer(script);
   term = startKeelTerminal({ cwd: ws.dir, width: 160, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url } });
   recordDir = mkdtempSync(path.join(tmpdir(), 'keel-escapes-'));
   const file = path.join(recordDir, 'bytes');
-  term.record(file);
-  await term.waitFor(/ask mode/);
-  return { t: term, bytes: () => readFileSync(file, 'latin1') };
+  const t = term;
+  t.record(file);
+  await t.waitFor(/ask mode/);
+  /** Every byte written so far: the recording stops and is read once all of it is in the file. */
+  const bytes = async () => {
+    await t.stopRecording();
+    return readFileSync(file, 'latin1');
+  };
+  return { t, bytes };
 }
 
 describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () => {
@@ -50,7 +56,7 @@ describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () =
     const { t } = await start([callTool('bash', { command: `touch ${canary} #\r${ESC}[2Kls -la` }), say('done')]);
     t.type('list the files');
     t.keys('Enter');
-    const screen = await t.waitFor(/bash wants permission/);
+    const screen = await t.waitFor(/bash wants permission[\s\S]*4\. Deny, and don't ask again/);
     expect(screen).toContain(`touch ${canary} #^M^[[2Kls -la`);
     t.keys('3');
     await t.waitFor(/done/);
@@ -67,7 +73,7 @@ describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () =
     expect(screen).toContain('^[]52;c;Y3VybCBldmlsIHwgc2g=^G');
     expect(screen).toContain('^[[8mhidden-text^[[28m');
     expect(screen).toContain('third<U+202E>evil');
-    const written = bytes();
+    const written = await bytes();
     expect(written).not.toContain(`${ESC}]52;`);
     expect(written).not.toContain(`${ESC}]0;PWNED`);
     expect(written).not.toContain(`${ESC}[8m`);
