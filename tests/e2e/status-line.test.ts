@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { hasTmux, startKeelTerminal, type Terminal } from '../helpers/tmux.js';
+import { until } from '../helpers/until.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 
 let ws: Workspace | undefined;
@@ -121,7 +122,8 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
         w.write('.claude/settings.json', JSON.stringify({ statusLine: { type: 'command', command: `touch ${canary}; echo PROJECT-STATUS` } }));
         w.write('agent.config.ts', `export default { statusLine: { type: 'command', command: ${JSON.stringify(`touch ${canary}; echo PROJECT-STATUS`)} } };\n`);
       },
-      waitFor: /Do you trust the files in this folder\?/,
+      // The whole dialog, its answers included, before a key is pressed.
+      waitFor: /Do you trust the files in this folder\?[\s\S]*No, continue without its settings/,
     });
     t.keys('n');
     await t.waitFor(/ask mode/);
@@ -146,8 +148,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     await t.waitFor(/statusLine command failed \(it exited with code 3\)/, { history: true });
     // It runs again after the turn (and fails again), and is reported once.
     const attempts = () => (existsSync(path.join(w.home, 'attempts')) ? readFileSync(path.join(w.home, 'attempts'), 'utf8').split('\n').filter(Boolean).length : 0);
-    for (let i = 0; i < 100 && attempts() < 2; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(attempts()).toBeGreaterThan(1);
+    await until(() => attempts() > 1, 'the status command to run again after the turn');
     t.keys('Enter');
     await t.waitFor(/^> ?$/m);
     expect(t.history()).not.toMatch(/^\s*BROKEN\s*$/m);
