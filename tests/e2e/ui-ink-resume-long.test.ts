@@ -43,7 +43,9 @@ describe.skipIf(!hasTmux)('resuming a long session in the Ink UI', () => {
     writeSession(ws.home, ws.dir, 'long-one', 1000);
     server = await startAnthropicServer([say('the next answer')]);
     term = startKeelTerminal({ cwd: ws.dir, width: 120, args: ['--resume', 'long-one'], env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url } });
-    await term.waitFor(/Resumed session long-one \(4000 messages\)/, { timeoutMs: 30_000 });
+    await term.waitFor(/Resumed session long-one \(4000 messages\)/, { timeoutMs: 60_000 });
+    // The end of the conversation drawn (it may come after that line).
+    await term.waitFor('answer number 999', { history: true });
     const history = term.joinedHistory();
     const note = /… ([\d,]+) earlier messages not shown here \(the model still has the whole conversation\)/.exec(history);
     expect(note).not.toBeNull();
