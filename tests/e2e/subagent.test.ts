@@ -5,6 +5,7 @@ import { callTool, callTools, say } from '../helpers/anthropic-server.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
 import { conversation, routeConversations, toolNamesOf, toolResultsOf } from '../helpers/conversations.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 
@@ -29,13 +30,6 @@ function groupAlive(pgid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until(check: () => boolean, what: string, limitMs = 15_000): Promise<void> {
-  for (let waited = 0; !check(); waited += 50) {
-    if (waited > limitMs) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

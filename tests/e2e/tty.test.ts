@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { KEEL_BIN } from '../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { until } from '../helpers/until.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 /** A private tmux server for this file, never the user's. */
@@ -27,12 +28,14 @@ afterAll(() => {
 
 async function screenUntil(session: string, pattern: RegExp): Promise<string> {
   let screen = '';
-  for (let i = 0; i < 200; i++) {
-    screen = execFileSync('tmux', ['-L', SOCKET, 'capture-pane', '-p', '-t', session]).toString();
-    if (pattern.test(screen)) return screen;
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    return await until(() => {
+      screen = execFileSync('tmux', ['-L', SOCKET, 'capture-pane', '-p', '-t', session]).toString();
+      return pattern.test(screen) && screen;
+    }, `the screen to match ${pattern}`, { everyMs: 50 });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}:\n${screen}`);
   }
-  throw new Error(`screen never matched ${pattern}:\n${screen}`);
 }
 
 describe.skipIf(!hasTmux)('keel on a terminal', () => {

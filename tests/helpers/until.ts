@@ -6,7 +6,7 @@
 
 /** Resolves the first truthy value `check` returns (it may be async), polling every `everyMs`; throws after `timeoutMs`. */
 export async function until<T>(check: () => T | Promise<T>, what: string, opts: { timeoutMs?: number; everyMs?: number } = {}): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
-  const { timeoutMs = 20_000, everyMs = 25 } = opts;
+  const { timeoutMs = 30_000, everyMs = 25 } = opts;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
