@@ -89,7 +89,7 @@ describe('Amazon Bedrock', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('configured\n');
     expect(server.requests[0].path).toBe('/model/us.anthropic.claude-3-5-haiku-20241022-v1:0/invoke-with-response-stream');
-  }, 60_000);
+  });
 
   it('sends a model id given in Bedrock form (ANTHROPIC_MODEL) unchanged', async () => {
     server = await startBedrockServer([say('as given')], CREDS);
@@ -98,7 +98,7 @@ describe('Amazon Bedrock', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('as given\n');
     expect(server.requests[0].path).toBe('/model/anthropic.claude-opus-4-1-20250805-v1:0/invoke-with-response-stream');
-  }, 60_000);
+  });
 
   it('takes a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) instead of signing', async () => {
     server = await startBedrockServer([say('with an API key')], { ...CREDS, bearerToken: 'bedrock-api-key-1' });
@@ -108,7 +108,7 @@ describe('Amazon Bedrock', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('with an API key\n');
     expect(server.requests[0].headers.authorization).toBe('Bearer bedrock-api-key-1');
-  }, 60_000);
+  });
 
   it('refused credentials fail at once with one line naming Bedrock and what to check', async () => {
     server = await startBedrockServer([say('never')], CREDS);
@@ -119,7 +119,7 @@ describe('Amazon Bedrock', () => {
     expect(server.requests[0].refused).toBe('the signature does not match the request');
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^keel: .*Amazon Bedrock refused the credentials \(HTTP 403: .*AWS_PROFILE or AWS_ACCESS_KEY_ID/);
-  }, 60_000);
+  });
 
   it('without any AWS credentials says so, naming the variables to set', async () => {
     server = await startBedrockServer([say('never')], CREDS);
@@ -153,12 +153,12 @@ describe('Amazon Bedrock', () => {
     const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { KEEL_HOME: ws.home }, timeoutMs: 30_000 });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/agent\.config\.json.*bedrock\.region/);
-  }, 60_000);
+  });
 
   it('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX together are refused', async () => {
     ws = makeWorkspace({ git: true });
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, CLAUDE_CODE_USE_BEDROCK: '1', CLAUDE_CODE_USE_VERTEX: '1' }, timeoutMs: 30_000 });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX are both set');
-  }, 60_000);
+  });
 });

@@ -91,7 +91,7 @@ describe('start-up', () => {
     });
     expect(run.code).toBe(0);
     expect(mcpBundle(withServer).length).toBe(1);
-  }, 60_000);
+  });
 });
 
 describe('MCP tools in a headless session', () => {
@@ -122,7 +122,7 @@ describe('MCP tools in a headless session', () => {
     expect(second.code).toBe(0);
     expect(second.stderr).not.toContain('seen for the first time');
     expect(await processesGone(ws.dir)).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('MCP servers over the wire', () => {
@@ -280,7 +280,7 @@ describe('servers that fail', () => {
     expect(run.code).toBe(0);
     expect(text(resultsIn(server, 3)[0]!.content)).toContain('Loaded 1 tool');
     expect(text(resultsIn(server, 4)[0]!.content)).toBe('hello from added_tool');
-  }, 60_000);
+  });
 
   it('caps a 5 MB result and lets the compaction tiers handle the rest', async () => {
     const small = (r: RecordedRequest) => (r.body as { model?: string }).model === 'claude-haiku-5-5';
@@ -297,7 +297,7 @@ describe('servers that fail', () => {
     expect(characters).toBeLessThan(1_000_200);
     expect(result).toContain('Summary: x lines');
     expect(server.messageRequests().filter(small)).toHaveLength(1);
-  }, 60_000);
+  });
 
   it('does not start project servers in an untrusted folder', async () => {
     const { env, ws, server } = await prepare([say('done')]);
@@ -307,7 +307,7 @@ describe('servers that fail', () => {
     expect(run.stderr).toContain(`is not a trusted folder, so its project settings were not loaded (${ws.path('.mcp.json')})`);
     expect(existsSync(path.join(ws.home, 'logs', 'mcp'))).toBe(false);
     expect(toolNames(server.messageRequests()[0]!).some((n) => n.startsWith('mcp__'))).toBe(false);
-  }, 60_000);
+  });
 
   it('names the file of a broken .mcp.json and the flag of a broken --mcp-config', async () => {
     const { env, ws } = await prepare();
@@ -325,7 +325,7 @@ describe('servers that fail', () => {
     expect(run.stderr).toBe('keel: --mcp-config: mcpServers.x.url: Invalid input: expected string, received number\n');
     run = await runKeel(['-p', 'go', '--mcp-config', 'missing.json'], { cwd: ws.dir, env });
     expect(run.stderr).toBe(`keel: --mcp-config: no such file: ${ws.path('missing.json')}\n`);
-  }, 60_000);
+  });
 
   it('shows the servers with /mcp', async () => {
     const { env, ws } = await prepare();
@@ -334,7 +334,7 @@ describe('servers that fail', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('t  connected  stdio  12 tools\n');
     expect(run.stdout).toMatch(/gone {2}(reconnecting|failed) {2}stdio {2}0 tools {2}error: spawn \/nonexistent\/server ENOENT/);
-  }, 60_000);
+  });
 });
 
 describe('signals', () => {
@@ -349,7 +349,7 @@ describe('signals', () => {
     const run = await done;
     expect(run.code).toBe(143);
     expect(await processesGone(ws.dir)).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('OAuth', () => {

@@ -116,7 +116,7 @@ describe('SDK mode (stream-json in and out)', () => {
     // Same session throughout: the third turn's request carries the earlier turns.
     const last: RecordedRequest = server.messageRequests()[5]!;
     expect(JSON.stringify(last.body.messages)).toContain('TURN1 write two files');
-  }, 60_000);
+  });
 
   it('streams partial messages and relays a sub-agent permission question to the host, labelled', async () => {
     const { env, ws } = await prepare([], {
@@ -154,7 +154,7 @@ describe('SDK mode (stream-json in and out)', () => {
     const text = deltas.filter((e) => e.delta?.type === 'text_delta').map((e) => e.delta.text).join('');
     expect(text).toBe('the child is done');
     expect(deltas[deltas.length - 1]).toEqual({ type: 'message_stop' });
-  }, 60_000);
+  });
 
   it('KEEL_SDK_MODE=1 selects SDK mode without flags', async () => {
     const { env, ws } = await prepare([say('sdk by env')]);

@@ -284,7 +284,7 @@ const normalize = (messages: MessageParam[]): unknown =>
 const SEEDS = Array.from({ length: 50 }, (_, i) => i + 1);
 
 describe('crash safety: kill -9 at a seeded point, then resume', () => {
-  it.concurrent.each(SEEDS)('seed %i', { timeout: 60_000 }, async (seed) => {
+  it.concurrent.each(SEEDS)('seed %i', async (seed) => {
     const rand = mulberry32(seed * 7919);
     const killTurn = Math.floor(rand() * (TOOL_TURNS + 1));
     const killDelay = Math.floor(rand() * 160);

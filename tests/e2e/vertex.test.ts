@@ -97,7 +97,7 @@ describe('Google Vertex AI', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('configured\n');
     expect(server.requests[0].path).toBe('/v1/projects/other-project/locations/us-east5/publishers/anthropic/models/claude-haiku-4-5@20251001:streamRawPredict');
-  }, 60_000);
+  });
 
   it('a refused token fails at once with one line naming Vertex and what to check', async () => {
     server = await startVertexServer([say('never')], { project: PROJECT, region: REGION });
@@ -115,7 +115,7 @@ describe('Google Vertex AI', () => {
     } finally {
       await other.close();
     }
-  }, 60_000);
+  });
 
   it('without a region says which variable to set', async () => {
     server = await startVertexServer([say('never')], { project: PROJECT, region: REGION });
@@ -125,7 +125,7 @@ describe('Google Vertex AI', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('Google Vertex AI needs a region: set CLOUD_ML_REGION');
     expect(server.requests).toHaveLength(0);
-  }, 60_000);
+  });
 
   it('credentials that cannot be had say so, naming what to set', async () => {
     server = await startVertexServer([say('never')], { project: PROJECT, region: REGION });

@@ -76,7 +76,7 @@ describe('mcp-bridge in a session', () => {
     // Allow-listed, but the server does not call it read-only.
     expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__u__echo')!.permission).toBe('network');
-  }, 60_000);
+  });
 
   it("reads resources through the mcp service only under the server's rules", async () => {
     const { kernel, session } = await setup([], { t: testServer(ws.dir), u: testServer(ws.dir) }, { deny: ['mcp__u__*', 'mcp__t__echo'] });
@@ -85,7 +85,7 @@ describe('mcp-bridge in a session', () => {
     expect(await mcp.readResource('t', 'mem://note', session)).toEqual([{ uri: 'mem://note', mimeType: 'text/plain', text: 'the note resource says 42' }]);
     await expect(mcp.readResource('u', 'mem://note', session)).rejects.toThrow('the permission rule "mcp__u__*" denies MCP server u');
     await expect(mcp.readResource('nope', 'mem://note', session)).rejects.toThrow('no MCP server named nope');
-  }, 60_000);
+  });
 
   it('maps content, keeps isError and structuredContent, and publishes progress as events', async () => {
     const { kernel, session, events } = await setup(
