@@ -95,7 +95,7 @@ function startWorker(f: Fleet, args: string[] = []): Worker {
 
 function submit(f: Fleet, tasks: Array<Record<string, unknown>>): Promise<KeelRun> {
   const file = f.ws.write('tasks.jsonl', tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
-  return runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env, timeoutMs: 30_000 });
+  return runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env });
 }
 
 const finished = (f: Fleet, n: number) =>
@@ -105,7 +105,7 @@ const finished = (f: Fleet, n: number) =>
   });
 
 async function results(f: Fleet): Promise<any[]> {
-  const run = await runKeel(['fleet', 'results', '--json'], { cwd: f.ws.dir, env: f.env, timeoutMs: 30_000 });
+  const run = await runKeel(['fleet', 'results', '--json'], { cwd: f.ws.dir, env: f.env });
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   return run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -488,12 +488,12 @@ describe('keel fleet', () => {
       const env = { KEEL_HOME: ws.home, KEEL_REDIS_URL: url, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
       ws.write('t.jsonl', '{"cwd":".","prompt":"x"}\n');
       for (const args of [['fleet', 'status'], ['fleet', 'work'], ['fleet', 'submit', 't.jsonl'], ['fleet', 'results'], ['fleet', 'cancel', '--all'], ['fleet', 'retry', 'x']]) {
-        const run = await runKeel(args, { cwd: ws.dir, env, timeoutMs: 30_000 });
+        const run = await runKeel(args, { cwd: ws.dir, env });
         expect(run.code, args.join(' ')).toBe(2);
         expect(run.stderr).toMatch(new RegExp(`^keel: fleet: cannot reach Redis at ${url.replace(/\./g, '\\.')}: .*ECONNREFUSED.*\\n$`));
       }
       // A run on the fleet-worker preset says the same of its session store.
-      const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+      const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker'], { cwd: ws.dir, env });
       expect(run.code).toBe(2);
       expect(run.stderr).toContain(`session-store-redis: cannot reach Redis at ${url}`);
       // No Redis named at all.

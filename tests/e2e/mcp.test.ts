@@ -46,7 +46,7 @@ describe('keel mcp', () => {
     expect(run.code).toBe(1);
 
     await runKeel(['trust'], { cwd: ws.dir, env });
-    run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+    run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env });
     expect(run.stdout).toContain('files  connected  stdio  14 tools\n');
     expect(run.stderr).toContain(`keel: warn: starting project MCP servers seen for the first time: files (${process.execPath} ${FILESYSTEM} ${ws.dir}, from ${ws.path('.mcp.json')})`);
     expect(run.stdout).toContain('broken  failed  stdio  0 tools  error: spawn /nonexistent/server-binary ENOENT\n');

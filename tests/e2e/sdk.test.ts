@@ -159,7 +159,7 @@ describe('SDK mode (stream-json in and out)', () => {
   it('KEEL_SDK_MODE=1 selects SDK mode without flags', async () => {
     const { env, ws } = await prepare([say('sdk by env')]);
     const child = spawn(KEEL_BIN, [], { cwd: ws.dir, env: cleanEnv({ ...env, KEEL_SDK_MODE: '1' }), stdio: ['pipe', 'pipe', 'pipe'] });
-    const exit = collect(child, 30_000);
+    const exit = collect(child);
     child.stdin!.end(`${JSON.stringify(user('hello'))}\n`);
     const run = await exit;
     expect(run.code).toBe(0);
@@ -173,7 +173,7 @@ describe('SDK mode (stream-json in and out)', () => {
     const hanging = new Promise<void>((resolve) => (hung = resolve));
     const { env, ws } = await prepare([() => (hung(), { fault: 'hang' })]);
     const child = spawn(KEEL_BIN, ['--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
-    const exit = collect(child, 30_000);
+    const exit = collect(child);
     child.stdin!.write(`${JSON.stringify(user('wait forever'))}\n`);
     await hanging;
     child.kill('SIGINT');

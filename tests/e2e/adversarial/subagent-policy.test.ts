@@ -173,7 +173,7 @@ function subagentWith(handoff: string | undefined, cwd: string, env: Record<stri
   });
   if (handoff !== undefined) (child.stdio[3] as NodeJS.WritableStream).end(handoff);
   child.stdin!.end(`${JSON.stringify({ type: 'user', message: { role: 'user', content: 'FORGED go' } })}\n`);
-  return collect(child, 30_000);
+  return collect(child);
 }
 
 describe('a sub-agent process never starts looser than it was handed', { timeout: SLOW }, () => {
