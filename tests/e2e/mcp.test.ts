@@ -7,6 +7,7 @@ import { callTool, say, type RecordedRequest, type ScriptedServer } from '../hel
 import { useScriptedProjects } from '../helpers/project.js';
 import { collect, runKeel, spawnKeel } from '../helpers/cli.js';
 import { EVERYTHING, FAKE_BROWSER, FILESYSTEM, processesGone, startEverythingHttp, startOAuthServer, testServer } from '../helpers/mcp.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 const stops: Array<() => Promise<void>> = [];
@@ -344,7 +345,7 @@ describe('signals', () => {
     const child = spawnKeel(['-p', 'go', '--mcp-config', mcpConfig({ t: testServer(ws.dir, '--pid-file', pidFile) }), '--permission-mode', 'auto'], { cwd: ws.dir, env });
     const done = collect(child, 60_000);
     // Wait until the hanging call has been handed to the server.
-    while (server.messageRequests().length < 2 || !existsSync(pidFile)) await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.messageRequests().length >= 2 && existsSync(pidFile), 'the hanging call to reach the server');
     child.kill('SIGTERM');
     const run = await done;
     expect(run.code).toBe(143);

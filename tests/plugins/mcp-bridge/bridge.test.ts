@@ -10,6 +10,7 @@ import toolSearch from '../../../plugins/tool-search/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { processesGone, testServer } from '../../helpers/mcp.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { until as pollUntil } from '../../helpers/until.js';
 
 let ws: Workspace;
 let server: ScriptedServer | undefined;
@@ -166,10 +167,10 @@ describe('mcp-bridge in a session', () => {
     const controller = new AbortController();
     const running = runAgent(kernel, session, 'go', { signal: controller.signal });
     const log = () => (existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8') : '');
-    while (!log().startsWith('started')) await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(() => log().startsWith('started'), 'the server to start the call');
     controller.abort(new Error('interrupted'));
     expect((await running).aborted).toBe(true);
-    while (!log().includes('cancelled')) await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(() => log().includes('cancelled'), 'the server to hear the cancellation');
     expect(log()).toMatch(/^started (\d+)\ncancelled \1\n$/);
     await closeAll(kernel);
   });
