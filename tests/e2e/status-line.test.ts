@@ -119,6 +119,8 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     const canary = path.join(outside, 'status-ran');
     const { term: t } = await start([say('untrusted answer')], {
       prepare: (w) => {
+        // The user's own status line: shown, it is the one in effect (a project's would take its place).
+        userStatusLine(w, 'echo USER-STATUS');
         w.write('.claude/settings.json', JSON.stringify({ statusLine: { type: 'command', command: `touch ${canary}; echo PROJECT-STATUS` } }));
         w.write('agent.config.ts', `export default { statusLine: { type: 'command', command: ${JSON.stringify(`touch ${canary}; echo PROJECT-STATUS`)} } };\n`);
       },
@@ -130,9 +132,8 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     t.type('hello');
     t.keys('Enter');
     await t.waitFor(/untrusted answer/);
-    // The turn's events ran the status machinery; give a would-be command its 300 ms window and more.
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(t.screen()).not.toContain('PROJECT-STATUS');
+    // The status machinery ran, with the user's command: the project's is not the one in effect.
+    expect(await t.waitFor(/USER-STATUS/)).not.toContain('PROJECT-STATUS');
     expect(existsSync(canary)).toBe(false);
   });
 
