@@ -3,8 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Generous: CI runs every file on a loaded 2-core machine where one spawned keel can take seconds to start.
+    // A timeout only bounds a hang; what a test proves is in its assertions.
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
     // Two cores: keep process-heavy e2e files from starving each other.
     maxWorkers: 2,
     pool: 'forks',

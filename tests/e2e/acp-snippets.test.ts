@@ -69,7 +69,7 @@ describe("the README's editor snippets", () => {
       const text = await serveOnePrompt(entry.agent_servers.Keel!, { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL!, KEEL_HOME: env.KEEL_HOME! }, ws.dir);
       expect(text).toBe('Hello, editor.');
     }
-  }, 60_000);
+  });
 
   it('the registry entry names this package, its version and keel acp', async () => {
     const registry = snippets()[2] as { id: string; name: string; version: string; description: string; license: string; distribution: { npx: { package: string; args: string[] } } };
@@ -81,5 +81,5 @@ describe("the README's editor snippets", () => {
     expect(Object.keys(pkg.bin)).toEqual(['keel']);
     const { ws, env } = await prepare([say('From the registry.')]);
     expect(await serveOnePrompt({ command: 'keel', args: registry.distribution.npx.args }, env, ws.dir)).toBe('From the registry.');
-  }, 60_000);
+  });
 });

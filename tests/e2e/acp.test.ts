@@ -220,7 +220,7 @@ describe('keel acp (the SDK client)', () => {
     // The server's prompts join the slash commands the editor offers as the server connects.
     const names = () => updatesOf(run, sessionId, 'available_commands_update').flatMap((u) => u.availableCommands.map((c: { name: string }) => c.name));
     await expect.poll(names, { timeout: 20_000 }).toContain('mcp__everything__simple-prompt');
-  }, 60_000);
+  });
 
   it('serves two sessions in one process, each with its own history; one failing leaves the other working', async () => {
     const { ws, env, server } = await prepare([], {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { callTool, say, type RecordedRequest, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { collect, runKeel, spawnKeel } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 
@@ -14,14 +15,6 @@ function lastResult(request: RecordedRequest): { content: unknown; is_error?: bo
 const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content));
 
 /** Waits (polling) until `check` holds; fails with `what` after a generous bound. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 const running = (marker: string) => spawnSync('pgrep', ['-f', marker]).status === 0;
 const count = (file: string) => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim() || 0) : 0);
 const ticks = (output: string) => [...output.matchAll(/tick (\d+)/g)].map((m) => Number(m[1]));
@@ -39,7 +32,7 @@ describe('background shells', () => {
     const { env, ws, server } = await prepare([
       callTool('bash', { command: loopCommand(marker), run_in_background: true }),
       // Each read comes once the loop has printed more than the previous read saw.
-      { ...callTool('bash_output', { shell_id: 'bash_1' }), beforeEvent: async () => until(() => count(countFile()) >= 2, 'two ticks') },
+      { ...callTool('bash_output', { shell_id: 'bash_1' }), beforeEvent: async () => void (await until(() => count(countFile()) >= 2, 'two ticks')) },
       {
         ...callTool('bash_output', { shell_id: 'bash_1', filter: 'tick [0-9]*[02468]$' }),
         beforeEvent: async ({ request }) => {
@@ -93,7 +86,7 @@ describe('background shells', () => {
       { fault: 'hang' },
     ]);
     const child = spawnKeel(['-p', 'start it', '--permission-mode', 'auto'], { cwd: ws.dir, env });
-    const done = collect(child, 20_000);
+    const done = collect(child);
     await until(() => server.messageRequests().length === 2 && running(`sleep 0.${marker}`), 'the second request with the loop running');
     child.kill('SIGINT');
     const run = await done;

@@ -85,41 +85,41 @@ describe('Amazon Bedrock', () => {
     ws = makeWorkspace({ git: true });
     ws.write('agent.config.json', JSON.stringify({ provider: 'bedrock', bedrock: { region: 'us-west-2', baseURL: server.url }, model: 'claude-3-5-haiku-latest' }));
     const { CLAUDE_CODE_USE_BEDROCK: _on, AWS_REGION: _region, ANTHROPIC_BEDROCK_BASE_URL: _url, ...env } = bedrockEnv(server.url, ws.home);
-    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('configured\n');
     expect(server.requests[0].path).toBe('/model/us.anthropic.claude-3-5-haiku-20241022-v1:0/invoke-with-response-stream');
-  }, 60_000);
+  });
 
   it('sends a model id given in Bedrock form (ANTHROPIC_MODEL) unchanged', async () => {
     server = await startBedrockServer([say('as given')], CREDS);
     ws = makeWorkspace({ git: true });
-    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: bedrockEnv(server.url, ws.home, { ANTHROPIC_MODEL: 'anthropic.claude-opus-4-1-20250805-v1:0' }), timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: bedrockEnv(server.url, ws.home, { ANTHROPIC_MODEL: 'anthropic.claude-opus-4-1-20250805-v1:0' }) });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('as given\n');
     expect(server.requests[0].path).toBe('/model/anthropic.claude-opus-4-1-20250805-v1:0/invoke-with-response-stream');
-  }, 60_000);
+  });
 
   it('takes a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) instead of signing', async () => {
     server = await startBedrockServer([say('with an API key')], { ...CREDS, bearerToken: 'bedrock-api-key-1' });
     ws = makeWorkspace({ git: true });
     const { AWS_ACCESS_KEY_ID: _k, AWS_SECRET_ACCESS_KEY: _s, AWS_SESSION_TOKEN: _t, ...env } = bedrockEnv(server.url, ws.home);
-    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key-1' }, timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key-1' } });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('with an API key\n');
     expect(server.requests[0].headers.authorization).toBe('Bearer bedrock-api-key-1');
-  }, 60_000);
+  });
 
   it('refused credentials fail at once with one line naming Bedrock and what to check', async () => {
     server = await startBedrockServer([say('never')], CREDS);
     ws = makeWorkspace({ git: true });
-    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: bedrockEnv(server.url, ws.home, { AWS_SECRET_ACCESS_KEY: 'a-wrong-secret' }), timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: bedrockEnv(server.url, ws.home, { AWS_SECRET_ACCESS_KEY: 'a-wrong-secret' }) });
     expect(run.code).not.toBe(0);
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0].refused).toBe('the signature does not match the request');
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^keel: .*Amazon Bedrock refused the credentials \(HTTP 403: .*AWS_PROFILE or AWS_ACCESS_KEY_ID/);
-  }, 60_000);
+  });
 
   it('without any AWS credentials says so, naming the variables to set', async () => {
     server = await startBedrockServer([say('never')], CREDS);
@@ -150,15 +150,15 @@ describe('Amazon Bedrock', () => {
   it('a malformed bedrock setting stops the run naming the file and the key', async () => {
     ws = makeWorkspace({ git: true });
     ws.write('agent.config.json', JSON.stringify({ provider: 'bedrock', bedrock: { region: 5 } }));
-    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { KEEL_HOME: ws.home }, timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/agent\.config\.json.*bedrock\.region/);
-  }, 60_000);
+  });
 
   it('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX together are refused', async () => {
     ws = makeWorkspace({ git: true });
-    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, CLAUDE_CODE_USE_BEDROCK: '1', CLAUDE_CODE_USE_VERTEX: '1' }, timeoutMs: 30_000 });
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, CLAUDE_CODE_USE_BEDROCK: '1', CLAUDE_CODE_USE_VERTEX: '1' } });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_USE_VERTEX are both set');
-  }, 60_000);
+  });
 });

@@ -63,7 +63,7 @@ describe('the V8 code cache of the CLI and vendor bundles', () => {
     chmodSync(path.join(ws.home, 'code-cache'), 0o777);
     run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
     expect(run).toMatchObject({ code: 0, stdout: 'four\n', stderr: '' });
-  }, 60_000);
+  });
 });
 
 describe('loadBundle', () => {

@@ -115,7 +115,7 @@ describe('the plugins’ cold parts', () => {
         expect(edit.stdout).toBe('edited\n');
         expect(edit.cold).toEqual([]);
         expect(JSON.stringify(lastResult(server.messageRequests()[4]).content)).toContain('goodbye world');
-      }, 60_000);
+      });
 
       it('a proxy variable or a client certificate loads network’s, and keel -p through the proxy works', async () => {
         const tiny = await startTinyproxy();
@@ -133,7 +133,7 @@ describe('the plugins’ cold parts', () => {
         } finally {
           await tiny.stop();
         }
-      }, 60_000);
+      });
 
       it('a fleet-worker run loads session-store-redis’s and the Redis client, never the fleet’s commands or BullMQ', async () => {
         const redis = await startRedis();
@@ -146,7 +146,7 @@ describe('the plugins’ cold parts', () => {
         } finally {
           await redis.cleanup();
         }
-      }, 60_000);
+      });
 
       it('keel doctor, config, plugins and init load inspect’s', async () => {
         const { env, ws } = await prepare([]);
@@ -164,7 +164,7 @@ describe('the plugins’ cold parts', () => {
         expect(config.code, config.stderr).toBe(0);
         expect(JSON.parse(config.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'model' })]));
         expect(config.cold).toEqual(['inspect']);
-      }, 60_000);
+      });
 
       it('keel mcp loads mcp-bridge’s', async () => {
         const { env, ws } = await prepare([]);
@@ -178,7 +178,7 @@ describe('the plugins’ cold parts', () => {
         expect(get.stdout).toContain('server.js');
         expect(get.cold).toEqual(['mcp-bridge']);
         expect(sdk(get.reads)).toHaveLength(1);
-      }, 60_000);
+      });
 
       it('SDK mode loads sdk’s', async () => {
         const { env, ws } = await prepare([say('over the protocol')]);
@@ -187,7 +187,7 @@ describe('the plugins’ cold parts', () => {
         expect(run.code, run.stderr).toBe(0);
         expect(ndjson(run.stdout).at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'over the protocol' });
         expect(run.cold).toEqual(['sdk']);
-      }, 60_000);
+      });
 
       it('keel acp loads acp’s', async () => {
         const { env, ws } = await prepare([]);
@@ -196,7 +196,7 @@ describe('the plugins’ cold parts', () => {
         expect(run.code, run.stderr).toBe(0);
         expect(ndjson(run.stdout)).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ protocolVersion: 1 }) })]);
         expect(run.cold).toEqual(['acp']);
-      }, 60_000);
+      });
 
       it('the agent tool loads tool-agent’s, and its sub-agent sdk’s', async () => {
         const route = (request: RecordedRequest) => {
@@ -213,7 +213,7 @@ describe('the plugins’ cold parts', () => {
         expect(run.cold).toContain('tool-agent');
         // A sub-agent started without the snapshot inherits the trace (NODE_OPTIONS), and loads the sub-agent mode.
         expect(run.cold).toEqual(start === 'without the snapshot' ? ['sdk', 'tool-agent'] : ['tool-agent']);
-      }, 60_000);
+      });
 
       it('read_file on a notebook loads tool-documents’', async () => {
         const { env, ws, server } = await prepare([callTool('read_file', { path: 'n.ipynb' }), say('read')]);
@@ -222,7 +222,7 @@ describe('the plugins’ cold parts', () => {
         expect(run.stdout).toBe('read\n');
         expect(JSON.stringify(lastResult(server.messageRequests()[1]).content)).toContain('--- cell 1 (code) id=c1 [1] ---');
         expect(run.cold).toEqual(['tool-documents']);
-      }, 60_000);
+      });
 
       it("provider 'openai' loads query-openai’s", async () => {
         const server = await startOpenAIServer([{ text: 'from chat completions' }]);
@@ -237,7 +237,7 @@ describe('the plugins’ cold parts', () => {
           await server.close();
           ws.cleanup();
         }
-      }, 60_000);
+      });
     });
   }
 
@@ -252,6 +252,6 @@ describe('the plugins’ cold parts', () => {
       await term.waitFor(/Ctrl\+D to exit/);
       const cold = readFileSync(file, 'utf8').split('\n').filter((f) => f.startsWith(path.join(BIN, 'cold') + path.sep));
       expect(cold.map((f) => path.basename(f))).toEqual(['ui-plain.cjs']);
-    }, 60_000);
+    });
   });
 });

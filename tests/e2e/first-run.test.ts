@@ -48,7 +48,7 @@ beforeAll(async () => {
   writeFileSync(path.join(clone, 'scripts', 'build.mjs'), "import { writeFileSync } from 'node:fs';\nwriteFileSync(new URL('../build-ran', import.meta.url), 'yes');\nprocess.exit(1);\n");
   writeFileSync(path.join(clone, 'dist', 'fast-path', 'version'), `${tag}\n`);
   server = await startAnthropicServer([say('Hello from the first run.')]);
-}, 60_000);
+});
 afterAll(async () => {
   await server?.close();
   ws?.cleanup();

@@ -13,6 +13,10 @@ import { callTool, plainMessages, say, startAnthropicServer, type RecordedReques
 import { collect, runKeel, spawnKeel, type KeelRun } from '../helpers/cli.js';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { until } from '../helpers/until.js';
+
+/** Polls `check` until it gives a value (a worker's turn on a loaded machine can take a while). */
+const waitFor = <T>(what: string, check: () => Promise<T | undefined | false>) => until(check, what, { timeoutMs: 90_000, everyMs: 100 });
 
 const RESUME_PROMPT_START = 'Your previous run of this task was interrupted';
 
@@ -91,27 +95,17 @@ function startWorker(f: Fleet, args: string[] = []): Worker {
 
 function submit(f: Fleet, tasks: Array<Record<string, unknown>>): Promise<KeelRun> {
   const file = f.ws.write('tasks.jsonl', tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
-  return runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env, timeoutMs: 30_000 });
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env });
 }
 
 const finished = (f: Fleet, n: number) =>
-  until(`${n} finished tasks`, async () => {
+  waitFor(`${n} finished tasks`, async () => {
     const counts = await f.queue.getJobCounts('completed', 'failed');
     return counts.completed + counts.failed >= n ? counts : undefined;
   });
 
 async function results(f: Fleet): Promise<any[]> {
-  const run = await runKeel(['fleet', 'results', '--json'], { cwd: f.ws.dir, env: f.env, timeoutMs: 30_000 });
+  const run = await runKeel(['fleet', 'results', '--json'], { cwd: f.ws.dir, env: f.env });
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   return run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -172,7 +166,7 @@ describe('keel fleet', () => {
     expect((await submit(f, [{ id: 'slow', cwd: '.', prompt: 'task slow: two files', permissionMode: 'edits' }])).code).toBe(0);
     const first = startWorker(f);
     const second = startWorker(f);
-    await until('the third turn', async () => held);
+    await waitFor('the third turn', async () => held);
     const job = await f.queue.getJob('slow');
     const victim = [first, second].find((w) => (job!.progress as { worker?: string }).worker?.endsWith(`:${w.child.pid}`))!;
     expect(victim).toBeDefined();
@@ -202,7 +196,7 @@ describe('keel fleet', () => {
     expect((await submit(f, tasks)).code).toBe(0);
     startWorker(f);
     startWorker(f);
-    await until('3 finished tasks', async () => (await f.queue.getCompletedCount().catch(() => 0)) >= 3);
+    await waitFor('3 finished tasks', async () => (await f.queue.getCompletedCount().catch(() => 0)) >= 3);
     await f.redis.restart();
     const counts = await finished(f, 10);
     expect(counts).toEqual({ completed: 10, failed: 0 });
@@ -345,7 +339,7 @@ describe('keel fleet', () => {
     });
     expect((await submit(f, [{ id: 'running', cwd: '.', prompt: 'task running: wait' }, { id: 'waiting', cwd: '.', prompt: 'task waiting: wait' }])).code).toBe(0);
     startWorker(f);
-    await until('the running request', async () => held);
+    await waitFor('the running request', async () => held);
     const cancelWaiting = await runKeel(['fleet', 'cancel', 'waiting'], { cwd: f.ws.dir, env: f.env });
     expect(cancelWaiting.stdout).toContain('1 waiting removed');
     expect(await f.queue.getJob('waiting')).toBeUndefined();
@@ -362,10 +356,10 @@ describe('keel fleet', () => {
     // retry puts it back; it runs again (and is cancelled again, with --all)
     const retry = await runKeel(['fleet', 'retry', 'running'], { cwd: f.ws.dir, env: f.env });
     expect(retry.stdout).toBe('queued task running again\n');
-    await until('the retried request', async () => f.server.messageRequests().length === 2);
+    await waitFor('the retried request', async () => f.server.messageRequests().length === 2);
     const all = await runKeel(['fleet', 'cancel', '--all'], { cwd: f.ws.dir, env: f.env });
     expect(all.stdout).toContain('1 running aborted');
-    await until('the retried task cancelled', async () => (await f.queue.getFailedCount()) === 1 && (await f.queue.getActiveCount()) === 0);
+    await waitFor('the retried task cancelled', async () => (await f.queue.getFailedCount()) === 1 && (await f.queue.getActiveCount()) === 0);
   }, 180_000);
 
   it('drains on SIGTERM: the running task finishes, no new one is taken, the worker exits 0', async () => {
@@ -381,9 +375,9 @@ describe('keel fleet', () => {
     }, { requestsPerMinute: 6_000 });
     expect((await submit(f, [{ id: 'first', cwd: '.', prompt: 'task first: go' }, { id: 'second', cwd: '.', prompt: 'task second: go' }])).code).toBe(0);
     const worker = startWorker(f);
-    await until('the first request', async () => heldOnce);
+    await waitFor('the first request', async () => heldOnce);
     worker.child.kill('SIGTERM');
-    await until('the drain message', async () => worker.stderr().includes('draining: no new task'));
+    await waitFor('the drain message', async () => worker.stderr().includes('draining: no new task'));
     release();
     const run = await worker.done;
     expect(run.code).toBe(0);
@@ -406,7 +400,7 @@ describe('keel fleet', () => {
     );
     expect((await submit(f, [{ id: 'slowpoke', cwd: '.', prompt: 'task slowpoke: go' }])).code).toBe(0);
     const worker = startWorker(f);
-    await until('the request', async () => held);
+    await waitFor('the request', async () => held);
     worker.child.kill('SIGTERM');
     const run = await worker.done;
     expect(run.code).toBe(0);
@@ -428,9 +422,9 @@ describe('keel fleet', () => {
     });
     expect((await submit(f, [{ id: 'long', cwd: '.', prompt: 'task long: go', permissionMode: 'edits' }])).code).toBe(0);
     const worker = startWorker(f);
-    await until('the second turn', async () => heldOnce);
+    await waitFor('the second turn', async () => heldOnce);
     worker.child.kill('SIGTERM');
-    await until('the drain message', async () => worker.stderr().includes('draining: no new task'));
+    await waitFor('the drain message', async () => worker.stderr().includes('draining: no new task'));
     worker.child.kill('SIGTERM');
     const run = await worker.done;
     expect(run.code).toBe(0);
@@ -453,7 +447,7 @@ describe('keel fleet', () => {
     const f = await setUp((request) => priced(twoTurns(request)), { budgetUsd: 0.05 });
     expect((await submit(f, ['b1', 'b2', 'b3'].map((id) => ({ id, cwd: '.', prompt: `task ${id}: write`, permissionMode: 'edits' })))).code).toBe(0);
     const worker = startWorker(f);
-    await until('the budget stop', async () => worker.stderr().includes('budget of $0.05 reached'));
+    await waitFor('the budget stop', async () => worker.stderr().includes('budget of $0.05 reached'));
     await finished(f, 1);
     const status = JSON.parse((await runKeel(['fleet', 'status', '--json'], { cwd: f.ws.dir, env: f.env })).stdout);
     expect(status).toMatchObject({ paused: true, counts: { completed: 1, active: 0 }, budgetUsd: 0.05, budgetStop: expect.stringContaining("the fleet's budget of $0.05 is reached") });
@@ -525,7 +519,7 @@ describe('keel fleet', () => {
     ];
     for (const [jobId, task] of bad) await f.queue.add('task', { task, submittedAt: Date.now() }, { jobId, attempts: 3, removeOnComplete: false, removeOnFail: false });
     startWorker(f);
-    await until('every bad job failed', async () => ((await f.queue.getJobCounts('failed')).failed >= bad.length ? true : undefined));
+    await waitFor('every bad job failed', async () => ((await f.queue.getJobCounts('failed')).failed >= bad.length ? true : undefined));
     for (const [jobId, , field] of bad) {
       const job = await f.queue.getJob(jobId);
       expect(job?.failedReason).toMatch(/^task payload /);
@@ -574,12 +568,12 @@ describe('keel fleet', () => {
       const env = { KEEL_HOME: ws.home, KEEL_REDIS_URL: url, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
       ws.write('t.jsonl', '{"cwd":".","prompt":"x"}\n');
       for (const args of [['fleet', 'status'], ['fleet', 'work'], ['fleet', 'submit', 't.jsonl'], ['fleet', 'results'], ['fleet', 'cancel', '--all'], ['fleet', 'retry', 'x']]) {
-        const run = await runKeel(args, { cwd: ws.dir, env, timeoutMs: 30_000 });
+        const run = await runKeel(args, { cwd: ws.dir, env });
         expect(run.code, args.join(' ')).toBe(2);
         expect(run.stderr).toMatch(new RegExp(`^keel: fleet: cannot reach Redis at ${url.replace(/\./g, '\\.')}: .*ECONNREFUSED.*\\n$`));
       }
       // A run on the fleet-worker preset says the same of its session store.
-      const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+      const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker'], { cwd: ws.dir, env });
       expect(run.code).toBe(2);
       expect(run.stderr).toContain(`session-store-redis: cannot reach Redis at ${url}`);
       // No Redis named at all.
@@ -596,7 +590,7 @@ describe('keel fleet', () => {
     let out = '';
     child.stdout!.on('data', (chunk) => (out += chunk));
     const done = collect(child, 60_000);
-    await until('two frames', async () => out.split('queue keel-fleet').length > 2);
+    await waitFor('two frames', async () => out.split('queue keel-fleet').length > 2);
     child.kill('SIGINT');
     const run = await done;
     expect(run.code).toBe(0);

@@ -288,7 +288,7 @@ describe("Claude Code's remaining headless flags", () => {
     expect(strict.code).toBe(0);
     expect(strict.stdout).toContain('flagside');
     expect(strict.stdout).not.toContain('userside');
-  }, 60_000);
+  });
 
   it('--agents defines custom sub-agents by name; a malformed definition names the flag', async () => {
     const { env, ws, server } = await prepare([say('hi')]);

@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { until } from '../helpers/until.js';
 
 const TESTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,10 +35,6 @@ function alive(pid: number): boolean {
 }
 
 /** Polls `done` until it holds or `timeoutMs` passes. */
-async function until(done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-}
 afterEach(() => {
   ws?.cleanup();
   ws = undefined;
@@ -88,7 +85,8 @@ describe('test hygiene', () => {
     run.stderr!.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((resolve) => run.on('close', resolve));
     try {
-      await until(() => existsSync(ready) || run.exitCode !== null, 90_000);
+      // (A timeout is reported by the assertions below, with vitest's output.)
+      await until(() => existsSync(ready) || run.exitCode !== null, 'the held run to be ready', { timeoutMs: 90_000 }).catch(() => undefined);
       expect(existsSync(ready), output).toBe(true);
       const held = JSON.parse(readFileSync(ready, 'utf8')) as { socket: string; pids: number[]; folders: string[] };
       expect(held.pids.every((pid) => alive(pid))).toBe(true);
@@ -97,7 +95,7 @@ describe('test hygiene', () => {
       await exited;
       // The teardown's first pass runs as vitest exits; the reaper's last 10 s later.
       const clean = () => spawnSync('tmux', ['-L', held.socket, 'has-session']).status !== 0 && !held.pids.some(alive) && !held.folders.some(existsSync) && readdirSync(tmp).length === 0;
-      await until(clean, 30_000);
+      await until(clean, 'the teardown to clean up', { timeoutMs: 30_000 }).catch(() => undefined);
       expect(spawnSync('tmux', ['-L', held.socket, 'has-session']).status).not.toBe(0);
       expect(held.pids.filter(alive)).toEqual([]);
       expect(held.folders.filter((folder) => existsSync(folder))).toEqual([]);

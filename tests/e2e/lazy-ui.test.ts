@@ -61,7 +61,7 @@ describe('the interactive UI loads lazily', () => {
     // The trace sees ES modules only: the UI bundle would be one (keel.cjs is required, not imported).
     expect(readFileSync(trace, 'utf8')).toContain('/bin/keel.js');
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.filter((u) => u.endsWith(chunk))).toEqual([]);
-  }, 60_000);
+  });
 
   it('keel -p loads neither undici nor node:http (the SDK and the transport use Keel\'s Headers, response and HTTP client), nor TLS for an http: endpoint', async () => {
     const { env, ws } = await prepare([say('headless answer')]);
@@ -73,7 +73,7 @@ describe('the interactive UI loads lazily', () => {
     expect(builtins.filter((m) => m.includes('undici') || /^NativeModule _?http/.test(m))).toEqual([]);
     // An http: endpoint (this loopback server) never loads TLS.
     expect(builtins.filter((m) => /^NativeModule (https|tls|_tls_)/.test(m))).toEqual([]);
-  }, 60_000);
+  });
 
   it.skipIf(!hasTmux)('the Ink UI loads both', async () => {
     const { env, ws } = await prepare([]);
@@ -82,5 +82,5 @@ describe('the interactive UI loads lazily', () => {
     await term.waitFor(/ask mode/);
     const urls = loaded(trace);
     for (const chunk of [...INK, ...HIGHLIGHT]) expect(urls.some((u) => u.endsWith(chunk)), chunk).toBe(true);
-  }, 60_000);
+  });
 });

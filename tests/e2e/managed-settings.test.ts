@@ -265,5 +265,5 @@ describe('managed settings', () => {
     // The model is never handed to a child: the pinned one comes from its own reading of the managed file.
     expect(child.every((r) => r.body.model === 'claude-managed-model')).toBe(true);
     expect(readFileSync(target.file, 'utf8')).toBe('original');
-  }, 60_000);
+  });
 });

@@ -7,6 +7,7 @@ import { callTool, say, type RecordedRequest, type ScriptedServer } from '../hel
 import { useScriptedProjects } from '../helpers/project.js';
 import { collect, runKeel, spawnKeel } from '../helpers/cli.js';
 import { EVERYTHING, FAKE_BROWSER, FILESYSTEM, processesGone, startEverythingHttp, startOAuthServer, testServer } from '../helpers/mcp.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 const stops: Array<() => Promise<void>> = [];
@@ -46,7 +47,7 @@ describe('keel mcp', () => {
     expect(run.code).toBe(1);
 
     await runKeel(['trust'], { cwd: ws.dir, env });
-    run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env, timeoutMs: 30_000 });
+    run = await runKeel(['mcp', 'list'], { cwd: ws.dir, env });
     expect(run.stdout).toContain('files  connected  stdio  14 tools\n');
     expect(run.stderr).toContain(`keel: warn: starting project MCP servers seen for the first time: files (${process.execPath} ${FILESYSTEM} ${ws.dir}, from ${ws.path('.mcp.json')})`);
     expect(run.stdout).toContain('broken  failed  stdio  0 tools  error: spawn /nonexistent/server-binary ENOENT\n');
@@ -91,7 +92,7 @@ describe('start-up', () => {
     });
     expect(run.code).toBe(0);
     expect(mcpBundle(withServer).length).toBe(1);
-  }, 60_000);
+  });
 });
 
 describe('MCP tools in a headless session', () => {
@@ -122,7 +123,7 @@ describe('MCP tools in a headless session', () => {
     expect(second.code).toBe(0);
     expect(second.stderr).not.toContain('seen for the first time');
     expect(await processesGone(ws.dir)).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('MCP servers over the wire', () => {
@@ -280,7 +281,7 @@ describe('servers that fail', () => {
     expect(run.code).toBe(0);
     expect(text(resultsIn(server, 3)[0]!.content)).toContain('Loaded 1 tool');
     expect(text(resultsIn(server, 4)[0]!.content)).toBe('hello from added_tool');
-  }, 60_000);
+  });
 
   it('caps a 5 MB result and lets the compaction tiers handle the rest', async () => {
     const small = (r: RecordedRequest) => (r.body as { model?: string }).model === 'claude-haiku-5-5';
@@ -297,7 +298,7 @@ describe('servers that fail', () => {
     expect(characters).toBeLessThan(1_000_200);
     expect(result).toContain('Summary: x lines');
     expect(server.messageRequests().filter(small)).toHaveLength(1);
-  }, 60_000);
+  });
 
   it('does not start project servers in an untrusted folder', async () => {
     const { env, ws, server } = await prepare([say('done')]);
@@ -307,7 +308,7 @@ describe('servers that fail', () => {
     expect(run.stderr).toContain(`is not a trusted folder, so its project settings were not loaded (${ws.path('.mcp.json')})`);
     expect(existsSync(path.join(ws.home, 'logs', 'mcp'))).toBe(false);
     expect(toolNames(server.messageRequests()[0]!).some((n) => n.startsWith('mcp__'))).toBe(false);
-  }, 60_000);
+  });
 
   it('names the file of a broken .mcp.json and the flag of a broken --mcp-config', async () => {
     const { env, ws } = await prepare();
@@ -325,7 +326,7 @@ describe('servers that fail', () => {
     expect(run.stderr).toBe('keel: --mcp-config: mcpServers.x.url: Invalid input: expected string, received number\n');
     run = await runKeel(['-p', 'go', '--mcp-config', 'missing.json'], { cwd: ws.dir, env });
     expect(run.stderr).toBe(`keel: --mcp-config: no such file: ${ws.path('missing.json')}\n`);
-  }, 60_000);
+  });
 
   it('shows the servers with /mcp', async () => {
     const { env, ws } = await prepare();
@@ -334,7 +335,7 @@ describe('servers that fail', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('t  connected  stdio  12 tools\n');
     expect(run.stdout).toMatch(/gone {2}(reconnecting|failed) {2}stdio {2}0 tools {2}error: spawn \/nonexistent\/server ENOENT/);
-  }, 60_000);
+  });
 });
 
 describe('signals', () => {
@@ -344,12 +345,12 @@ describe('signals', () => {
     const child = spawnKeel(['-p', 'go', '--mcp-config', mcpConfig({ t: testServer(ws.dir, '--pid-file', pidFile) }), '--permission-mode', 'auto'], { cwd: ws.dir, env });
     const done = collect(child, 60_000);
     // Wait until the hanging call has been handed to the server.
-    while (server.messageRequests().length < 2 || !existsSync(pidFile)) await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.messageRequests().length >= 2 && existsSync(pidFile), 'the hanging call to reach the server');
     child.kill('SIGTERM');
     const run = await done;
     expect(run.code).toBe(143);
     expect(await processesGone(ws.dir)).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('OAuth', () => {

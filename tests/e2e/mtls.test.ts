@@ -142,7 +142,7 @@ describe('a server that requires a client certificate', () => {
     const result = toolResult(server, 'fetch');
     expect(result.isError).toBe(true);
     expect(result.text).not.toContain('secret page');
-  }, 60_000);
+  });
 });
 
 describe('keel doctor', () => {
@@ -158,7 +158,7 @@ describe('keel doctor', () => {
     });
     expect(bad.code).not.toBe(0);
     expect(bad.stdout).toContain(`CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: wrong passphrase for the client key CLAUDE_CODE_CLIENT_KEY (${pki.client.encryptedKeyFile})`);
-  }, 60_000);
+  });
 });
 
 describe('a client certificate that cannot be used: one line naming the file or variable', () => {

@@ -44,7 +44,7 @@ console.log(JSON.stringify({ version: KERNEL_VERSION, presets: PRESET_NAMES, sta
         cwd: ws.dir,
         env: { PATH: process.env.PATH, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url, KEEL_HOME: ws.home },
       });
-      const run = await collect(child, 30_000);
+      const run = await collect(child);
       expect(run.code).toBe(0);
       expect(run.stdout).toBe('The folder holds an example.\n');
       expect(run.stderr).toContain('[keel asks] write_file {"path":"x.txt","content":"x"}');

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { apiKeyOf, callTool, plainMessages, say } from '../helpers/anthropic-server.js';
 import { useScriptedProjects } from '../helpers/project.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 
@@ -225,9 +226,9 @@ describe('SIGINT', () => {
   it('stops a streaming run with exit 130 and leaves no process behind', async () => {
     const { env, ws, server } = await prepare([say('a slow answer that will be interrupted part way through', { eventDelayMs: 300 })]);
     const child = spawnKeel(['-p', 'talk slowly', '--output-format', 'stream-json'], { cwd: ws.dir, env });
-    const done = collect(child, 20_000);
+    const done = collect(child);
     // Wait until the model request is in flight, then interrupt.
-    for (let i = 0; i < 200 && server.messageRequests().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    await until(() => server.messageRequests().length > 0, 'the model request');
     expect(server.messageRequests()).toHaveLength(1);
     child.kill('SIGINT');
     const run = await done;
@@ -240,25 +241,24 @@ describe('SIGINT', () => {
   it('SIGTERM stops a run the same way, exiting 143', async () => {
     const { env, ws, server } = await prepare([say('a slow answer that will be terminated part way through', { eventDelayMs: 300 })]);
     const child = spawnKeel(['-p', 'talk slowly'], { cwd: ws.dir, env });
-    const done = collect(child, 20_000);
-    for (let i = 0; i < 200 && server.messageRequests().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    const done = collect(child);
+    await until(() => server.messageRequests().length > 0, 'the model request');
     child.kill('SIGTERM');
     const run = await done;
     expect(run.code).toBe(143);
   });
 
   it('kills a running shell command and its children, then exits 130', async () => {
-    const marker = `sleep ${(30 + Math.random()).toFixed(6)}`;
+    // Longer than the wait below for it to be gone: a command that survived cannot end by itself in time.
+    const marker = `sleep ${(300 + Math.random()).toFixed(6)}`;
     const { env, ws } = await prepare([callTool('bash', { command: `${marker} & wait` }, 'toolu_sleep'), say('never reached')]);
     const child = spawnKeel(['-p', 'wait a while', '--permission-mode', 'auto'], { cwd: ws.dir, env });
-    const done = collect(child, 20_000);
+    const done = collect(child);
     const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
-    for (let i = 0; i < 200 && !running(); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(running()).toBe(true);
+    await until(running, 'the shell command to run');
     child.kill('SIGINT');
     const run = await done;
     expect(run.code).toBe(130);
-    for (let i = 0; i < 40 && running(); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(running()).toBe(false);
+    await until(() => !running(), 'the shell command to be gone', { timeoutMs: 20_000 });
   });
 });

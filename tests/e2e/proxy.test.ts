@@ -249,7 +249,7 @@ describe('every outbound connection goes through the proxy', () => {
     expect(requests).toContain(`GET ${plain}/a HTTP/1.1`);
     expect(requests).toContain(`CONNECT ${secure.slice('https://'.length)} HTTP/1.1`);
     expect(requests).toContain(`CONNECT 127.0.0.1:${port} HTTP/1.1`);
-  }, 60_000);
+  });
 
   it('web_fetch through a proxy that wants credentials: the tool result names the proxy', async () => {
     const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
@@ -258,7 +258,7 @@ describe('every outbound connection goes through the proxy', () => {
     const run = await runKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url(), NO_PROXY: server.url.slice('http://'.length) }, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     expect(toolResult(server, 'denied')).toEqual({ text: `web_fetch: could not fetch ${plain}/x: proxy ${tiny.url()} requires authentication (407): put the user and password in HTTP_PROXY (http://user:password@host:port)`, isError: true });
-  }, 60_000);
+  });
 
   it.each(['streamableHttp', 'sse'] as const)('MCP over HTTP (%s): the server is reached through the proxy', async (mode) => {
     const tiny = await proxy();
@@ -319,7 +319,7 @@ describe('every outbound connection goes through the proxy', () => {
     expect(run.stderr).toBe('');
     expect(toolResult(server, 'search').text).toContain('via the proxy');
     expect(tiny.requests()).toContain(`GET ${base}/search?q=corp+proxy&format=json HTTP/1.1`);
-  }, 60_000);
+  });
 
   it('the OpenAI-compatible provider: its requests go through the proxy', async () => {
     const tiny = await proxy();
@@ -332,7 +332,7 @@ describe('every outbound connection goes through the proxy', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('from chat completions\n');
     expect(tiny.requests()).toEqual([`POST ${openai.url}/chat/completions HTTP/1.1`]);
-  }, 60_000);
+  });
 });
 
 describe('keel doctor', () => {

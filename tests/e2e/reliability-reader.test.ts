@@ -12,6 +12,7 @@ import { projectDir } from '../../plugins/session-store/paths.js';
 import { callTool, say } from '../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, spawnKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 const children: ChildProcess[] = [];
@@ -32,14 +33,6 @@ function track(child: ChildProcess): ChildProcess {
 }
 
 const running = (marker: string) => spawnSync('pgrep', ['-f', marker]).status === 0;
-
-async function until(test: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (test()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** After keel is gone the command could still finish its side effect: let it try, then check it did not. */
 async function expectNoSideEffect(dir: string, marker: string): Promise<void> {

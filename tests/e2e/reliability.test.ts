@@ -9,6 +9,7 @@ import { projectDir } from '../../plugins/session-store/paths.js';
 import { callTool, say } from '../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 
@@ -44,10 +45,9 @@ describe('SIGHUP (terminal closed, SSH dropped)', () => {
     const marker = `sleep ${(40 + Math.random()).toFixed(6)}`;
     const { env, ws } = await prepare([callTool('bash', { command: `${marker} & wait` }, 'toolu_sleep'), say('never reached')]);
     const child = spawnKeel(['-p', 'wait a while', '--permission-mode', 'auto'], { cwd: ws.dir, env });
-    const done = collect(child, 20_000);
+    const done = collect(child);
     const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
-    for (let i = 0; i < 400 && !running(); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(running()).toBe(true);
+    await until(running, 'the shell command to run');
     const sessions = projectDir(ws.home, ws.dir);
     expect(readdirSync(sessions).filter((name) => name.endsWith('.lock'))).toHaveLength(1);
     child.kill('SIGHUP');

@@ -26,17 +26,20 @@ describe.skipIf(!hasTmux)('resuming a compacted session', () => {
       await term.waitFor(/^Compacted the conversation: \d+ → \d+ tokens\.$/m);
       // One line for one event.
       expect(term.screen().match(/ompacted/g)).toHaveLength(1);
-      const before = ui === 'plain' ? /\$(\d+\.\d+)\]/.exec(term.screen())![1] : /\$(\d+\.\d+)/.exec(term.screen())![1];
+      // The cost the session ends with, compaction included: /status waits for the compaction to be done (the
+      // status bar could still show the cost before it).
+      send(term, '/status');
+      const before = /^Cost: \$(\d+\.\d+)$/m.exec(await term.waitFor(/^Cost: \$\d+\.\d+$/m))![1];
       term.keys('C-d');
       await term.waitFor(/EXIT=0/);
       term.kill();
       term = fixture.terminal({ ws, server, width: 160, args: ['--ui', ui, '--continue'] });
       await term.waitFor(/Resumed session/);
-      const screen = term.history();
       // The summary once, marked; the prompt it kept, as a prompt; none of the compaction's own words as prompts.
+      // (Printed after that line: waited for.)
+      await term.waitFor(ui === 'plain' ? /^\[summary\] The earlier conversation, compacted:$/m : /Summary of the earlier conversation \(compacted\)/, { history: true });
+      const screen = await term.waitFor(/^> the first prompt$/m, { history: true });
       expect(screen.match(/the summary says hi/g)).toHaveLength(5);
-      expect(screen).toMatch(ui === 'plain' ? /^\[summary\] The earlier conversation, compacted:$/m : /Summary of the earlier conversation \(compacted\)/);
-      expect(screen).toMatch(/^> the first prompt$/m);
       expect(screen).not.toContain('This session continues');
       expect(screen).not.toContain('verbatim');
       expect(screen).not.toContain('<summary>');

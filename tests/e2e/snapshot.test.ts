@@ -69,7 +69,7 @@ describe('the start-up snapshot', () => {
     } finally {
       scratch.cleanup();
     }
-  }, 60_000);
+  });
 
   it('names a cold part missing from the install and how to mend it, failing only the feature that needs it', async () => {
     const { ws, env } = await prepare([say('still works')]);
@@ -87,7 +87,7 @@ describe('the start-up snapshot', () => {
     } finally {
       scratch.cleanup();
     }
-  }, 60_000);
+  });
 
   it('is used however the launcher and Node are reached: through `..`, a relative path, Node linked on PATH', async () => {
     const { ws, env } = await prepare([]);
@@ -109,7 +109,7 @@ describe('the start-up snapshot', () => {
     } finally {
       scratch.cleanup();
     }
-  }, 60_000);
+  });
 
   it('holds no process listener from the build’s warm-up runs (their sessions are closed, their locks released)', () => {
     const scratch = makeWorkspace();
@@ -177,7 +177,7 @@ describe('the start-up snapshot', () => {
     } finally {
       scratch.cleanup();
     }
-  }, 60_000);
+  });
 });
 
 describe('the launcher', () => {

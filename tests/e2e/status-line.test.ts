@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
+import { until } from '../helpers/until.js';
 import { hasTmux } from '../helpers/tmux.js';
 import type { Workspace } from '../helpers/workspace.js';
 
@@ -98,19 +99,21 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     const canary = path.join(fixture.tempDir('keel-canary-'), 'status-ran');
     const { term: t } = await start([say('untrusted answer')], {
       prepare: (w) => {
+        // The user's own status line: shown, it is the one in effect (a project's would take its place).
+        userStatusLine(w, 'echo USER-STATUS');
         w.write('.claude/settings.json', JSON.stringify({ statusLine: { type: 'command', command: `touch ${canary}; echo PROJECT-STATUS` } }));
         w.write('agent.config.ts', `export default { statusLine: { type: 'command', command: ${JSON.stringify(`touch ${canary}; echo PROJECT-STATUS`)} } };\n`);
       },
-      waitFor: /Do you trust the files in this folder\?/,
+      // The whole dialog, its answers included, before a key is pressed.
+      waitFor: /Do you trust the files in this folder\?[\s\S]*No, continue without its settings/,
     });
     t.keys('n');
     await t.waitFor(/ask mode/);
     t.type('hello');
     t.keys('Enter');
     await t.waitFor(/untrusted answer/);
-    // The turn's events ran the status machinery; give a would-be command its 300 ms window and more.
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(t.screen()).not.toContain('PROJECT-STATUS');
+    // The status machinery ran, with the user's command: the project's is not the one in effect.
+    expect(await t.waitFor(/USER-STATUS/)).not.toContain('PROJECT-STATUS');
     expect(existsSync(canary)).toBe(false);
   });
 
@@ -126,8 +129,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
     await t.waitFor(/statusLine command failed \(it exited with code 3\)/, { history: true });
     // It runs again after the turn (and fails again), and is reported once.
     const attempts = () => (existsSync(path.join(w.home, 'attempts')) ? readFileSync(path.join(w.home, 'attempts'), 'utf8').split('\n').filter(Boolean).length : 0);
-    for (let i = 0; i < 100 && attempts() < 2; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(attempts()).toBeGreaterThan(1);
+    await until(() => attempts() > 1, 'the status command to run again after the turn');
     t.keys('Enter');
     await t.waitFor(/^> ?$/m);
     expect(t.history()).not.toMatch(/^\s*BROKEN\s*$/m);

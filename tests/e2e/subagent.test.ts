@@ -5,6 +5,7 @@ import { callTool, callTools, say } from '../helpers/anthropic-server.js';
 import { collect, ndjson, runKeel, spawnKeel } from '../helpers/cli.js';
 import { conversation, routeConversations, toolNamesOf, toolResultsOf } from '../helpers/conversations.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { until } from '../helpers/until.js';
 
 const prepare = useScriptedProjects();
 
@@ -29,13 +30,6 @@ function groupAlive(pgid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until(check: () => boolean, what: string, limitMs = 15_000): Promise<void> {
-  for (let waited = 0; !check(); waited += 50) {
-    if (waited > limitMs) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -128,7 +122,7 @@ describe('the agent tool and sub-agent mode', () => {
     const results = toolResultsOf(conversation(server.requests, 'PARENT')[1]!);
     expect(results[0]).toMatchObject({ content: 'I could not write' });
     expect(results[1]).toMatchObject({ is_error: true, content: expect.stringContaining('tools: bash is not among this agent') });
-  }, 60_000);
+  });
 
   it("hands the parent's flag rules down: a tool denied to the parent stays denied to its sub-agent", async () => {
     const { env, ws, server } = await prepare([], {
@@ -141,7 +135,7 @@ describe('the agent tool and sub-agent mode', () => {
     expect(run.code).toBe(0);
     expect(toolResultsOf(conversation(server.requests, 'CHILD')[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('denied by the rule "Write(secret/**)"') });
     expect(existsSync(ws.path('secret/x.txt'))).toBe(false);
-  }, 60_000);
+  });
 
   it('kills every sub-agent process group when the parent is interrupted', async () => {
     let childAsked = 0;
@@ -250,5 +244,5 @@ describe('the agent tool and sub-agent mode', () => {
     const results = toolResultsOf(conversation(server.requests, 'PARENT')[1]!);
     expect(results.map((r) => r.content)).toEqual(['reviewed', 'found', expect.stringContaining('subagent_type "broken" cannot be used')]);
     expect(results[2]!.content).toContain('broken.md');
-  }, 60_000);
+  });
 });

@@ -114,7 +114,7 @@ describe('telemetry on', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('fine\n');
     expect(run.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported');
-  }, 60_000);
+  });
 
   it('config telemetry.enabled switches it on, and a malformed telemetry setting names the file and the key', async () => {
     receiver = await startOtlpReceiver();
@@ -127,7 +127,7 @@ describe('telemetry on', () => {
     const bad = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { ...env, ...otelEnv(receiver.url) }, timeoutMs: 60_000 });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/agent\.config\.json.*telemetry\.enabled/);
-  }, 60_000);
+  });
 
   it('a collector that is down costs the run nothing', async () => {
     receiver = await startOtlpReceiver();
@@ -138,7 +138,7 @@ describe('telemetry on', () => {
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, KEEL_ENABLE_TELEMETRY: '1', OTEL_EXPORTER_OTLP_TIMEOUT: '2000', ...otelEnv(url) }, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('still fine\n');
-  }, 60_000);
+  });
 });
 
 type Start = 'from the snapshot' | 'without the snapshot';

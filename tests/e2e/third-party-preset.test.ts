@@ -81,5 +81,5 @@ describe('a packed third-party preset named in agent.config.ts', () => {
     expect(plugins.stdout).toContain(`${dir}; ${path.join(ws.path('app'), 'agent.config.ts')}: preset)`);
     const config = await runInstalled(['config']);
     expect(config.stdout).toContain(`preset = "reviewer"  (${path.join(ws.path('app'), 'agent.config.ts')}: preset, package keel-preset-reviewer@1.0.0 from ${dir})`);
-  }, 60_000);
+  });
 });

@@ -51,5 +51,5 @@ describe('the Ink UI bundle', () => {
     // Not vacuous: the list is the process's, and the UI's layout engine ran.
     expect(builtins).toContain('NativeModule tty');
     expect(builtins.filter((m) => m.includes('undici'))).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -13,7 +13,9 @@ const fixture = terminalFixture();
 describe.skipIf(!hasTmux)('resuming a long session in the Ink UI', () => {
   it('draws the last rows under a line counting the earlier messages, and the model gets them all', async () => {
     const { server, term } = await fixture.start([say('the next answer')], { prepare: (ws) => writeSession(ws.home, ws.dir, 'long-one', 1000), width: 120, args: ['--resume', 'long-one'], ready: false });
-    await term.waitFor(/Resumed session long-one \(4000 messages\)/, { timeoutMs: 30_000 });
+    await term.waitFor(/Resumed session long-one \(4000 messages\)/, { timeoutMs: 60_000 });
+    // The end of the conversation drawn (it may come after that line).
+    await term.waitFor('answer number 999', { history: true });
     const history = term.joinedHistory();
     const note = /… ([\d,]+) earlier messages not shown here \(the model still has the whole conversation\)/.exec(history);
     expect(note).not.toBeNull();

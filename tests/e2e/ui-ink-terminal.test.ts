@@ -1,8 +1,11 @@
 /** The Ink UI and the terminal itself: bracketed paste on and off, resizing, and leaving on a signal. */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { say, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux, type Terminal } from '../helpers/tmux.js';
+import { hasTmux, readBytes, type Terminal } from '../helpers/tmux.js';
+import { until } from '../helpers/until.js';
 import { streamedAnswer } from '../helpers/ui-fixtures.js';
 
 const fixture = terminalFixture();
@@ -26,10 +29,11 @@ describe.skipIf(!hasTmux)('bracketed paste', () => {
     const { term: t, server: s } = await start([say('got the short one'), say('got the long one')]);
     t.paste('first pasted line\nsecond pasted line\n');
     await t.waitFor(/› first pasted line\n\s+second pasted line/);
-    await new Promise((r) => setTimeout(r, 300));
     expect(s.requests).toHaveLength(0);
     t.keys('Enter');
     await t.waitFor(/got the short one/);
+    // One request, with both lines: a newline of the paste that had sent would have sent the first line alone.
+    expect(s.requests).toHaveLength(1);
     expect(sentPrompt(s, 0)).toBe('first pasted line\nsecond pasted line');
 
     const big = Array.from({ length: 40 }, (_, i) => `log line ${i}: ${'x'.repeat(30)}`).join('\n');
@@ -63,16 +67,42 @@ describe.skipIf(!hasTmux)('bracketed paste', () => {
   it('a crash turns bracketed paste off too', async () => {
     const ws = fixture.workspace();
     const server = await fixture.server([]);
-    // Preloaded into keel: an exception nobody catches, once the UI is up.
-    const crash = ws.write('crash.mjs', "setTimeout(() => { throw new Error('a crash for the test'); }, 1500);\n");
+    // Preloaded into keel: an exception nobody catches, once the UI is up (the test says when: start-up may be slow).
+    const trigger = path.join(ws.dir, 'crash-now');
+    const crash = ws.write('crash.mjs', `import { existsSync } from 'node:fs';\nconst timer = setInterval(() => { if (existsSync(${JSON.stringify(trigger)})) { clearInterval(timer); throw new Error('a crash for the test'); } }, 50);\ntimer.unref();\n`);
     const term = fixture.terminal({ ws, server, env: { NODE_OPTIONS: `--import=${crash}` } });
     await term.waitFor(/ask mode/);
+    ws.write('crash-now', '');
     const end = await term.waitFor(/EXIT=\d+/);
     expect(end).toContain('a crash for the test');
     expect(end).toContain('EXIT=1');
     expect(await pasteModeLeftOn(term)).toBe(false);
   });
 });
+
+/**
+ * Resizes the window and returns the screen once keel has drawn for the new size: its footer written after the
+ * resize (recorded), then the screen with one live region on it.
+ */
+async function resizeAndWaitForRedraw(t: Terminal, width: number, height: number): Promise<string> {
+  const file = path.join(fixture.tempDir('keel-redraw-'), `redraw-${width}x${height}.log`);
+  t.record(file);
+  t.resize(width, height);
+  try {
+    await until(() => readBytes(file).includes('ask mode'), `keel to redraw at ${width}×${height}`);
+  } finally {
+    await t.stopRecording();
+    rmSync(file, { force: true });
+  }
+  const oneLiveRegion = (shown: string) => shown.match(/ask mode/g)?.length === 1 && shown.match(/›/g)?.length === 1 && !/esc to interrupt/.test(shown);
+  let shown = '';
+  try {
+    await until(() => oneLiveRegion((shown = t.screen())), `one live region at ${width}×${height}`);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; the screen:\n${shown}`);
+  }
+  return shown;
+}
 
 describe.skipIf(!hasTmux)('resizing the terminal', () => {
   it('redraws the live region during and after an answer without garbled or doubled lines; the scrollback keeps every line once', async () => {
@@ -84,14 +114,10 @@ describe.skipIf(!hasTmux)('resizing the terminal', () => {
     await t.waitFor(/w50 /);
     t.resize(100, 30);
     await t.waitFor(/END-OF-ANSWER/, { timeoutMs: 60_000 });
-    await t.waitFor(/ask mode/);
-    t.resize(40, 10);
-    await t.waitFor(/ask mode/);
-    await new Promise((r) => setTimeout(r, 500));
-    const small = t.screen();
-    t.resize(100, 30);
-    await new Promise((r) => setTimeout(r, 500));
-    const screen = await t.waitFor(/ask mode/);
+    // The turn is over, its spinner gone: from now on only a resize makes keel draw.
+    await t.waitFor(/^(?![\s\S]*esc to interrupt)[\s\S]*ask mode/);
+    const small = await resizeAndWaitForRedraw(t, 40, 10);
+    const screen = await resizeAndWaitForRedraw(t, 100, 30);
 
     for (const shown of [small, screen]) {
       // One live region: one prompt, one footer, no spinner left behind.

@@ -51,10 +51,10 @@ export function spawnKeel(args: string[], opts: SpawnOptions): ChildProcess {
 
 export function runKeel(args: string[], opts: SpawnOptions): Promise<KeelRun> {
   const child = spawnKeel(args, opts);
-  return collect(child, opts.timeoutMs ?? 20_000);
+  return collect(child, opts.timeoutMs ?? 60_000);
 }
 
-export function collect(child: ChildProcess, timeoutMs = 20_000): Promise<KeelRun> {
+export function collect(child: ChildProcess, timeoutMs = 60_000): Promise<KeelRun> {
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

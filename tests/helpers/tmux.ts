@@ -6,8 +6,9 @@
 import { runMarker } from './run-marker.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { KEEL_BIN, NODE_PATH } from './cli.js';
+import { until } from './until.js';
 
 export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
@@ -29,7 +30,11 @@ export interface Terminal {
   paste(text: string): void;
   /** Pastes the contents of `file` the same way (tmux load-buffer: a paste too large for a command line). */
   pasteFile(file: string): void;
-  /** Waits until the screen (or the history) matches, or contains the text, else throws with what was there. */
+  /**
+   * Waits until the screen (or the history) matches `pattern` (a string: contains it), else throws with what was
+   * there; returns what matched. Poll with this after every key: the screen is read as tmux has it, mid-frame
+   * perhaps, and a program on a loaded machine draws late.
+   */
   waitFor(pattern: RegExp | string, opts?: { history?: boolean; timeoutMs?: number }): Promise<string>;
   /** The whole pane with lines the terminal wrapped joined again (as they were written). */
   joinedHistory(): string;
@@ -39,7 +44,8 @@ export interface Terminal {
   programPid(): number | undefined;
   /** Starts recording every byte the program writes to the terminal into `file`. */
   record(file: string): void;
-  stopRecording(): void;
+  /** Stops recording; resolves once every byte recorded is in the file (tmux pipes them through `cat`, which may lag). */
+  stopRecording(): Promise<void>;
   kill(): void;
 }
 
@@ -57,6 +63,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
   const command = `env -i PATH=${shellQuote(NODE_PATH)} ${assignments.join(' ')} ${shellQuote(KEEL_BIN)} ${(opts.args ?? []).map(shellQuote).join(' ')}; echo EXIT=$?; sleep 600`;
   tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ui', '-x', String(opts.width ?? 100), '-y', String(opts.height ?? 30), '-c', opts.cwd, 'bash', '--norc', '--noprofile', '-c', command);
   tmux('set-option', '-t', 'ui', 'history-limit', String(opts.history ?? 50000));
+  let recording: string | undefined;
   const terminal: Terminal = {
     socket,
     screen: () => tmux('capture-pane', '-p', '-t', 'ui'),
@@ -72,7 +79,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
       tmux('load-buffer', '-b', 'keel-paste', file);
       tmux('paste-buffer', '-p', '-d', '-b', 'keel-paste', '-t', 'ui');
     },
-    async waitFor(pattern, { history = false, timeoutMs = 20_000 } = {}) {
+    async waitFor(pattern, { history = false, timeoutMs = 30_000 } = {}) {
       const deadline = Date.now() + timeoutMs;
       let seen = '';
       while (Date.now() < deadline) {
@@ -80,7 +87,7 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
         if (typeof pattern === 'string' ? seen.includes(pattern) : pattern.test(seen)) return seen;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`the terminal never showed ${typeof pattern === 'string' ? JSON.stringify(pattern) : pattern}; it showed:\n${seen}`);
+      throw new Error(`the terminal never showed ${typeof pattern === 'string' ? JSON.stringify(pattern) : pattern} within ${timeoutMs} ms; it showed:\n${seen}`);
     },
     joinedHistory: () => tmux('capture-pane', '-p', '-J', '-S', '-', '-E', '-', '-t', 'ui'),
     resize: (width, height) => void tmux('resize-window', '-t', 'ui', '-x', String(width), '-y', String(height)),
@@ -89,8 +96,20 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
       const child = spawnSync('pgrep', ['-P', shell], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
       return child ? Number(child) : undefined;
     },
-    record: (file) => void tmux('pipe-pane', '-o', '-t', 'ui', `cat >> ${shellQuote(file)}`),
-    stopRecording: () => void tmux('pipe-pane', '-t', 'ui'),
+    record(file) {
+      recording = file;
+      rmSync(`${file}.done`, { force: true });
+      // `cat` ends once tmux closes the pipe and it has written everything: then it leaves a mark.
+      tmux('pipe-pane', '-o', '-t', 'ui', `cat >> ${shellQuote(file)}; : > ${shellQuote(`${file}.done`)}`);
+    },
+    async stopRecording() {
+      tmux('pipe-pane', '-t', 'ui');
+      const file = recording;
+      recording = undefined;
+      if (!file) return;
+      await until(() => existsSync(`${file}.done`), `the recording of ${file} to be written`);
+      rmSync(`${file}.done`, { force: true });
+    },
     kill: () => void spawnSync('tmux', ['-L', socket, 'kill-server']),
   };
   return terminal;

@@ -94,7 +94,7 @@ describe('query() from keel/sdk', () => {
     input.end();
     expect(await q.next()).toEqual({ value: undefined, done: true });
     expect(asked).toHaveLength(2);
-  }, 60_000);
+  });
 
   it('runs over a spawned CLI with a string prompt, and aborts with the abortController', async () => {
     const { env, ws } = await prepare([say('over the wire'), { fault: 'hang' }]);
@@ -113,7 +113,7 @@ describe('query() from keel/sdk', () => {
     const rest: SDKMessage[] = [];
     for await (const message of q) rest.push(message);
     expect(rest[rest.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
-  }, 60_000);
+  });
 
   it("ends with the main agent's result, not a sub-agent's", async () => {
     const { env, ws } = await prepare([], {
@@ -126,7 +126,7 @@ describe('query() from keel/sdk', () => {
       ['toolu_h', 'child answer'],
       [null, 'main answer'],
     ]);
-  }, 60_000);
+  });
 
   it('takes custom plugins in-process and resumes a session by id', async () => {
     const { env, ws, server } = await prepare([say('first answer'), say('second answer')]);
@@ -148,7 +148,7 @@ describe('query() from keel/sdk', () => {
     const messages = server.messageRequests()[1]!.body.messages;
     expect(JSON.stringify(messages)).toContain('remember 42');
     expect(JSON.stringify(server.messageRequests()[1]!.body.system)).not.toContain('HOST PLUGIN WAS HERE');
-  }, 60_000);
+  });
 
   it('names a bad option in its error', async () => {
     const { env, ws } = await prepare([]);
@@ -181,6 +181,6 @@ describe("query() with Claude Code's headless options", () => {
         input.end();
         await q.return?.(undefined);
       }
-    }, 30_000);
+    });
   }
 });

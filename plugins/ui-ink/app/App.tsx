@@ -4,7 +4,7 @@
  * line, running tools, a question or the prompt, the spinner and the footer.
  */
 import React, { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { Box, Static, Text, useApp, useInput, useStdout } from 'ink';
+import { Box, Static, Text, useApp, useStdout } from 'ink';
 import type { AppState, PermissionMode } from '../../../kernel/index.js';
 import type { Controller } from '../controller.js';
 import { toolTitle } from '../format.js';
@@ -18,7 +18,7 @@ import { Prompt } from './Prompt.js';
 import { ResumePicker, type SessionChoice } from './ResumePicker.js';
 import { Footer, Spinner } from './Status.js';
 import { TextQuestion } from './TextQuestion.js';
-import { KeyRouter, KeyRouterContext } from './keyRouter.js';
+import { KeyRouterContext, useKeyRouter } from './keyRouter.js';
 import { useKeys } from './useKeys.js';
 import { useStaticBatches } from './useStaticBatches.js';
 
@@ -131,8 +131,7 @@ export function App(props: AppProps): React.ReactElement {
     });
   };
 
-  const keys = useRef(new KeyRouter()).current;
-  useInput((input, key) => keys.dispatch(input, key));
+  const keys = useKeyRouter();
   // Ctrl+C in a dialog interrupts the turn as it does at the prompt; its pending questions are denied.
   useKeys(
     (input, key) => {

@@ -5,8 +5,8 @@
  * the prompt, and was lost). Components here register in a layout effect, which runs in the same commit as the
  * frame, so a key always reaches what is on the screen.
  */
-import { createContext } from 'react';
-import type { Key } from 'ink';
+import { createContext, useRef } from 'react';
+import { useInput, type Key } from 'ink';
 
 export interface KeyListener {
   active(): boolean;
@@ -27,3 +27,11 @@ export class KeyRouter {
 }
 
 export const KeyRouterContext = createContext<KeyRouter | null>(null);
+
+/** The router of a UI's root component: the one subscription to Ink's input, for the root's whole life. */
+export function useKeyRouter(): KeyRouter {
+  const router = useRef<KeyRouter | null>(null);
+  const keys = (router.current ??= new KeyRouter());
+  useInput((input, key) => keys.dispatch(input, key));
+  return keys;
+}

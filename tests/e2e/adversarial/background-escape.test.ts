@@ -14,19 +14,12 @@ import { callTool, resultText, say, useHostile, type Hostile } from '../../helpe
 import { collect, spawnKeel } from '../../helpers/cli.js';
 import type { ScriptedTurn as ScriptStep } from '../../helpers/anthropic-server.js';
 import { hidden, skipReason } from './sandbox-world.js';
+import { until } from '../../helpers/until.js';
 
 const hostile = useHostile();
 const SLOW = 90_000;
 
 /** Polls `check` until it holds; fails naming `what` after a generous bound. */
-async function until(check: () => boolean, what: string, tries = 400): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 const marker = () => `keelcanary${Math.floor(Math.random() * 9e8) + 1e8}`;
 const alive = (mark: string) => spawnSync('pgrep', ['-f', mark]).status === 0;
 const killCanary = (mark: string) => spawnSync('pkill', ['-KILL', '-f', mark]);
@@ -166,8 +159,8 @@ describe('background escape: kill_shell', { timeout: SLOW }, () => {
     const mark = marker();
     const h = await hostile([
       callTool('bash', { command: `bash -c 'while :; do sleep 0.2; done' ${mark} >/dev/null 2>&1 &`, run_in_background: true }, 'b1'),
-      { ...callTool('kill_shell', { shell_id: 'bash_1' }, 'k1'), beforeEvent: async () => until(() => alive(mark), 'the child to run') },
-      { ...say('done'), beforeEvent: async () => until(() => !alive(mark), 'the child to be gone') },
+      { ...callTool('kill_shell', { shell_id: 'bash_1' }, 'k1'), beforeEvent: async () => void (await until(() => alive(mark), 'the child to run')) },
+      { ...say('done'), beforeEvent: async () => void (await until(() => !alive(mark), 'the child to be gone')) },
     ]);
     try {
       const run = await collect(spawnKeel(['-p', 'go', '--permission-mode', 'auto'], { cwd: h.dir, env: h.env }), 60_000);
@@ -182,7 +175,7 @@ describe('background escape: kill_shell', { timeout: SLOW }, () => {
 describe('background escape: MCP stdio servers', { timeout: SLOW }, () => {
   it("a server's setsid grandchild ends with Keel", async () => {
     const mark = marker();
-    const h = await hostile([{ ...say('done'), beforeEvent: async () => until(() => alive(mark), 'the grandchild to run') }]);
+    const h = await hostile([{ ...say('done'), beforeEvent: async () => void (await until(() => alive(mark), 'the grandchild to run')) }]);
     const heartbeat = path.join(h.outside, `heartbeat-${mark}`);
     const launcher = `( setsid bash -c 'while :; do date +%s%N > "$0"; sleep 0.2; done' ${heartbeat} ${mark} >/dev/null 2>&1 </dev/null & ); exec "${process.execPath}" "${EVERYTHING}" stdio`;
     const config = JSON.stringify({ mcpServers: { sly: { command: 'bash', args: ['-c', launcher] } } });

@@ -61,7 +61,7 @@ describe('class 9: documents through the safe open', () => {
     ]);
     execFileSync('mkfifo', [h.path('pipe.pdf'), h.path('pipe.ipynb')]);
     h.settle();
-    const run = await h.run(['-p', 'read the documents', '--permission-mode', 'auto'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', 'read the documents', '--permission-mode', 'auto']);
     expect(run.code, run.stderr).toBe(0);
     const v = h.verdict();
     for (const id of ['p', 'n', 'e']) {

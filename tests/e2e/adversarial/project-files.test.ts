@@ -68,7 +68,7 @@ describe('a project file that never ends', () => {
     link(h, '.claude/commands/inside-pipe.md', 'inside/fifo-target');
     link(h, '.claude/skills/zero/SKILL.md', '/dev/zero');
     h.settle();
-    const run = await h.run(['-p', 'hello'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', 'hello']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('still here');
     expect(run.stderr).toMatch(/command not loaded: .*inside-pipe\.md: .*not a regular file/);
@@ -81,7 +81,7 @@ describe('a project file that never ends', () => {
     ftruncateSync(fd, 3 * 1024 * 1024 * 1024);
     closeSync(fd);
     h.write('.claude/commands/small.md', 'Say SMALL-COMMAND.\n');
-    const run = await h.run(['-p', '/small', '--trust'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', '/small', '--trust']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/command not loaded: .*big\.md: .*larger than/);
     expect(sent(h)).toContain('SMALL-COMMAND');
@@ -96,7 +96,7 @@ describe("a command's @path include of a huge file", () => {
     const fd = openSync(h.path('huge.log'), 'r+');
     ftruncateSync(fd, 3 * 1024 * 1024 * 1024);
     closeSync(fd);
-    const run = await h.run(['-p', '/logs'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', '/logs']);
     expect(run.code, run.stderr).toBe(0);
     expect(sent(h)).toContain('FIRST-BYTES-OF-HUGE');
     expect(sent(h)).toContain(`the first ${256 * 1024} bytes of ${3 * 1024 * 1024 * 1024}`);
@@ -133,7 +133,7 @@ describe('instruction files and imports that never end', () => {
     mkdirSync(h.path('sub'));
     execFileSync('mkfifo', [h.path('sub/AGENTS.md')]);
     h.settle();
-    const run = await h.run(['-p', 'hello'], { cwd: h.path('sub'), timeoutMs: 30_000 });
+    const run = await h.run(['-p', 'hello'], { cwd: h.path('sub') });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('still here');
     expect(run.stderr).toMatch(/@logs\/huge\.log: import refused: .*larger than/);
@@ -146,7 +146,7 @@ describe('instruction files and imports that never end', () => {
     h.write('AGENTS.md', 'x\n');
     sparse(h.path('AGENTS.md'), 3 * 1024 * 1024 * 1024);
     h.settle();
-    const run = await h.run(['-p', 'hello'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', 'hello']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('still here');
     expect(run.stderr).toMatch(/AGENTS\.md: not read: .*larger than/);
@@ -219,7 +219,7 @@ describe("a trusted project's output styles and agents", () => {
     link(h, '.claude/output-styles/pipe.md', path.join(h.outside, 'pipe'));
     link(h, '.claude/agents/pipe.md', path.join(h.outside, 'pipe'));
     h.write('.claude/settings.json', JSON.stringify({ outputStyle: 'key' }));
-    const run = await h.run(['-p', 'hello', '--trust'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', 'hello', '--trust']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('still here');
     expect(run.stderr).toMatch(/key\.md: not read: .*SSH keys/);
@@ -252,7 +252,7 @@ describe('front matter bombs', () => {
     h.write('.claude/skills/bomb/SKILL.md', `---\nname: bomb\ndescription: x\n${bomb}---\nbody\n`);
     h.write('.claude/commands/bomb.md', `---\n${bomb}---\nbody\n`);
     h.write('.claude/commands/fine.md', 'Say FINE-COMMAND.\n');
-    const run = await h.run(['-p', '/fine', '--trust'], { timeoutMs: 30_000 });
+    const run = await h.run(['-p', '/fine', '--trust']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/skill not loaded: .*bomb\/SKILL\.md: front matter is not valid YAML: .*alias/i);
     expect(run.stderr).toMatch(/command not loaded: .*bomb\.md: front matter is not valid YAML: .*alias/i);

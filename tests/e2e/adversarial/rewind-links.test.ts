@@ -157,7 +157,7 @@ describe('class 3: /rewind writes only where Keel wrote', () => {
     expect(await again.next((m) => m.type === 'result')).toMatchObject({ is_error: false, result: expect.stringContaining('removed .claude/settings.json') });
     expect(existsSync(settings)).toBe(false);
     await again.close();
-  }, 60_000);
+  });
 });
 
 describe('issue 25: /rewind loses nothing', () => {

@@ -10,17 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { callTool, resultText, say, useHostile, type Hostile } from '../../helpers/adversary.js';
 import { collect, spawnKeel } from '../../helpers/cli.js';
 import { hidden, skipReason } from './sandbox-world.js';
+import { until } from '../../helpers/until.js';
 
 const hostile = useHostile();
 const SLOW = 90_000;
-
-async function until(check: () => boolean, what: string, tries = 800): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Code that proves it ran: it writes the canary outside the workspace. */
 const hookSettings = (h: Hostile) =>

@@ -3,12 +3,13 @@
  * in payload scripts, `python3 -c`, `node -e`), afterwards no protected path was created, changed or replaced.
  */
 import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { coreProtectedEntries } from '../../../kernel/index.js';
 import * as instructions from '../../../plugins/instructions/index.js';
 import { SECRETS } from '../../helpers/adversary.js';
+import { until } from '../../helpers/until.js';
 import { expectHarmless, hasPython, hidden, skipReason, surfaceOf, useAttack } from './sandbox-world.js';
 
 const attack = useAttack();
@@ -247,7 +248,8 @@ describe.skipIf(Boolean(skipReason))('sandbox escape: tools and tricks', { timeo
 
   it('a background writer (setsid nohup) does not outlive the command', async () => {
     const a = await attack([bash(hidden('setsid nohup bash -c "sleep 1; echo x > agent.config.mjs; mkdir -p z; echo x > z/agent.config.ts" > /dev/null 2>&1 & echo started'))]);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Until the writer is gone (at once if the sandbox ended it; after its writes if it got away), not a fixed time.
+    await until(() => spawnSync('pgrep', ['-f', 'echo x > agent.config.mjs']).status !== 0, 'the background writer to be gone');
     expect(surfaceOf(a.h.dir).has(a.h.path('agent.config.mjs'))).toBe(false);
     expect(existsSync(a.h.path('z'))).toBe(false);
     expectHarmless(a, ['b1']);

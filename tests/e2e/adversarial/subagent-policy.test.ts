@@ -19,6 +19,7 @@ import { cleanEnv, collect, KEEL_BIN, ndjson, runKeel, spawnKeel } from '../../h
 import { conversation, routeConversations, toolNamesOf, toolResultsOf } from '../../helpers/conversations.js';
 import { useScriptedProjects } from '../../helpers/project.js';
 import { runMarker } from '../../helpers/run-marker.js';
+import { until } from '../../helpers/until.js';
 
 const prepare = useScriptedProjects();
 const SLOW = 90_000;
@@ -71,13 +72,6 @@ function processesOf(home: string): number[] {
     }
   }
   return pids;
-}
-
-async function until(check: () => boolean, what: string, limitMs = 30_000): Promise<void> {
-  for (let waited = 0; !check(); waited += 50) {
-    if (waited > limitMs) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe.skipIf(Boolean(noSandbox))('a sub-agent keeps the policy its parent runs under', { timeout: SLOW }, () => {
@@ -179,7 +173,7 @@ function subagentWith(handoff: string | undefined, cwd: string, env: Record<stri
   });
   if (handoff !== undefined) (child.stdio[3] as NodeJS.WritableStream).end(handoff);
   child.stdin!.end(`${JSON.stringify({ type: 'user', message: { role: 'user', content: 'FORGED go' } })}\n`);
-  return collect(child, 30_000);
+  return collect(child);
 }
 
 describe('a sub-agent process never starts looser than it was handed', { timeout: SLOW }, () => {

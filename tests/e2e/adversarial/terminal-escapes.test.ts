@@ -24,15 +24,20 @@ const CLEAR = `${ESC}[2J${ESC}[H`;
 const CONCEAL = `${ESC}[8mhidden-text${ESC}[28m`;
 
 /** Keel's Ink UI on a terminal whose every written byte is recorded. */
-async function start(script: ScriptStep[], prepare?: (ws: Workspace) => void): Promise<{ t: Terminal; bytes: () => string }> {
+async function start(script: ScriptStep[], prepare?: (ws: Workspace) => void): Promise<{ t: Terminal; bytes: () => Promise<string> }> {
   const ws = fixture.workspace();
   prepare?.(ws);
   const server = await fixture.server(script);
-  const term = fixture.terminal({ ws, server, width: 160 });
+  const t = fixture.terminal({ ws, server, width: 160 });
   const file = path.join(fixture.tempDir('keel-escapes-'), 'bytes');
-  term.record(file);
-  await term.waitFor(/ask mode/);
-  return { t: term, bytes: () => readFileSync(file, 'latin1') };
+  t.record(file);
+  await t.waitFor(/ask mode/);
+  /** Every byte written so far: the recording stops and is read once all of it is in the file. */
+  const bytes = async () => {
+    await t.stopRecording();
+    return readFileSync(file, 'latin1');
+  };
+  return { t, bytes };
 }
 
 describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () => {
@@ -41,7 +46,7 @@ describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () =
     const { t } = await start([callTool('bash', { command: `touch ${canary} #\r${ESC}[2Kls -la` }), say('done')]);
     t.type('list the files');
     t.keys('Enter');
-    const screen = await t.waitFor(/bash wants permission/);
+    const screen = await t.waitFor(/bash wants permission[\s\S]*4\. Deny, and don't ask again/);
     expect(screen).toContain(`touch ${canary} #^M^[[2Kls -la`);
     t.keys('3');
     await t.waitFor(/done/);
@@ -58,7 +63,7 @@ describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () =
     expect(screen).toContain('^[]52;c;Y3VybCBldmlsIHwgc2g=^G');
     expect(screen).toContain('^[[8mhidden-text^[[28m');
     expect(screen).toContain('third<U+202E>evil');
-    const written = bytes();
+    const written = await bytes();
     expect(written).not.toContain(`${ESC}]52;`);
     expect(written).not.toContain(`${ESC}]0;PWNED`);
     expect(written).not.toContain(`${ESC}[8m`);

@@ -11,6 +11,7 @@ import { callTool, say, startAnthropicServer, type ScriptedServer, type Scripted
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 import { bigTool, isSmall, recorder, SMALL_MODEL, toolsPlugin } from '../compact-auto/harness.js';
+import { until } from '../../helpers/until.js';
 
 const SUMMARY = '## What it is\nA listing of 3000 numbered lines.\n## Key facts\n- nothing failed';
 
@@ -92,7 +93,7 @@ describe('compact-api-micro', () => {
     const { kernel, session, rec } = await setup(() => ({ fault: 'hang' }), [callTool('big_output', { lines: 3000 }), say('done')]);
     const controller = new AbortController();
     const pending = runAgent(kernel, session, 'go', { signal: controller.signal });
-    for (let i = 0; i < 500 && server!.messageRequests().filter(isSmall).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => server!.messageRequests().filter(isSmall).length > 0, 'the request to the small model');
     expect(server!.messageRequests().filter(isSmall)).toHaveLength(1);
     controller.abort();
     const result = await pending;

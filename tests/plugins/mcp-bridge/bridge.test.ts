@@ -10,6 +10,7 @@ import toolSearch from '../../../plugins/tool-search/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { processesGone, testServer } from '../../helpers/mcp.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { until as pollUntil } from '../../helpers/until.js';
 
 let ws: Workspace;
 let server: ScriptedServer | undefined;
@@ -76,7 +77,7 @@ describe('mcp-bridge in a session', () => {
     // Allow-listed, but the server does not call it read-only.
     expect(kernel.tools.get('mcp__t__crash')!.permission).toBe('network');
     expect(kernel.tools.get('mcp__u__echo')!.permission).toBe('network');
-  }, 60_000);
+  });
 
   it("reads resources through the mcp service only under the server's rules", async () => {
     const { kernel, session } = await setup([], { t: testServer(ws.dir), u: testServer(ws.dir) }, { deny: ['mcp__u__*', 'mcp__t__echo'] });
@@ -85,7 +86,7 @@ describe('mcp-bridge in a session', () => {
     expect(await mcp.readResource('t', 'mem://note', session)).toEqual([{ uri: 'mem://note', mimeType: 'text/plain', text: 'the note resource says 42' }]);
     await expect(mcp.readResource('u', 'mem://note', session)).rejects.toThrow('the permission rule "mcp__u__*" denies MCP server u');
     await expect(mcp.readResource('nope', 'mem://note', session)).rejects.toThrow('no MCP server named nope');
-  }, 60_000);
+  });
 
   it('maps content, keeps isError and structuredContent, and publishes progress as events', async () => {
     const { kernel, session, events } = await setup(
@@ -166,10 +167,10 @@ describe('mcp-bridge in a session', () => {
     const controller = new AbortController();
     const running = runAgent(kernel, session, 'go', { signal: controller.signal });
     const log = () => (existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8') : '');
-    while (!log().startsWith('started')) await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(() => log().startsWith('started'), 'the server to start the call');
     controller.abort(new Error('interrupted'));
     expect((await running).aborted).toBe(true);
-    while (!log().includes('cancelled')) await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(() => log().includes('cancelled'), 'the server to hear the cancellation');
     expect(log()).toMatch(/^started (\d+)\ncancelled \1\n$/);
     await closeAll(kernel);
   });

@@ -9,6 +9,7 @@ import queryAnthropic from '../../../plugins/query-anthropic/index.js';
 import { callTool, say, startAnthropicServer, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { harness, toolbox } from './setup.js';
+import { until } from '../../helpers/until.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -73,7 +74,7 @@ describe('abort listeners', () => {
     const kernel = testKernel([queryAnthropic(), toolbox([])], { baseURL: server.url });
     const controller = new AbortController();
     const running = runAgent(kernel, await testSession(kernel), 'go', { signal: controller.signal });
-    for (let i = 0; i < 200 && server.messageRequests().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => server!.messageRequests().length > 0, "the request to reach the server");
     controller.abort();
     const result = await running;
     expect(result).toMatchObject({ subtype: 'error_during_execution', aborted: true });

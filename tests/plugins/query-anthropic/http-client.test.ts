@@ -10,6 +10,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request, type Response } from '../../../plugins/query-anthropic/http-client.js';
+import { until } from '../../helpers/until.js';
 
 interface RawServer {
   url: string;
@@ -203,7 +204,7 @@ describe('the HTTP/1.1 client', () => {
     expect(ending.closed).toBe(0);
     const endless = await rawServer((n) => ({ pieces: n === 1 ? [head] : ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'] }));
     await settled(endless.url, 20);
-    for (let i = 0; i < 200 && endless.closed === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => endless.closed > 0, 'the unfinished connection to be closed');
     expect(endless.closed).toBe(1);
     expect((await send(endless.url)).body).toBe('ok');
     expect(endless.connections).toBe(2);
@@ -213,7 +214,7 @@ describe('the HTTP/1.1 client', () => {
     const server = await rawServer(() => ({ pieces: ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'], close: true }));
     // The server closes after answering without saying so: the idle connection hears the end and is dropped.
     expect((await send(server.url)).body).toBe('ok');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => server.closed > 0, 'the idle connection to be closed on both ends');
     expect((await send(server.url)).body).toBe('ok');
     expect(server.connections).toBe(2);
   });

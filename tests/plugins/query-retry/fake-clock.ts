@@ -1,5 +1,6 @@
 /** A clock for tests: sleeps are recorded and return at once (or are held), timers fire only on `advance`. */
 import type { Clock } from '../../../plugins/query-retry/index.js';
+import { until as pollUntil } from '../../helpers/until.js';
 
 interface Timer {
   at: number;
@@ -85,11 +86,7 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Polls (on real time, a few ms apart) until `check` holds; fails after `limitMs`. */
-export async function until(check: () => boolean, what = 'condition', limitMs = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > limitMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** Polls (on real time, a few ms apart: the fake clock's timers never fire on their own) until `check` holds. */
+export async function until(check: () => boolean, what = 'condition'): Promise<void> {
+  await pollUntil(check, what, { everyMs: 5 });
 }

@@ -14,6 +14,7 @@ import { bwrapArgs, findOnPath, MAX_GUARD_MOUNTS, probe } from '../../../plugins
 import toolBash from '../../../plugins/tool-bash/index.js';
 import { testKernel, testSession } from '../../helpers/kernel.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { until } from '../../helpers/until.js';
 
 const bwrap = findOnPath('bwrap');
 const problem = bwrap ? probe(bwrap) : 'bubblewrap (bwrap) is not installed';
@@ -214,11 +215,10 @@ describe.skipIf(Boolean(skipReason))('bubblewrap sandbox', () => {
     const started = await kernel.tools.get('bash')!.execute({ command: 'mkdir -p sub/.claude && echo "{}" > sub/.claude/settings.json', run_in_background: true }, ctx);
     expect(String(started.content)).toMatch(/Started in the background/);
     // Only the shell's own end may trigger the check: nothing else runs in this session.
-    const deadline = Date.now() + 20_000;
-    while (!logs.some((l) => l.startsWith('background shell:')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(() => logs.some((l) => l.startsWith('background shell:')), 'the background shell to end and be checked');
     expect(existsSync(ws.path('sub/.claude'))).toBe(false);
     expect(logs).toContainEqual(expect.stringMatching(/^background shell: .*sub\/\.claude: created by the command, removed/s));
-  }, 30_000);
+  });
 
   it('protected names that do not exist yet cannot be created (root and working folder), and leave nothing behind', async () => {
     const { kernel, session } = await setup({ enabled: true });

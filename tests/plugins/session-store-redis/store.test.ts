@@ -14,6 +14,7 @@ import { testKernel, testSession } from '../../helpers/kernel.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { taskUserRules } from '../../../plugins/fleet/task-user.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { until } from '../../helpers/until.js';
 
 const API_KEY = 'sk-ant-api03-SECRETSECRETSECRET-test';
 const SESSION = '3f2a9c1e-0b7d-4c51-9d2e-5b8f4f0c2a11';
@@ -64,7 +65,7 @@ function harness(lockMs = 1_000, store: { url?: string; prefix?: string } = {}):
     async close(session) {
       (kernel.services.get('session-store') as { close(s: Session): void }).close(session);
       // close() lets go of the lock once every record is in: wait for that.
-      for (let i = 0; i < 100 && (await conn.exists(`${store.prefix ?? 'keel:'}session:${session.id}:lock`)); i++) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => !(await conn.exists(`${store.prefix ?? 'keel:'}session:${session.id}:lock`)), 'the session lock to be released');
     },
   };
 }

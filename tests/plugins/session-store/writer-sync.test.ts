@@ -6,10 +6,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { until } from '../../helpers/until.js';
 
 const calls = vi.hoisted(() => ({ background: 0, now: 0 }));
 /** Folder syncs: in the thread pool (`fsync`) and on the spot (`fsyncSync`); `failBackground` makes the former fail. */
-const dirSyncs = vi.hoisted(() => ({ background: 0, now: 0, failBackground: false }));
+const dirSyncs = vi.hoisted(() => ({ background: 0, now: 0, failBackground: false, failed: 0 }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   return {
@@ -24,7 +25,11 @@ vi.mock('node:fs', async (importOriginal) => {
     },
     fsync: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
       dirSyncs.background++;
-      if (dirSyncs.failBackground) setImmediate(() => done(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })));
+      if (dirSyncs.failBackground)
+        setImmediate(() => {
+          done(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+          dirSyncs.failed++;
+        });
       else fs.fsync(fd, done);
     },
     fsyncSync: (fd: number) => {
@@ -41,7 +46,7 @@ const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   calls.background = calls.now = 0;
-  dirSyncs.background = dirSyncs.now = 0;
+  dirSyncs.background = dirSyncs.now = dirSyncs.failed = 0;
   dirSyncs.failBackground = false;
 });
 
@@ -106,7 +111,7 @@ describe('the session writer’s syncs', () => {
   it('syncs a folder at close when its background sync failed, and still releases the lock', async () => {
     dirSyncs.failBackground = true;
     const w = writer();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => dirSyncs.failed > 0, 'the background sync to fail');
     w.close();
     expect(dirSyncs).toMatchObject({ background: 1, now: 1 });
     // the lock is free: another writer can open the same file
@@ -118,7 +123,7 @@ describe('the session writer’s syncs', () => {
   it('a folder that cannot be synced at close fails the close, but the file and the lock are released', async () => {
     dirSyncs.failBackground = true;
     const w = writer();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => dirSyncs.failed > 0, 'the background sync to fail');
     rmSync(path.dirname(w.file), { recursive: true, force: true });
     expect(() => w.close()).toThrow(/ENOENT/);
     expect(w.isOpen).toBe(false);

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import toolBash from '../../../plugins/tool-bash/index.js';
 import { existingShells, killAll, shellTable } from '../../../plugins/tool-bash/background.js';
 import { harness, textOf, type Harness } from '../tools-fs/harness.js';
+import { until } from '../../helpers/until.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -15,18 +16,13 @@ afterEach(() => {
   h = undefined;
 });
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
-  if (!check()) throw new Error('condition never held');
-}
-
 describe('background shells (in process)', () => {
   it('keeps unread output in a bounded buffer and the whole of it in a private log file', async () => {
     h = await harness([toolBash({ outputLimit: 200 })]);
     const started = await h.run('bash', { command: 'for i in $(seq 1 500); do echo "line $i"; done', run_in_background: true });
     expect(textOf(started)).toMatch(/^Started in the background as bash_1/);
     const [shell] = existingShells(h.session);
-    await until(() => !shell!.running);
+    await until(() => !shell!.running, 'the shell to finish');
     const out = textOf(await h.run('bash_output', { shell_id: 'bash_1' }));
     expect(out).toMatch(/line 500\n\[\d+ earlier characters did not fit in the buffer and were dropped from this read; the whole output is in .*bash_1\.log\]\n\[bash_1 exited with code 0\]$/);
     expect(out).not.toContain('line 1\n');
@@ -44,14 +40,14 @@ describe('background shells (in process)', () => {
     await h.run('bash', { command: 'sleep 30', run_in_background: true });
     const [first, second] = existingShells(h.session);
     expect([first!.id, second!.id]).toEqual(['bash_1', 'bash_2']);
-    await until(() => !first!.running);
+    await until(() => !first!.running, 'the first shell to finish');
     expect(textOf(await h.run('bash_output', { shell_id: 'bash_1' }))).toBe('oops\n[bash_1 exited with code 3]');
     const bashes = h.kernel.commands.get('bashes')!;
     const ctx = { kernel: h.kernel, session: h.session, print: () => undefined, signal: new AbortController().signal };
     const list = String(await bashes.run('', ctx));
     expect(list).toMatch(/^bash_1 {2}exited with code 3 +pid \d+ +\d+s {2}echo oops; exit 3\nbash_2 {2}running +pid \d+ +\d+s {2}sleep 30$/);
     expect(await bashes.run('kill bash_2', ctx)).toBe('Killed bash_2.');
-    await until(() => !second!.running);
+    await until(() => !second!.running, 'the second shell to finish');
     expect(String(await bashes.run('', ctx))).toContain('bash_2  killed');
     await expect(bashes.run('stop', ctx)).rejects.toThrow('unknown argument "stop"');
     const other = await h.newSession();

@@ -4,6 +4,7 @@ import toolBash from '../../../plugins/tool-bash/index.js';
 import { MAX_PENDING } from '../../../plugins/tool-bash/output.js';
 import type { Plugin } from '../../../kernel/index.js';
 import { harness, textOf, type Harness } from '../tools-fs/harness.js';
+import { until } from '../../helpers/until.js';
 
 let h: Harness;
 const started: number[] = [];
@@ -29,14 +30,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function waitUntil(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const pidFrom = (file: string) => Number(readFileSync(h.ws.path(file), 'utf8').trim());
@@ -98,7 +91,7 @@ describe('bash', () => {
     const child = pidFrom('child.pid');
     const grandchild = pidFrom('grandchild.pid');
     started.push(child, grandchild);
-    await waitUntil(() => !alive(child) && !alive(grandchild), 'the process group to die');
+    await until(() => !alive(child) && !alive(grandchild), 'the process group to die');
   });
 
   it('also kills a descendant that left the process group (setsid) on timeout', async () => {
@@ -106,20 +99,20 @@ describe('bash', () => {
     expect(result.isError).toBe(true);
     const escapee = pidFrom('escapee.pid');
     started.push(escapee);
-    await waitUntil(() => !alive(escapee), 'the setsid child to die');
+    await until(() => !alive(escapee), 'the setsid child to die');
   });
 
   it('stops when aborted mid-command and kills its processes', async () => {
     const controller = new AbortController();
     const pending = h.run('bash', { command: 'sleep 300 & echo $! > sleeper.pid; echo started; wait' }, { signal: controller.signal });
-    await waitUntil(() => h.events.some((e) => e.type === 'tool_output' && e.chunk.includes('started')), 'the command to start');
+    await until(() => h.events.some((e) => e.type === 'tool_output' && e.chunk.includes('started')), 'the command to start');
     controller.abort();
     const result = await pending;
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe('started\n\nCommand interrupted by the user; it and its child processes were killed.');
     const sleeper = pidFrom('sleeper.pid');
     started.push(sleeper);
-    await waitUntil(() => !alive(sleeper), 'the sleeper to die');
+    await until(() => !alive(sleeper), 'the sleeper to die');
   });
 
   it('streams output lines as tool_output events', async () => {

@@ -4,19 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findTagged, reapTagged, settleStale, startTime, TAG_VARIABLE } from '../../../plugins/tool-bash/processes.js';
+import { until } from '../../helpers/until.js';
 
 const cleanup: Array<() => void> = [];
 afterEach(() => {
   for (const f of cleanup.splice(0)) f();
 });
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Starts a double-forked setsid daemon carrying `tags`; resolves with its marker once it runs. */
 async function daemon(tags: string): Promise<string> {

@@ -15,6 +15,7 @@ import { QuestionQueue } from '../../../plugins/ui-ink/questions.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { testKernel } from '../../helpers/kernel.js';
+import { until } from '../../helpers/until.js';
 
 /** A terminal as Ink sees it: a TTY of fixed size that keeps every write. */
 class FakeTerminal extends EventEmitter {
@@ -62,16 +63,6 @@ afterEach(() => {
   unmount = undefined;
 });
 
-const tick = (ms = 2) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until `check` holds (the machine may be loaded: nothing here is timed), failing after 10 s. */
-async function until(check: () => boolean, what: string, screen?: () => string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${screen ? `; the screen:\n${screen()}` : ''}`);
-    await tick(5);
-  }
-}
 
 async function mountApp(columns: number, rows: number) {
   const kernel = testKernel([], { model: 'test-model' });
@@ -102,11 +93,11 @@ describe('the Ink UI while a long answer streams', () => {
   it('draws frames whose size does not grow with the answer: finished rows go to the scrollback once, the frame holds the row being written', async () => {
     const columns = 100;
     const { transcript, stdout } = await mountApp(columns, 30);
-    await tick(20);
-    transcript.startTurn();
-    await tick(20);
-    // What a frame with an empty answer costs: the live region (prompt, footer) redrawn.
+    await until(() => stdout.writes.length > 0, 'the first frame');
+    // What a frame with an empty answer costs: the live region (prompt, footer) redrawn. (Starting the turn
+    // draws nothing new: the screen is the same.)
     const base = Math.max(...stdout.writes.map((w) => w.length));
+    transcript.startTurn();
     // One paragraph with no newline, as the bench streams it (bench/ui.mjs), 400 pieces: about 15 rows of 100.
     const marks: number[] = [];
     for (let i = 0; i < 400; i++) {
@@ -142,21 +133,27 @@ describe('Ctrl+O', () => {
   it('opens the full output of the latest collapsed result above the prompt, scrolls it, goes to older ones, and Esc or Ctrl+O closes it, the draft kept', async () => {
     const { transcript, stdout, keyboard } = await mountApp(80, 24);
     const shows = (text: string) => () => lastDrawn(stdout).includes(text);
-    const drawn = () => lastDrawn(stdout);
-    await until(() => stdout.writes.length > 0, 'the first frame', drawn);
+    const wait = async (check: () => boolean, what: string) => {
+      try {
+        await until(check, what);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; the screen:\n${lastDrawn(stdout)}`);
+      }
+    };
+    await wait(() => stdout.writes.length > 0, 'the first frame');
     keyboard.type('\x0f');
-    await until(shows('No collapsed tool output to expand'), 'the note that nothing is collapsed', drawn);
+    await wait(shows('No collapsed tool output to expand'), 'the note that nothing is collapsed');
     const older = { id: 'a', name: 'bash', input: { command: 'seq 1 8' } };
     const latest = { id: 'b', name: 'bash', input: { command: 'seq 1 40' } };
     const lines = (n: number) => Array.from({ length: n }, (_, i) => `out-${i + 1}`).join('\n');
     transcript.onEvent({ type: 'tool_end', call: older, result: { content: lines(8) }, durationMs: 1 });
     transcript.onEvent({ type: 'tool_end', call: latest, result: { content: lines(40) }, durationMs: 1 });
     const printed = () => stdout.writes.join('').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-    await until(() => printed().includes('… +36 lines (ctrl+o to expand)'), 'the collapsed result', drawn);
+    await wait(() => printed().includes('… +36 lines (ctrl+o to expand)'), 'the collapsed result');
     keyboard.type('draft');
-    await until(shows('draft'), 'the draft', drawn);
+    await wait(shows('draft'), 'the draft');
     keyboard.type('\x0f');
-    await until(shows('esc or ctrl+o back'), 'the output view', drawn);
+    await wait(shows('esc or ctrl+o back'), 'the output view');
     let screen = lastDrawn(stdout);
     expect(screen).toContain('bash(seq 1 40) · 40 lines');
     expect(screen).toContain('out-5\n');
@@ -164,22 +161,22 @@ describe('Ctrl+O', () => {
     // The view fits the screen with the prompt under it.
     expect(screen.split('\n').length).toBeLessThanOrEqual(24);
     keyboard.type('G');
-    await until(shows('out-40'), 'the end of the output', drawn);
+    await wait(shows('out-40'), 'the end of the output');
     screen = lastDrawn(stdout);
     expect(screen).toMatch(/rows \d+-40 of 40/);
     // Keys go to the view, not the prompt.
     keyboard.type('\x1b[D');
-    await until(shows('bash(seq 1 8) · 8 lines · 1/2'), 'the older result', drawn);
+    await wait(shows('bash(seq 1 8) · 8 lines · 1/2'), 'the older result');
     expect(lastDrawn(stdout)).toContain('out-8');
     keyboard.type('\x1b');
-    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'the view to close', drawn);
+    await wait(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'the view to close');
     screen = lastDrawn(stdout);
     expect(screen).toContain('draft');
     expect(screen).not.toMatch(/draftG|Gdraft/);
     keyboard.type('\x0f');
-    await until(shows('bash(seq 1 40)'), 'the view to open again', drawn);
+    await wait(shows('bash(seq 1 40)'), 'the view to open again');
     keyboard.type('\x0f');
-    await until(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'Ctrl+O to close the view', drawn);
+    await wait(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'Ctrl+O to close the view');
     expect(lastDrawn(stdout)).toContain('draft');
   });
 });

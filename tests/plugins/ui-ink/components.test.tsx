@@ -12,10 +12,11 @@ import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { History, historyFile } from '../../../plugins/session-store/prompt-history.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { pressAndRedraw, untilFrame } from '../../helpers/ink.js';
+import { until } from '../../helpers/until.js';
 
 const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
 const paint = makePaint(false);
-const tick = () => new Promise((r) => setTimeout(r, 30));
 let cleanup: Array<() => void> = [];
 
 afterEach(() => {
@@ -61,15 +62,14 @@ describe('the prompt', () => {
   it('sends typed text on Enter and continues a line after a backslash', async () => {
     const { ui, sent } = prompt();
     ui.stdin.write('first line\\');
-    await tick();
+    await untilFrame(ui, '› first line\\');
     ui.stdin.write('\r');
-    await tick();
+    await untilFrame(ui, (f) => f.includes('› first line') && !f.includes('first line\\'), 'the backslash turned into a new line');
     ui.stdin.write('second');
-    await tick();
-    expect(ui.lastFrame()).toContain('› first line');
-    expect(ui.lastFrame()).toContain('  second');
+    const frame = await untilFrame(ui, '  second');
+    expect(frame).toContain('› first line');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => sent.length > 0, 'the prompt to be sent');
     expect(sent).toEqual(['first line\nsecond']);
   });
 
@@ -78,41 +78,36 @@ describe('the prompt', () => {
     history.add('old request about cats');
     history.add('newest request');
     ui.stdin.write('\x1b[A');
-    await tick();
-    expect(ui.lastFrame()).toContain('› newest request');
+    await untilFrame(ui, '› newest request');
     ui.stdin.write('\x1b[A');
-    await tick();
-    expect(ui.lastFrame()).toContain('› old request about cats');
+    await untilFrame(ui, '› old request about cats');
     ui.stdin.write('\x1b[B');
-    await tick();
+    await untilFrame(ui, '› newest request');
+    // Down past the newest entry: the empty draft again (the frame showed a request until now).
     ui.stdin.write('\x1b[B');
-    await tick();
-    expect(ui.lastFrame()).not.toContain('request');
+    await untilFrame(ui, (f) => !f.includes('request'), 'the empty draft');
     ui.stdin.write('\x12');
-    await tick();
+    await untilFrame(ui, 'reverse-i-search');
     ui.stdin.write('cats');
-    await tick();
-    expect(ui.lastFrame()).toContain("(reverse-i-search)`cats': old request about cats");
+    await untilFrame(ui, "(reverse-i-search)`cats': old request about cats");
     ui.stdin.write('\r');
-    await tick();
+    await untilFrame(ui, (f) => f.includes('› old request about cats') && !f.includes('reverse-i-search'), 'the found entry in the prompt');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => sent.length > 0, 'the prompt to be sent');
     expect(sent).toEqual(['old request about cats']);
   });
 
   it('completes slash commands with Tab and shows what they do', async () => {
     const { ui, sent } = prompt();
     ui.stdin.write('/co');
-    await tick();
-    expect(ui.lastFrame()).toContain('/compact  free room');
-    expect(ui.lastFrame()).toContain('/cost  show spend');
+    const frame = await untilFrame(ui, '/compact  free room');
+    expect(frame).toContain('/cost  show spend');
     ui.stdin.write('s');
-    await tick();
+    await untilFrame(ui, (f) => f.includes('› /cos') && !f.includes('/compact'), 'only /cost suggested');
     ui.stdin.write('\t');
-    await tick();
-    expect(ui.lastFrame()).toContain('› /cost');
+    await untilFrame(ui, '› /cost');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => sent.length > 0, 'the command to be sent');
     expect(sent).toEqual(['/cost ']);
   });
 
@@ -121,40 +116,38 @@ describe('the prompt', () => {
     ws.write('src/index.ts', '');
     const { ui } = prompt({ cwd: ws.dir });
     ui.stdin.write('read @sr');
-    await tick();
+    await untilFrame(ui, '› read @sr');
     ui.stdin.write('\t');
-    await tick();
-    expect(ui.lastFrame()).toContain('› read @src/');
+    await untilFrame(ui, '› read @src/');
     ui.stdin.write('\t');
-    await tick();
-    expect(ui.lastFrame()).toContain('› read @src/index.ts');
+    await untilFrame(ui, '› read @src/index.ts');
   });
 
   it('collapses a large paste and sends it whole', async () => {
     const { ui, sent } = prompt();
     const big = Array.from({ length: 40 }, (_, i) => `pasted ${i}`).join('\n');
     ui.stdin.write(big);
-    await tick();
-    expect(ui.lastFrame()).toContain('[Pasted text #1 +40 lines]');
+    await untilFrame(ui, '[Pasted text #1 +40 lines]');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => sent.length > 0, 'the paste to be sent');
     expect(sent).toEqual([big]);
   });
 
   it('passes Esc, Shift+Tab, Ctrl+C and Ctrl+D on', async () => {
     const { ui, events } = prompt();
+    const handled = (n: number) => until(() => events.length >= n, `${n} keys passed on`);
     ui.stdin.write('\x1b');
-    await tick();
+    await handled(1);
     ui.stdin.write('\x1b[Z');
-    await tick();
+    await handled(2);
     ui.stdin.write('typed');
-    await tick();
+    await untilFrame(ui, '› typed');
     ui.stdin.write('\x03');
-    await tick();
+    await handled(3);
     ui.stdin.write('\x03');
-    await tick();
+    await handled(4);
     ui.stdin.write('\x04');
-    await tick();
+    await handled(5);
     expect(events).toEqual(['escape', 'mode', 'ctrl-c:true', 'ctrl-c:false', 'ctrl-d']);
   });
 });
@@ -192,10 +185,9 @@ describe('the permission dialog', () => {
       [['\x1b'], 'deny'],
     ] as const) {
       const { ui, answers } = dialog();
-      for (const key of keys) {
-        ui.stdin.write(key);
-        await tick();
-      }
+      for (const key of keys.slice(0, -1)) await pressAndRedraw(ui, key, 'the selection to move');
+      ui.stdin.write(keys.at(-1)!);
+      await until(() => answers.length > 0, `the answer to ${JSON.stringify(keys)}`);
       expect(answers).toEqual([{ kind: 'permission', choice }]);
     }
   });
@@ -227,12 +219,12 @@ describe('the resume picker', () => {
     cleanup.push(() => ui.unmount());
     expect(ui.lastFrame()).toContain('fix the parser');
     ui.stdin.write('docs');
-    await tick();
+    await untilFrame(ui, 'Search: docs');
     expect(ui.lastFrame()).not.toContain('fix the parser');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => picked.length === 1, 'the pick');
     ui.stdin.write('\x1b');
-    await tick();
+    await until(() => picked.length === 2, 'Esc to start a new session');
     expect(picked).toEqual(['bbbb2222', null]);
   });
 });
@@ -244,13 +236,11 @@ describe('the trust dialog', () => {
     cleanup.push(() => ui.unmount());
     expect(ui.lastFrame()).toContain('/work/app/agent.config.ts');
     ui.stdin.write('n');
-    await tick();
-    ui.stdin.write('\x1b[B');
-    await tick();
-    ui.stdin.write('\x1b[A');
-    await tick();
+    await until(() => answers.length === 1, 'the answer to n');
+    await pressAndRedraw(ui, '\x1b[B', 'the selection to move down');
+    await pressAndRedraw(ui, '\x1b[A', 'the selection to move up');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => answers.length === 2, 'the answer to Enter');
     expect(answers).toEqual([false, true]);
   });
 
@@ -263,15 +253,17 @@ describe('the trust dialog', () => {
     expect(ui.lastFrame()).toContain('hook-0.sh');
     expect(ui.lastFrame()).toContain('… and 25 more');
     ui.stdin.write('y');
-    await tick();
+    await untilFrame(ui, 'Trusted /work/app');
+    await until(() => done.length === 1, 'the answer to be passed on');
+    // A key after the answer is handled at once (ink-testing-library's stdin is synchronous) and changes nothing.
     ui.stdin.write('n');
-    await tick();
     expect(done).toEqual([true]);
     expect(ui.lastFrame()).toBe('Trusted /work/app');
     const no = render(<TrustQuestionScreen question={{ folder: '/work/b', files: ['/work/b/agent.config.ts'] }} glyphs={glyphs} rows={40} onDone={(a) => done.push(a)} />);
     cleanup.push(() => no.unmount());
     no.stdin.write('\x1b');
-    await tick();
+    await untilFrame(no, 'Not trusted');
+    await until(() => done.length === 2, 'the answer to be passed on');
     expect(done).toEqual([true, false]);
     expect(no.lastFrame()).toBe('Not trusted: /work/b (its project settings are not loaded)');
   });
@@ -298,8 +290,7 @@ describe('the spinner', () => {
     transcript.setWaiting(true);
     now += 90_000;
     ui.rerender(spinner());
-    await tick();
-    expect(ui.lastFrame()).toMatch(/Waiting for your answer… \(5s · 0 tokens\)/);
+    await untilFrame(ui, /Waiting for your answer… \(5s · 0 tokens\)/);
     // Frozen: the animation stops too, so nothing is redrawn while the user reads the question.
     const frames = ui.frames.length;
     await new Promise((r) => setTimeout(r, 300));

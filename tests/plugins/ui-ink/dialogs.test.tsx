@@ -11,10 +11,13 @@ import { History, historyFile } from '../../../plugins/session-store/prompt-hist
 import { dismissal, QuestionQueue } from '../../../plugins/ui-ink/questions.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { makeWorkspace } from '../../helpers/workspace.js';
+import { pressAndRedraw, untilFrame } from '../../helpers/ink.js';
+import { until } from '../../helpers/until.js';
 
 const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
 const paint = makePaint(false);
-const tick = () => new Promise((r) => setTimeout(r, 30));
+/** Lets the event loop turn once: the pieces of a paste arrive in separate reads, as from a terminal. */
+const nextTurn = () => new Promise((r) => setImmediate(r));
 let cleanup: Array<() => void> = [];
 afterEach(() => {
   for (const fn of cleanup) fn();
@@ -63,64 +66,56 @@ describe('the choice dialog (ask_user_question)', () => {
     const { ui, answers } = choice([DB, { ...DB, header: 'Cache', question: 'And the cache?' }]);
     expect(ui.lastFrame()).toMatch(/Database\s+Cache/);
     ui.stdin.write('2');
-    await tick();
-    expect(ui.lastFrame()).toContain('And the cache?');
-    ui.stdin.write('\x1b[B');
-    await tick();
+    await untilFrame(ui, 'And the cache?');
+    await pressAndRedraw(ui, '\x1b[B', 'the selection to move down');
+    await pressAndRedraw(ui, '\x1b[A', 'the selection to move up');
     ui.stdin.write('\x1b[A');
-    await tick();
-    ui.stdin.write('\x1b[A');
-    await tick();
-    expect(ui.lastFrame()).toMatch(/❯ 3\. Other/);
-    ui.stdin.write('\x1b[B');
-    await tick();
+    await untilFrame(ui, /❯ 3\. Other/);
+    await pressAndRedraw(ui, '\x1b[B', 'the selection to wrap to the first option');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => answers.length > 0, 'the answers');
     expect(answers).toEqual([{ kind: 'choice', answers: [['SQLite'], ['Postgres']] }]);
   });
 
   it('ticks several options with Space or digits and confirms with Enter', async () => {
     const { ui, answers } = choice([FEATURES]);
     ui.stdin.write(' ');
-    await tick();
+    await untilFrame(ui, '1. [x] Auth');
     ui.stdin.write('3');
-    await tick();
-    expect(ui.lastFrame()).toMatch(/1\. \[x\] Auth[\s\S]*2\. \[ \] Search[\s\S]*3\. \[x\] Billing/);
+    await untilFrame(ui, /1\. \[x\] Auth[\s\S]*2\. \[ \] Search[\s\S]*3\. \[x\] Billing/);
     ui.stdin.write('1');
-    await tick();
+    await untilFrame(ui, '1. [ ] Auth');
     ui.stdin.write('2');
-    await tick();
+    await untilFrame(ui, '2. [x] Search');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => answers.length > 0, 'the answers');
     expect(answers).toEqual([{ kind: 'choice', answers: [['Search', 'Billing']] }]);
   });
 
   it('takes the user\'s own words, typed or pasted, and goes back a question with Left', async () => {
     const { ui, answers } = choice([DB, FEATURES]);
     ui.stdin.write('1');
-    await tick();
+    await untilFrame(ui, 'Which features');
     ui.stdin.write('\x1b[D');
-    await tick();
-    expect(ui.lastFrame()).toContain('Which database');
+    await untilFrame(ui, 'Which database');
     ui.stdin.write('Maria');
-    await tick();
+    await untilFrame(ui, 'Other: Maria');
     ui.stdin.write('\x1b[200~DB 11\nplease\x1b[201~');
-    await tick();
-    expect(ui.lastFrame()).toContain('Other: MariaDB 11 please');
+    await untilFrame(ui, 'Other: MariaDB 11 please');
     expect(answers).toEqual([]);
     ui.stdin.write('\r');
-    await tick();
+    await untilFrame(ui, 'Which features');
     ui.stdin.write('2');
-    await tick();
+    await untilFrame(ui, '2. [x] Search');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => answers.length > 0, 'the answers');
     expect(answers).toEqual([{ kind: 'choice', answers: [['MariaDB 11 please'], ['Search']] }]);
   });
 
   it('Esc leaves every question unanswered', async () => {
     const { ui, answers } = choice([DB, FEATURES]);
     ui.stdin.write('\x1b');
-    await tick();
+    await until(() => answers.length > 0, 'Esc to answer');
     expect(answers).toEqual([{ kind: 'choice', answers: [[], []] }]);
   });
 
@@ -151,21 +146,20 @@ describe('the plan approval dialog (exit_plan_mode)', () => {
     expect(frame).toContain('Approve the plan above?');
     expect(frame).toMatch(/1\. Yes, carry it out \(switches to edits mode[\s\S]*2\. No, keep planning[\s\S]*3\. No, and tell the model what to change:/);
     ui.stdin.write('y');
-    await tick();
+    await until(() => answers.length > 0, 'the answer to y');
     expect(answers).toEqual([{ kind: 'permission', choice: 'allow_once' }]);
   });
 
   it('sends typed feedback with the denial; Esc keeps planning without any', async () => {
     const first = plan();
     first.ui.stdin.write('use the existing parser');
-    await tick();
-    expect(first.ui.lastFrame()).toContain('what to change: use the existing parser');
+    await untilFrame(first.ui, 'what to change: use the existing parser');
     first.ui.stdin.write('\r');
-    await tick();
+    await until(() => first.answers.length > 0, 'the feedback to be sent');
     expect(first.answers).toEqual([{ kind: 'permission', choice: 'deny', message: 'use the existing parser' }]);
     const second = plan();
     second.ui.stdin.write('\x1b');
-    await tick();
+    await until(() => second.answers.length > 0, 'Esc to answer');
     expect(second.answers).toEqual([{ kind: 'permission', choice: 'deny' }]);
   });
 });
@@ -198,18 +192,17 @@ describe('bracketed paste', () => {
   it('a short paste with newlines is inserted as text: its newlines never send', async () => {
     const { ui, sent } = prompt();
     ui.stdin.write('\x1b[200~first\r');
-    await tick();
+    await nextTurn();
     ui.stdin.write('second\r');
-    await tick();
+    await nextTurn();
     ui.stdin.write('\r');
-    await tick();
+    await nextTurn();
     ui.stdin.write('\x1b[201~');
-    await tick();
+    const frame = await untilFrame(ui, '  second');
+    expect(frame).toContain('› first');
     expect(sent).toEqual([]);
-    expect(ui.lastFrame()).toContain('› first');
-    expect(ui.lastFrame()).toContain('  second');
     ui.stdin.write('\r');
-    await tick();
+    await until(() => sent.length > 0, 'the prompt to be sent');
     expect(sent).toEqual(['first\nsecond\n\n']);
   });
 
@@ -217,13 +210,12 @@ describe('bracketed paste', () => {
     const { ui, sent } = prompt();
     const big = Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n');
     ui.stdin.write(`ask about this: \x1b[200~${big.slice(0, 50).replace(/\n/g, '\r')}`);
-    await tick();
+    await nextTurn();
     ui.stdin.write(`${big.slice(50).replace(/\n/g, '\r')}\x1b[201~`);
-    await tick();
-    expect(ui.lastFrame()).toContain('ask about this: [Pasted text #1 +30 lines]');
+    await untilFrame(ui, 'ask about this: [Pasted text #1 +30 lines]');
     expect(sent).toEqual([]);
     ui.stdin.write('\r');
-    await tick();
+    await until(() => sent.length > 0, 'the prompt to be sent');
     expect(sent).toEqual([`ask about this: ${big}`]);
   });
 
@@ -233,12 +225,13 @@ describe('bracketed paste', () => {
     const ui = render(<PermissionDialog question={q} waiting={0} glyphs={glyphs} paint={paint} width={60} maxRows={14} onAnswer={(a) => answers.push(a)} />);
     cleanup.push(() => ui.unmount());
     ui.stdin.write('\x1b[200~y\x1b[201~');
-    await tick();
+    await nextTurn();
     ui.stdin.write('\x1b[200~1\r\x1b[201~');
-    await tick();
+    await nextTurn();
+    // Keys reach the dialog as they are written; the key after the pastes answers, and only it.
     expect(answers).toEqual([]);
     ui.stdin.write('n');
-    await tick();
+    await until(() => answers.length > 0, 'the answer to n');
     expect(answers).toEqual([{ kind: 'permission', choice: 'deny' }]);
   });
 });

@@ -5,6 +5,7 @@ import { transcript } from '../../../plugins/session-store/user-items.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript, type StaticItem } from '../../../plugins/ui-ink/transcript.js';
+import { until } from '../../helpers/until.js';
 
 describe('a long resumed session in the Ink UI', () => {
   it('the transcript prints the note and the end of a long resumed session', async () => {
@@ -14,7 +15,7 @@ describe('a long resumed session in the Ink UI', () => {
     const messages: MessageParam[] = [];
     for (let n = 0; n < 2_500; n++) messages.push({ role: 'user', content: `prompt ${n}` }, { role: 'assistant', content: [{ type: 'text', text: `answer ${n}` }] });
     t.printHistory(messages, transcript);
-    await new Promise((r) => setTimeout(r, 10));
+    await until(() => printed.some((i) => i.text === 'answer 2499'), 'the end of the history to be printed');
     const texts = printed.map((i) => i.text);
     expect(texts[0]).toMatch(/^… 4,\d{3} earlier messages not shown here/);
     expect(texts.at(-1)).toBe('answer 2499');

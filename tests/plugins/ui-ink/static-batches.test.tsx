@@ -11,6 +11,7 @@ import { useStaticBatches } from '../../../plugins/ui-ink/app/useStaticBatches.j
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
+import { until } from '../../helpers/until.js';
 
 class FakeTerminal extends EventEmitter {
   isTTY = true;
@@ -46,7 +47,10 @@ describe('finished lines', () => {
         transcript.endTurn();
         await new Promise((r) => setTimeout(r, 20));
       }
-      const written = stdout.writes.join('');
+      const written = await until(() => {
+        const all = stdout.writes.join('');
+        return all.includes('block 4b') && all;
+      }, 'the last block to be written');
       for (let round = 0; round < 5; round++) {
         for (const half of ['a', 'b']) expect(written.split(`block ${round}${half}`).length - 1, `block ${round}${half}`).toBe(1);
       }
