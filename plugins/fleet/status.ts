@@ -64,7 +64,7 @@ export function formatStatus(status: FleetStatus): string {
 
 export async function statusCommand(ctx: CommandContext, args: string[]): Promise<number> {
   const { values } = await parse('status', args, { watch: { type: 'boolean' }, json: { type: 'boolean' } });
-  const fleet = await openQueue(ctx.settings);
+  const fleet = await openQueue(ctx);
   try {
     const show = async () => {
       const status = await readStatus(ctx, fleet.queue, fleet.redis);

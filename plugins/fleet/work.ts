@@ -10,7 +10,6 @@ import { KeelError } from '../../kernel/index.js';
 import { startBroker } from './broker.js';
 import { applyPatch, diffOf, makeCheckout } from './checkout.js';
 import { parse, type CommandContext } from './cold.js';
-import { connect, redactUrl } from './connection.js';
 import { fleetKeys, type TaskProgress, type TaskResult } from './keys.js';
 import type { TaskData } from './queue.js';
 import { Queue } from 'bullmq';
@@ -33,7 +32,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
 
   let fatal: Error | undefined;
   let shutdown: (() => void) | undefined;
-  const redis = await connect(settings.redisUrl, {
+  const redis = await ctx.redis.connect(settings.redisUrl, {
     what: 'fleet',
     onGiveUp: (err) => {
       fatal = err;
@@ -42,7 +41,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   });
   if (settings.taskUsers) {
     try {
-      await checkTaskUsers(redis, settings, me);
+      await checkTaskUsers(redis, settings, me, ctx.redis.redact);
     } catch (err) {
       redis.disconnect();
       throw err;
@@ -269,7 +268,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   const onSignal = () => shutdown?.();
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  say(`worker ${me} on ${redactUrl(settings.redisUrl)}, queue ${settings.queue}, concurrency ${concurrency}${settings.requestsPerMinute ? `, ${settings.requestsPerMinute} requests/min fleet-wide` : ''}`);
+  say(`worker ${me} on ${ctx.redis.redact(settings.redisUrl)}, queue ${settings.queue}, concurrency ${concurrency}${settings.requestsPerMinute ? `, ${settings.requestsPerMinute} requests/min fleet-wide` : ''}`);
   void worker.run().catch((err: unknown) => {
     fatal ??= err instanceof Error ? err : new Error(String(err));
     shutdown?.();

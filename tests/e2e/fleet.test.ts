@@ -677,11 +677,55 @@ describe('keel fleet', () => {
       expect(run.stderr).toContain(`session-store-redis: cannot reach Redis at ${url}`);
       // No Redis named at all.
       const none = await runKeel(['fleet', 'status'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
-      expect(none.stderr).toBe('keel: fleet: no Redis URL: set fleet.redisUrl in the config or KEEL_REDIS_URL\n');
+      expect(none.stderr).toBe('keel: fleet: no Redis URL: set redis.url (or fleet.redisUrl) in the config, or KEEL_REDIS_URL\n');
     } finally {
       ws.cleanup();
     }
   }, 120_000);
+
+  it("the redis plugin's redis.url serves both fleet and session-store-redis; KEEL_REDIS_URL wins over it", async () => {
+    const f = await setUp(() => say('kept in redis'));
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify({ redis: { url: f.redis.url } }));
+    const status = await runKeel(['fleet', 'status', '--json'], { cwd: f.ws.dir, env: f.env });
+    expect(status.stderr).toBe('');
+    expect(JSON.parse(status.stdout)).toMatchObject({ counts: { waiting: 0 } });
+    const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker', '--output-format', 'json'], { cwd: f.ws.dir, env: f.env });
+    expect(run.stderr).toBe('');
+    const { session_id: id } = JSON.parse(run.stdout);
+    expect(await f.conn.xlen(`keel:session:${id}`)).toBeGreaterThan(0);
+    // The environment names another Redis (none there): it is the one tried.
+    const elsewhere = `redis://127.0.0.1:${await freePort()}`;
+    const env = { ...f.env, KEEL_REDIS_URL: elsewhere };
+    const fromEnv = await runKeel(['fleet', 'status'], { cwd: f.ws.dir, env, timeoutMs: 30_000 });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain(`keel: fleet: cannot reach Redis at ${elsewhere}`);
+    // A bad value is named with its file and key.
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify({ redis: { url: f.redis.url, reconnectForMs: 'soon' } }));
+    const bad = await runKeel(['-p', 'hi'], { cwd: f.ws.dir, env: f.env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(`keel: ${path.join(f.ws.home, 'agent.config.json')}: redis.reconnectForMs: Invalid input: expected number, received string\n`);
+  }, 120_000);
+
+  it('a config with session-store-redis but no redis plugin stops before anything runs, with one line naming the missing plugin', async () => {
+    const ws = makeWorkspace();
+    try {
+      writeFileSync(
+        path.join(ws.home, 'agent.config.ts'),
+        [
+          "import { definePreset } from 'keel';",
+          "import sessionStore from 'keel/plugins/session-store';",
+          "import sessionStoreRedis from 'keel/plugins/session-store-redis';",
+          "export default { preset: definePreset({ name: 'lean', extends: 'minimal', plugins: [sessionStore(), sessionStoreRedis()] }) };",
+          '',
+        ].join('\n'),
+      );
+      const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toBe('keel: plugin "session-store-redis" depends on "redis", which is not registered\n');
+    } finally {
+      ws.cleanup();
+    }
+  }, 60_000);
 
   it('status --watch redraws until interrupted', async () => {
     const f = await setUp(twoTurns);
