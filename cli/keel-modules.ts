@@ -40,6 +40,7 @@ import * as queryOpenai from '../plugins/query-openai/index.js';
 import * as queryRetry from '../plugins/query-retry/index.js';
 import * as queryService from '../plugins/query-service/index.js';
 import * as queryVertex from '../plugins/query-vertex/index.js';
+import * as redis from '../plugins/redis/index.js';
 import * as sandbox from '../plugins/sandbox/index.js';
 import * as sdk from '../plugins/sdk/index.js';
 import * as sessionStore from '../plugins/session-store/index.js';
@@ -72,7 +73,7 @@ export const BUILT_IN_PLUGIN_MODULES: Readonly<Record<string, Record<string, unk
   'model-fallback': modelFallback, network, 'output-styles': outputStyles, permissions, 'plan-mode': planMode,
   'policy-strict': policyStrict, print, 'query-anthropic': queryAnthropic, 'query-bedrock': queryBedrock,
   'query-openai': queryOpenai, 'query-retry': queryRetry, 'query-service': queryService, 'query-vertex': queryVertex,
-  sandbox, sdk, 'session-store': sessionStore, 'session-store-redis': sessionStoreRedis, skills,
+  redis, sandbox, sdk, 'session-store': sessionStore, 'session-store-redis': sessionStoreRedis, skills,
   'status-line': statusLine, 'structured-output': structuredOutput, 'system-prompt': systemPrompt, telemetry,
   'tool-agent': toolAgent, 'tool-bash': toolBash, 'tool-documents': toolDocuments, 'tool-search': toolSearch,
   'tool-todo': toolTodo, 'tool-web': toolWeb, 'tool-web-search': toolWebSearch, 'tools-fs': toolsFs, 'ui-ink': uiInk,

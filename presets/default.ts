@@ -50,6 +50,7 @@ import customCommands from '../plugins/custom-commands/index.js';
 import outputStyles from '../plugins/output-styles/index.js';
 import statusLine from '../plugins/status-line/index.js';
 import claudeCommands from '../plugins/claude-commands/index.js';
+import redis from '../plugins/redis/index.js';
 import fleet from '../plugins/fleet/index.js';
 
 /** The full agent: every built-in plugin and frontend. */
@@ -128,7 +129,9 @@ export default definePreset({
     inspect(),
     // Claude Code's commands no other plugin owns: /export, /context, /review, /login
     claudeCommands(),
+    // the connection to Redis that fleet and session-store-redis share (ioredis loads on the first connection), then
     // keel fleet (BullMQ on Redis; its code is a cold part), and the fleet-wide request rate in runs a worker starts
+    redis(),
     fleet(),
   ],
 });

@@ -1,5 +1,5 @@
 /** `keel fleet …`: the sub-commands, loaded only when one runs (with BullMQ and ioredis). */
-import type { Io, Kernel } from '../../kernel/index.js';
+import type { Io, Kernel, Services } from '../../kernel/index.js';
 import { KeelError } from '../../kernel/index.js';
 import { cancelCommand, retryCommand } from './control.js';
 import { resultsCommand } from './results.js';
@@ -11,6 +11,8 @@ import { workCommand } from './work.js';
 export interface CommandContext {
   kernel: Kernel;
   settings: FleetSettings;
+  /** Connections to Redis (the `redis` plugin's). */
+  redis: Services['redis'];
   io: Io;
   env: NodeJS.ProcessEnv;
 }
@@ -18,7 +20,7 @@ export interface CommandContext {
 export const HELP: Record<string, string> = {
   fleet: `Usage: keel fleet <command> [options]
 
-Many headless keel runs on BullMQ and Redis (fleet.redisUrl in the config, or KEEL_REDIS_URL).
+Many headless keel runs on BullMQ and Redis (fleet.redisUrl in the config, else KEEL_REDIS_URL, else redis.url).
 
 Commands:
   submit <tasks.jsonl | ->     queue tasks (one JSON object a line); a bad line queues nothing
@@ -73,9 +75,10 @@ export async function fleetCommand(kernel: Kernel, args: string[], ctx: { io: Io
     print(HELP[name]);
     return 0;
   }
-  const settings = resolveSettings(kernel.config.fleet, ctx.env);
+  const redis = kernel.services.require('redis', 'fleet');
+  const settings = resolveSettings(kernel.config.fleet, redis.url(ctx.env));
   if ('error' in settings) throw new KeelError(settings.error, { exitCode: 2 });
-  const command: CommandContext = { kernel, settings, io: ctx.io, env: ctx.env };
+  const command: CommandContext = { kernel, settings, redis, io: ctx.io, env: ctx.env };
   switch (name) {
     case 'submit':
       return submitCommand(command, rest);

@@ -8,7 +8,7 @@ export async function cancelCommand(ctx: CommandContext, args: string[]): Promis
   const { values, positionals } = await parse('cancel', args, { all: { type: 'boolean' } });
   if (values.all === (positionals.length === 1) || positionals.length > 1) throw new KeelError('fleet cancel: give one task id, or --all (keel fleet cancel --help)', { exitCode: 2 });
   const keys = fleetKeys(ctx.settings.queue);
-  const fleet = await openQueue(ctx.settings);
+  const fleet = await openQueue(ctx);
   try {
     const jobs = values.all ? await fleet.queue.getJobs(['waiting', 'prioritized', 'delayed', 'active']) : [await fleet.queue.getJob(positionals[0])];
     const job0 = jobs[0];
@@ -49,7 +49,7 @@ export async function retryCommand(ctx: CommandContext, args: string[]): Promise
   if (positionals.length !== 1) throw new KeelError('fleet retry: give one task id (keel fleet retry --help)', { exitCode: 2 });
   const id = positionals[0];
   const keys = fleetKeys(ctx.settings.queue);
-  const fleet = await openQueue(ctx.settings);
+  const fleet = await openQueue(ctx);
   try {
     const job = await fleet.queue.getJob(id);
     if (!job) throw new KeelError(`fleet retry: no task "${id}" in queue ${ctx.settings.queue}`, { exitCode: 2 });

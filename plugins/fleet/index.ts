@@ -6,33 +6,11 @@
  * token before every model request (the fleet-wide rate), reports the run's cost, keeps the task's own budget, and
  * stops the run when its worker dies.
  */
-import type { Redis } from 'ioredis';
 import { definePlugin, KeelError, Stage, type Session } from '../../kernel/index.js';
 import { acquireToken } from './broker-client.js';
 import { fleetConfigSchema, type FleetConfig } from './settings.js';
 
 const NAME = 'fleet';
-
-export interface RedisConnectOptions {
-  /** Who connects, first in the one-line error: `fleet: cannot reach Redis at redis://…: connect ECONNREFUSED …`. */
-  what: string;
-  /** How long to keep trying at start (Redis restarting under running workers); one attempt when 0, the default. */
-  waitMs?: number;
-  /** Hears that one line when a connection, once made, stays lost for 60 s and the client stops reconnecting. */
-  onGiveUp?: (err: KeelError) => void;
-}
-
-/** Connections to Redis (ioredis, with BullMQ's options), offered to session-store-redis; ioredis loads on the first. */
-export interface RedisService {
-  connect(url: string, opts: RedisConnectOptions): Promise<Redis>;
-}
-
-declare module '../../kernel/types.js' {
-  interface Services {
-    /** Redis connections that fail fast at start and ride out a restart (plugin `fleet`). */
-    redis: RedisService;
-  }
-}
 
 declare module '../../kernel/plugin.js' {
   interface KeelConfig {
@@ -46,17 +24,10 @@ const PARENT_CHECK_MS = 300;
 export default definePlugin(() => ({
   name: NAME,
   kernel: '^1.0.0',
+  // Its connections to Redis are the `redis` plugin's service (fleet's commands only: a run taps nothing of it).
+  dependencies: ['redis'],
   config: { fleet: fleetConfigSchema },
   apply(kernel) {
-    kernel.services.provide('redis', {
-      async connect(url, opts) {
-        // Not through cold.js, which loads BullMQ with the fleet's commands: a fleet-worker run's session store needs
-        // ioredis only (connection.ts is lazily initialised in the binary, so ioredis loads on the first connection).
-        const { connect } = await import('./connection.js');
-        return connect(url, opts);
-      },
-    });
-
     kernel.subcommands.register({
       name: 'fleet',
       description: 'run many headless keel tasks on BullMQ and Redis: submit, work, status, results, cancel, retry (keel fleet --help)',

@@ -34,6 +34,8 @@ export interface TaskProgress {
   worker: string;
   sessionId: string;
   resumed: boolean;
+  /** Why the run started afresh although the task had run before (its last run recorded no model turn). */
+  restarted?: string;
 }
 
 export interface TaskResult {

@@ -22,7 +22,7 @@ export interface ResultLine {
 
 export async function resultsCommand(ctx: CommandContext, args: string[]): Promise<number> {
   const { values } = await parse('results', args, { json: { type: 'boolean' }, patches: { type: 'string' } });
-  const fleet = await openQueue(ctx.settings);
+  const fleet = await openQueue(ctx);
   try {
     const lines: ResultLine[] = [];
     for (const job of await fleet.queue.getJobs(['completed'], 0, -1, true)) {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 export const fleetConfigSchema = z
   .object({
-    /** Redis, e.g. redis://127.0.0.1:6379 (else KEEL_REDIS_URL). */
+    /** The fleet's Redis, e.g. redis://127.0.0.1:6379 (else the `redis` plugin's: KEEL_REDIS_URL, else redis.url). */
     redisUrl: z.string().min(1),
     /**
      * Where a task's run reaches Redis for its session (default: redisUrl). With taskUsers (the default), its user and
@@ -66,9 +66,10 @@ export interface FleetSettings {
   keelCommand: string[];
 }
 
-export function resolveSettings(config: FleetConfig | undefined, env: NodeJS.ProcessEnv): FleetSettings | { error: string } {
-  const redisUrl = config?.redisUrl ?? env.KEEL_REDIS_URL;
-  if (!redisUrl) return { error: 'fleet: no Redis URL: set fleet.redisUrl in the config or KEEL_REDIS_URL' };
+/** `sharedUrl`: the `redis` plugin's URL (KEEL_REDIS_URL, else redis.url), which fleet.redisUrl overrides. */
+export function resolveSettings(config: FleetConfig | undefined, sharedUrl: string | undefined): FleetSettings | { error: string } {
+  const redisUrl = config?.redisUrl ?? sharedUrl;
+  if (!redisUrl) return { error: 'fleet: no Redis URL: set redis.url (or fleet.redisUrl) in the config, or KEEL_REDIS_URL' };
   return {
     redisUrl,
     runRedisUrl: config?.runRedisUrl ?? redisUrl,

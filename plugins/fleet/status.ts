@@ -57,14 +57,14 @@ export function formatStatus(status: FleetStatus): string {
       : 'rate limit: none (fleet.requestsPerMinute)',
   );
   for (const task of status.running) {
-    lines.push(`  ${task.id}: ${task.turns ?? 0} turn${task.turns === 1 ? '' : 's'}, $${(task.costUsd ?? 0).toFixed(4)}${task.lastTool ? `, last tool ${task.lastTool}` : ''}${task.worker ? ` on ${task.worker}` : ''}${task.resumed ? ' (resumed)' : ''}`);
+    lines.push(`  ${task.id}: ${task.turns ?? 0} turn${task.turns === 1 ? '' : 's'}, $${(task.costUsd ?? 0).toFixed(4)}${task.lastTool ? `, last tool ${task.lastTool}` : ''}${task.worker ? ` on ${task.worker}` : ''}${task.resumed ? ' (resumed)' : ''}${task.restarted ? ' (started afresh: its last run recorded no model turn)' : ''}`);
   }
   return lines.join('\n');
 }
 
 export async function statusCommand(ctx: CommandContext, args: string[]): Promise<number> {
   const { values } = await parse('status', args, { watch: { type: 'boolean' }, json: { type: 'boolean' } });
-  const fleet = await openQueue(ctx.settings);
+  const fleet = await openQueue(ctx);
   try {
     const show = async () => {
       const status = await readStatus(ctx, fleet.queue, fleet.redis);

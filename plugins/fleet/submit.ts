@@ -22,7 +22,7 @@ export async function submitCommand(ctx: CommandContext, args: string[]): Promis
     if (err instanceof TaskFileError) throw new KeelError(`fleet submit: ${err.message}; nothing was queued`, { exitCode: 2 });
     throw err;
   }
-  const fleet = await openQueue(ctx.settings);
+  const fleet = await openQueue(ctx);
   try {
     // BullMQ ignores an add whose id exists: an id already in the fleet would silently not run, so say so instead.
     for (const task of tasks) {

@@ -8,7 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { KeelError } from '../../kernel/index.js';
-import { redactUrl } from './connection.js';
 import { fleetKeys, taskUserName } from './keys.js';
 import type { FleetSettings } from './settings.js';
 
@@ -46,7 +45,7 @@ export async function createTaskUser(redis: Redis, settings: FleetSettings, sess
 }
 
 /** At a worker's start: can its Redis user make task users? If not, one line saying what to do, before any task runs. */
-export async function checkTaskUsers(redis: Redis, settings: FleetSettings, me: string): Promise<void> {
+export async function checkTaskUsers(redis: Redis, settings: FleetSettings, me: string, redact: (url: string) => string): Promise<void> {
   const probe = `keel-run-probe-${me.replace(/[^\w.-]/g, '-')}`;
   try {
     await redis.call('ACL', 'SETUSER', probe, 'reset');
@@ -54,7 +53,7 @@ export async function checkTaskUsers(redis: Redis, settings: FleetSettings, me: 
   } catch (err) {
     const why = (err as Error).message.split('\n')[0];
     throw new KeelError(
-      `fleet work: cannot create a Redis user for each task at ${redactUrl(settings.redisUrl)} (ACL SETUSER: ${why}); give the worker's Redis user the acl command, or set fleet.taskUsers to false (every run then shares fleet.runRedisUrl's user)`,
+      `fleet work: cannot create a Redis user for each task at ${redact(settings.redisUrl)} (ACL SETUSER: ${why}); give the worker's Redis user the acl command, or set fleet.taskUsers to false (every run then shares fleet.runRedisUrl's user)`,
       { exitCode: 2 },
     );
   }

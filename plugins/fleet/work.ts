@@ -10,13 +10,13 @@ import { KeelError } from '../../kernel/index.js';
 import { startBroker } from './broker.js';
 import { applyPatch, diffOf, makeCheckout } from './checkout.js';
 import { parse, type CommandContext } from './cold.js';
-import { connect, redactUrl } from './connection.js';
 import { fleetKeys, type TaskProgress, type TaskResult } from './keys.js';
 import type { TaskData } from './queue.js';
 import { Queue } from 'bullmq';
 import { checkStructured, MissingEnvError, runTask } from './run-task.js';
 import { checkTaskUsers, createTaskUser, type TaskUser } from './task-user.js';
-import { checkQueuedTask } from './tasks.js';
+import { sessionState, discardUnstarted } from './resume.js';
+import { checkQueuedTask, type Task } from './tasks.js';
 
 export async function workCommand(ctx: CommandContext, args: string[]): Promise<number> {
   const { values } = await parse('work', args, { concurrency: { type: 'string' } });
@@ -32,7 +32,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
 
   let fatal: Error | undefined;
   let shutdown: (() => void) | undefined;
-  const redis = await connect(settings.redisUrl, {
+  const redis = await ctx.redis.connect(settings.redisUrl, {
     what: 'fleet',
     onGiveUp: (err) => {
       fatal = err;
@@ -41,7 +41,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   });
   if (settings.taskUsers) {
     try {
-      await checkTaskUsers(redis, settings, me);
+      await checkTaskUsers(redis, settings, me, ctx.redis.redact);
     } catch (err) {
       redis.disconnect();
       throw err;
@@ -88,6 +88,30 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       await entry.snapshot().catch((err: unknown) => say(`task ${jobId}: cannot save the work in progress: ${(err as Error).message}`));
     }
   });
+  /**
+   * Resume only a session the run's store holds with a model turn in it. A run that died before that (OOM, kill -9, a
+   * crash at start) left nothing to resume: its leftovers go, and the run starts afresh under the same session id.
+   */
+  const resumeOrRestart = async (job: Job<TaskData, TaskResult>, task: Task): Promise<boolean> => {
+    const state = await sessionState(redis, keys.runStream(task.sessionId));
+    if (state.kind === 'resumable') {
+      say(`resuming task ${task.id}`);
+      return true;
+    }
+    if (!job.data.started && state.kind === 'absent') {
+      say(`starting task ${task.id}`);
+      return false;
+    }
+    const why = state.kind === 'absent' ? 'no session was written' : `its session holds no model turn (${state.entries} entr${state.entries === 1 ? 'y' : 'ies'}, removed)`;
+    const note = `its last run stopped before it recorded a model turn (${why}): starting afresh under session ${task.sessionId}`;
+    if (state.kind === 'unstarted') await discardUnstarted(redis, keys.runPrefix(task.sessionId), task.sessionId, state.projectRoots);
+    // Changes of a run the session does not know of would puzzle the fresh one: it starts from the task's checkout.
+    await redis.del(keys.wip(task.id));
+    say(`task ${task.id}: ${note}`);
+    reported.get(job.id!)!.progress.restarted = note;
+    await job.log(note).catch(() => undefined);
+    return false;
+  };
   const handBack = new AbortController();
   const processor = async (job: Job<TaskData, TaskResult>, token?: string, signal?: AbortSignal): Promise<TaskResult> => {
     const checked = checkQueuedTask(job.data?.task);
@@ -99,11 +123,8 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
       throw new WaitingError();
     }
     const started = Date.now();
-    // A session that exists in the task's own key space is resumed.
-    const resume = Boolean(job.data.started) || (await redis.exists(keys.runStream(task.sessionId))) > 0;
-    say(`${resume ? 'resuming' : 'starting'} task ${task.id}`);
     const checkout = await makeCheckout(task, settings.workDir);
-    const progress: TaskProgress = { turns: 0, costUsd: 0, worker: me, sessionId: task.sessionId, resumed: resume };
+    const progress: TaskProgress = { turns: 0, costUsd: 0, worker: me, sessionId: task.sessionId, resumed: false };
     reported.set(job.id!, {
       costUsd: 0,
       progress,
@@ -118,7 +139,11 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
     handBack.signal.addEventListener('abort', onHandBack, { once: true });
     let user: TaskUser | undefined;
     try {
+      // Made first: deleting a dead worker's user of this task also cuts its orphaned run off the session.
       if (settings.taskUsers) user = await createTaskUser(redis, settings, task.sessionId);
+      const resume = await resumeOrRestart(job, task);
+      progress.resumed = resume;
+      void job.updateProgress({ ...progress }).catch(() => undefined);
       if (resume) {
         const wip = await redis.get(keys.wip(task.id));
         if (wip) await applyPatch(checkout, wip);
@@ -243,7 +268,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   const onSignal = () => shutdown?.();
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  say(`worker ${me} on ${redactUrl(settings.redisUrl)}, queue ${settings.queue}, concurrency ${concurrency}${settings.requestsPerMinute ? `, ${settings.requestsPerMinute} requests/min fleet-wide` : ''}`);
+  say(`worker ${me} on ${ctx.redis.redact(settings.redisUrl)}, queue ${settings.queue}, concurrency ${concurrency}${settings.requestsPerMinute ? `, ${settings.requestsPerMinute} requests/min fleet-wide` : ''}`);
   void worker.run().catch((err: unknown) => {
     fatal ??= err instanceof Error ? err : new Error(String(err));
     shutdown?.();

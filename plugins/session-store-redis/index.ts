@@ -17,7 +17,7 @@ import { DEFAULT_PREFIX } from './keys.js';
 const NAME = 'session-store-redis';
 
 export interface RedisSessionsConfig {
-  /** The Redis URL (default: the KEEL_REDIS_URL environment variable). */
+  /** The Redis URL (default: the `redis` plugin's: KEEL_REDIS_URL, else redis.url). */
   url?: string;
   /**
    * How long the writer's lock lives without being extended (default: KEEL_REDIS_SESSION_LOCK_MS, else 30000 ms): a
@@ -60,8 +60,8 @@ type Client = Awaited<ReturnType<Services['redis']['connect']>>;
 export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
   name: NAME,
   kernel: '^1.0.0',
-  // The connection is the fleet plugin's `redis` service (fail fast at start, ride out a restart of Redis).
-  dependencies: ['session-store', 'fleet'],
+  // The connection is the `redis` plugin's service (fail fast at start, ride out a restart of Redis).
+  dependencies: ['session-store', 'redis'],
   config: { redisSessions: configSchema },
   apply(kernel) {
     const records = kernel.services.require('session-records', NAME);
@@ -71,8 +71,8 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
     let connecting: Promise<{ cold: Cold; client: Client }> | undefined;
 
     const url = () => {
-      const value = opts.url ?? kernel.config.redisSessions?.url ?? process.env.KEEL_REDIS_URL;
-      if (!value) throw new KeelError(`${NAME}: no Redis URL: set redisSessions.url in the config or KEEL_REDIS_URL`, { exitCode: 2 });
+      const value = opts.url ?? kernel.config.redisSessions?.url ?? kernel.services.require('redis', NAME).url();
+      if (!value) throw new KeelError(`${NAME}: no Redis URL: set redis.url (or redisSessions.url) in the config, or KEEL_REDIS_URL`, { exitCode: 2 });
       return value;
     };
     const prefix = () => {

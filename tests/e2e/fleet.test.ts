@@ -3,7 +3,7 @@
  * the scripted Anthropic server as the model. BullMQ's state is read with BullMQ itself.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -98,6 +98,30 @@ function submit(f: Fleet, tasks: Array<Record<string, unknown>>): Promise<KeelRu
   return runKeel(['fleet', 'submit', file], { cwd: f.ws.dir, env: f.env });
 }
 
+/** The processes whose parent is `pid` (read from /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        // The field after the command (in parentheses, which may hold spaces) and the state is the parent's pid.
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
 const finished = (f: Fleet, n: number) =>
   waitFor(`${n} finished tasks`, async () => {
     const counts = await f.queue.getJobCounts('completed', 'failed');
@@ -189,6 +213,75 @@ describe('keel fleet', () => {
     // The task's Redis user was made anew for the resumed run (the dead worker's run lost its password) and is gone.
     expect(await f.conn.call('ACL', 'USERS')).toEqual(['default']);
   }, 180_000);
+
+  it('a run killed before its first model turn: the retry starts the task afresh under the same session, and the result is the answer', async () => {
+    let held: RecordedRequest | undefined;
+    const f = await setUp((request) => {
+      if (!held) {
+        // The first run's first request is never answered: the run is killed while it waits.
+        held = request;
+        return { content: [{ type: 'text', text: 'never sent' }], beforeEvent: ({ closed }) => closed };
+      }
+      return say('done fragile');
+    });
+    expect((await submit(f, [{ id: 'fragile', cwd: '.', prompt: 'task fragile: answer', permissionMode: 'edits' }])).code).toBe(0);
+    const worker = startWorker(f);
+    await until('the first request', async () => held);
+    const [run] = await until('the run process', async () => {
+      const runs = childrenOf(worker.child.pid!).filter((pid) => commandLine(pid).includes('--session-id'));
+      return runs.length ? runs : undefined;
+    });
+    process.kill(run, 'SIGKILL');
+    await finished(f, 1);
+    const [line] = await results(f);
+    expect(line).toMatchObject({ id: 'fragile', conclusion: 'success', result: 'done fragile' });
+    const job = (await f.queue.getJob('fragile'))!;
+    expect(job.attemptsMade).toBe(2);
+    expect(line.sessionId).toBe(job.data.task.sessionId);
+    // The second run was given the task, not "continue": its request holds the prompt alone.
+    const requests = f.server.messageRequests();
+    expect(requests.map((r) => r.body.messages.length)).toEqual([1, 1]);
+    expect(textOf(requests[1].body.messages[0].content)).toContain('task fragile: answer');
+    // Said in the worker's log and the task's own.
+    expect(worker.stderr()).toContain(`task fragile: its last run stopped before it recorded a model turn (`);
+    expect(worker.stderr()).toContain(`): starting afresh under session ${line.sessionId}`);
+    const logs = await f.queue.getJobLogs('fragile');
+    expect(logs.logs).toEqual([expect.stringContaining('starting afresh under session')]);
+    // One session under the task's prefix, with one header: the stream of the run that died is gone.
+    const stream = `keel-fleet:keel-fleet:run:${line.sessionId}:session:${line.sessionId}`;
+    const kinds = (await f.conn.xrange(stream, '-', '+')).map(([, fields]) => JSON.parse(fields[1]).type);
+    expect(kinds.filter((k) => k === 'header')).toHaveLength(1);
+  }, 180_000);
+
+  it('a task marked started whose session was never written, or holds only a header, starts afresh: it never asks to resume what is not there', async () => {
+    const f = await setUp((request) => say(`done ${taskOf(request)}`));
+    const session = (n: number) => `0b7a1c9e-3f2d-4e5a-9b8c-7d6e5f4a3b2${n}`;
+    const prefix = (id: string) => `keel-fleet:keel-fleet:run:${id}:`;
+    // What a run that died before its first record leaves: the job marked started, and no stream or a bare header.
+    const ghost = { id: 'ghost', cwd: f.ws.dir, prompt: 'task ghost: answer', sessionId: session(1) };
+    const halfway = { id: 'halfway', cwd: f.ws.dir, prompt: 'task halfway: answer', sessionId: session(2) };
+    const header = { type: 'header', version: 1, id: halfway.sessionId, cwd: '/gone/checkout', projectRoot: '/gone/checkout', createdAt: 1 };
+    await f.conn.xadd(`${prefix(halfway.sessionId)}session:${halfway.sessionId}`, '*', 'r', JSON.stringify(header));
+    await f.conn.zadd(`${prefix(halfway.sessionId)}sessions:project:/gone/checkout`, 1, halfway.sessionId);
+    for (const task of [ghost, halfway]) {
+      await f.queue.add('task', { task, submittedAt: Date.now(), started: true }, { jobId: task.id, attempts: 3, removeOnComplete: false, removeOnFail: false });
+    }
+    const worker = startWorker(f);
+    await finished(f, 2);
+    const lines = await results(f);
+    for (const task of [ghost, halfway]) {
+      expect(lines.find((l) => l.id === task.id)).toMatchObject({ conclusion: 'success', result: `done ${task.id}`, sessionId: task.sessionId });
+      // Each ran once, on its first attempt, with its prompt.
+      expect((await f.queue.getJob(task.id))!.attemptsMade).toBe(1);
+      const mine = f.server.messageRequests().filter((r) => taskOf(r) === task.id);
+      expect(mine.map((r) => r.body.messages.length)).toEqual([1]);
+    }
+    expect(worker.stderr()).toContain('task ghost: its last run stopped before it recorded a model turn (no session was written)');
+    expect(worker.stderr()).toContain('task halfway: its last run stopped before it recorded a model turn (its session holds no model turn (1 entry, removed))');
+    const kinds = (await f.conn.xrange(`${prefix(halfway.sessionId)}session:${halfway.sessionId}`, '-', '+')).map(([, fields]) => JSON.parse(fields[1]));
+    expect(kinds.filter((r) => r.type === 'header')).toEqual([expect.not.objectContaining({ cwd: '/gone/checkout' })]);
+    expect(await f.conn.zscore(`${prefix(halfway.sessionId)}sessions:project:/gone/checkout`, halfway.sessionId)).toBeNull();
+  }, 120_000);
 
   it('survives a restart of Redis mid-run: every task finishes', async () => {
     const f = await setUp(twoTurns);
@@ -578,11 +671,55 @@ describe('keel fleet', () => {
       expect(run.stderr).toContain(`session-store-redis: cannot reach Redis at ${url}`);
       // No Redis named at all.
       const none = await runKeel(['fleet', 'status'], { cwd: ws.dir, env: { KEEL_HOME: ws.home } });
-      expect(none.stderr).toBe('keel: fleet: no Redis URL: set fleet.redisUrl in the config or KEEL_REDIS_URL\n');
+      expect(none.stderr).toBe('keel: fleet: no Redis URL: set redis.url (or fleet.redisUrl) in the config, or KEEL_REDIS_URL\n');
     } finally {
       ws.cleanup();
     }
   }, 120_000);
+
+  it("the redis plugin's redis.url serves both fleet and session-store-redis; KEEL_REDIS_URL wins over it", async () => {
+    const f = await setUp(() => say('kept in redis'));
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify({ redis: { url: f.redis.url } }));
+    const status = await runKeel(['fleet', 'status', '--json'], { cwd: f.ws.dir, env: f.env });
+    expect(status.stderr).toBe('');
+    expect(JSON.parse(status.stdout)).toMatchObject({ counts: { waiting: 0 } });
+    const run = await runKeel(['-p', 'hi', '--preset', 'fleet-worker', '--output-format', 'json'], { cwd: f.ws.dir, env: f.env });
+    expect(run.stderr).toBe('');
+    const { session_id: id } = JSON.parse(run.stdout);
+    expect(await f.conn.xlen(`keel:session:${id}`)).toBeGreaterThan(0);
+    // The environment names another Redis (none there): it is the one tried.
+    const elsewhere = `redis://127.0.0.1:${await freePort()}`;
+    const env = { ...f.env, KEEL_REDIS_URL: elsewhere };
+    const fromEnv = await runKeel(['fleet', 'status'], { cwd: f.ws.dir, env, timeoutMs: 30_000 });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain(`keel: fleet: cannot reach Redis at ${elsewhere}`);
+    // A bad value is named with its file and key.
+    writeFileSync(path.join(f.ws.home, 'agent.config.json'), JSON.stringify({ redis: { url: f.redis.url, reconnectForMs: 'soon' } }));
+    const bad = await runKeel(['-p', 'hi'], { cwd: f.ws.dir, env: f.env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(`keel: ${path.join(f.ws.home, 'agent.config.json')}: redis.reconnectForMs: Invalid input: expected number, received string\n`);
+  }, 120_000);
+
+  it('a config with session-store-redis but no redis plugin stops before anything runs, with one line naming the missing plugin', async () => {
+    const ws = makeWorkspace();
+    try {
+      writeFileSync(
+        path.join(ws.home, 'agent.config.ts'),
+        [
+          "import { definePreset } from 'keel';",
+          "import sessionStore from 'keel/plugins/session-store';",
+          "import sessionStoreRedis from 'keel/plugins/session-store-redis';",
+          "export default { preset: definePreset({ name: 'lean', extends: 'minimal', plugins: [sessionStore(), sessionStoreRedis()] }) };",
+          '',
+        ].join('\n'),
+      );
+      const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { KEEL_HOME: ws.home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toBe('keel: plugin "session-store-redis" depends on "redis", which is not registered\n');
+    } finally {
+      ws.cleanup();
+    }
+  }, 60_000);
 
   it('status --watch redraws until interrupted', async () => {
     const f = await setUp(twoTurns);

@@ -49,6 +49,17 @@ describe('preset composition', () => {
     }
   });
 
+  it.each(PRESET_NAMES)('the built-in preset %s has the redis plugin before fleet and session-store-redis, which share its connection', async (name) => {
+    const plugins = (await loadPreset(name))!.plugins.map((p) => p.name);
+    const users = plugins.filter((n) => n === 'fleet' || n === 'session-store-redis');
+    if (!users.length) {
+      expect(plugins).not.toContain('redis');
+      return;
+    }
+    expect(plugins.indexOf('redis')).toBeGreaterThanOrEqual(0);
+    for (const user of users) expect(plugins.indexOf('redis')).toBeLessThan(plugins.indexOf(user));
+  });
+
   it('a config may name a preset object that extends a built-in', async () => {
     const ws = makeWorkspace({ git: true });
     try {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleetKeys } from '../../../plugins/fleet/keys.js';
 import { resolveSettings, type FleetSettings } from '../../../plugins/fleet/settings.js';
 import { checkTaskUsers, createTaskUser } from '../../../plugins/fleet/task-user.js';
+import { redactUrl } from '../../../plugins/redis/redact.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 
 let redis: TestRedis;
@@ -19,7 +20,7 @@ let settings: FleetSettings;
 beforeEach(async () => {
   redis = await startRedis();
   admin = new Redis(redis.url);
-  settings = resolveSettings({ redisUrl: redis.url, queue: 'q' }, {}) as FleetSettings;
+  settings = resolveSettings({ redisUrl: redis.url, queue: 'q' }, undefined) as FleetSettings;
 });
 
 afterEach(async () => {
@@ -140,7 +141,7 @@ describe("a task's Redis user", () => {
   it("a worker whose Redis user may not manage ACLs stops at start with one line saying what to do", async () => {
     await admin.call('ACL', 'SETUSER', 'worker', 'on', '>w', 'allkeys', 'allchannels', '+@all', '-acl');
     const worker = connectAs(`redis://worker:w@127.0.0.1:${redis.port}`);
-    const error = await checkTaskUsers(worker, { ...settings, redisUrl: `redis://worker:w@127.0.0.1:${redis.port}` }, 'host:1').then(
+    const error = await checkTaskUsers(worker, { ...settings, redisUrl: `redis://worker:w@127.0.0.1:${redis.port}` }, 'host:1', redactUrl).then(
       () => undefined,
       (err: Error) => err.message,
     );

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { definePlugin, defineTool, runAgent, z, type AgentEvent, type Kernel, type Session, type SessionInit } from '../../../kernel/index.js';
 import queryAnthropic from '../../../plugins/query-anthropic/index.js';
-import fleet from '../../../plugins/fleet/index.js';
+import redisPlugin from '../../../plugins/redis/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import sessionStoreRedis from '../../../plugins/session-store-redis/index.js';
 import sessionStore from '../../../plugins/session-store/index.js';
@@ -50,7 +50,7 @@ const echo = definePlugin(() => ({
 function harness(lockMs = 1_000, store: { url?: string; prefix?: string } = {}): { kernel: Kernel; warnings(): string[]; start(init?: Partial<SessionInit>): Promise<Session>; close(session: Session): Promise<void> } {
   const events: AgentEvent[] = [];
   const log = definePlugin(() => ({ name: 'event-log', kernel: '^1.0.0', apply: (k) => k.hooks.event.tap('event-log', (e) => void events.push(e)) }));
-  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), fleet(), sessionStoreRedis({ url: store.url ?? redis.url, lockMs, prefix: store.prefix }), log()], {
+  const kernel = testKernel([queryAnthropic(), permissions(), echo(), sessionStore(), redisPlugin(), sessionStoreRedis({ url: store.url ?? redis.url, lockMs, prefix: store.prefix }), log()], {
     apiKey: API_KEY,
     baseURL: server!.url,
     keelHome: ws.home,
@@ -134,8 +134,10 @@ describe('session-store-redis', () => {
     expect(() => testKernel([sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(/depends on "session-store", which is not registered|needs the "session-records" service/);
   });
 
-  it('needs fleet for its connection: without it the kernel refuses to seal, naming the dependency', () => {
-    expect(() => testKernel([sessionStore(), sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow(/depends on "fleet", which is not registered/);
+  it('needs the redis plugin for its connection, not fleet: without redis the kernel refuses to seal, naming it', () => {
+    expect(() => testKernel([sessionStore(), sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow('plugin "session-store-redis" depends on "redis", which is not registered');
+    expect(() => testKernel([sessionStore(), sessionStoreRedis({ url: redis.url }), redisPlugin()], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).toThrow('plugin "session-store-redis" depends on "redis", which must be registered before it');
+    expect(() => testKernel([sessionStore(), redisPlugin(), sessionStoreRedis({ url: redis.url })], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir })).not.toThrow();
   });
 
   it('writes one stream entry per record, and a resume on another kernel rebuilds the history and its totals', async () => {
