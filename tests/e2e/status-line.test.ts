@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux } from '../helpers/tmux.js';
+import { hasTmux, waitForDialog } from '../helpers/tmux.js';
 import type { Workspace } from '../helpers/workspace.js';
 
 const fixture = terminalFixture();
@@ -103,6 +103,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
       },
       waitFor: /Do you trust the files in this folder\?/,
     });
+    await waitForDialog(t, /Do you trust the files in this folder\?/);
     t.keys('n');
     await t.waitFor(/ask mode/);
     t.type('hello');

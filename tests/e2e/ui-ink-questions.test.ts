@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { callTool, callTools, say, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux } from '../helpers/tmux.js';
+import { hasTmux, waitForDialog } from '../helpers/tmux.js';
 
 const fixture = terminalFixture();
 
@@ -36,7 +36,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     t.type('set up the service');
     t.keys('Enter');
     // (the running tool's line names the question too: wait for the dialog itself)
-    await t.waitFor(/Which database should the service use\?\s*│?\n.*1\. Postgres[\s\S]*a server[\s\S]*2\. SQLite[\s\S]*one file[\s\S]*3\. Other/);
+    await waitForDialog(t, /Which database should the service use\?\s*│?\n.*1\. Postgres[\s\S]*a server[\s\S]*2\. SQLite[\s\S]*one file[\s\S]*3\. Other/);
     t.keys('2');
     await t.waitFor(/Which extras\?/);
     t.keys('Space', 'Down', 'Down', 'Space');
@@ -49,7 +49,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
 
     t.type('ask two at once');
     t.keys('Enter');
-    await t.waitFor(/\(1 more waiting\)[\s\S]*First parallel question\?[\s\S]*1\. A/);
+    await waitForDialog(t, /\(1 more waiting\)[\s\S]*First parallel question\?[\s\S]*1\. A/);
     t.keys('1');
     await t.waitFor(/Second parallel question\?[\s\S]*1\. C/);
     expect(t.screen()).not.toContain('more waiting');
@@ -67,7 +67,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     );
     t.type('plan a fix');
     t.keys('Enter');
-    await t.waitFor(/Approve the plan above\?/);
+    await waitForDialog(t, /Approve the plan above\?/);
     const screen = t.screen();
     // The plan's own heading is its title: "Plan" is shown once, not as "● Plan" over "Plan: fix the parser".
     expect(screen).toMatch(/● Plan: fix the parser\n  1\. Read lexer\.ts\n  2\. Add a test\n\n  ```ts\n/);
@@ -77,7 +77,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     t.type('use the existing tokenizer');
     await t.waitFor(/what to change: use the existing tokenizer/);
     t.keys('Enter');
-    await t.waitFor(/● Plan v2\n  • just the test[\s\S]*Approve the plan above\?/);
+    await waitForDialog(t, /● Plan v2\n  • just the test[\s\S]*Approve the plan above\?/);
     expect(toolResultText(s, 1)).toContain('Their feedback: use the existing tokenizer');
     expect(t.screen()).toContain('plan mode');
     t.keys('y');

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux, readBytes, send } from '../helpers/tmux.js';
+import { hasTmux, readBytes, send, waitForDialog } from '../helpers/tmux.js';
 import { recordSession, streamedAnswer } from '../helpers/ui-fixtures.js';
 import type { Workspace } from '../helpers/workspace.js';
 import { runKeel } from '../helpers/cli.js';
@@ -93,13 +93,13 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
       say('second done'),
     ]);
     send(t, 'run the first');
-    await t.waitFor(/bash wants permission/);
+    await waitForDialog(t, /bash wants permission/);
     expect(t.screen()).toMatch(/1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny, and don't ask again/);
     t.keys('y');
     await t.waitFor(/first done/);
     expect(t.screen()).toContain('allowed-42');
     send(t, 'run the second');
-    await t.waitFor(/bash wants permission/);
+    await waitForDialog(t, /bash wants permission/);
     t.keys('Down', 'Down', 'Enter');
     const after = await t.waitFor(/second done/);
     expect(after, after).toMatch(/bash\(echo never-ran\) denied/);
@@ -152,6 +152,7 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
       prepare: (w) => void w.write('agent.config.ts', "export default { model: 'model-from-the-project' };\n"),
       waitFor: /Do you trust the files in this folder\?/,
     });
+    await waitForDialog(t, /Do you trust the files in this folder\?/);
     expect(t.screen()).toContain('agent.config.ts');
     t.keys('y');
     await t.waitFor(/model-from-the-project/);
@@ -300,7 +301,7 @@ describe.skipIf(!hasTmux)('the Ink UI on small and plain terminals', () => {
       env: { NO_COLOR: '1', LANG: 'C', LC_ALL: 'C' },
     });
     send(t, 'go');
-    await t.waitFor(/bash wants permission/);
+    await waitForDialog(t, /bash wants permission/);
     t.keys('1');
     await t.waitFor(/fits/);
     const screen = t.screen();
