@@ -16,7 +16,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A fast typist's gap between keys. */
 const TYPING_GAP_MS = 100;
 
-describe.skipIf(!hasTmux)('the Ink UI with keys typed ahead', () => {
+describe.skipIf(!hasTmux)('keys typed ahead for the prompt never answer a question (Ink and plain UIs)', () => {
   it('a permission dialog that appears while `y`s are typed into the prompt does not run the command, keeps waiting, and takes a `y` after a pause; the draft is kept', async () => {
     // The canary is outside the workspace: the command creates it only if it runs.
     const canary = path.join(fixture.tempDir('keel-canary-'), 'ran');
@@ -62,5 +62,45 @@ describe.skipIf(!hasTmux)('the Ink UI with keys typed ahead', () => {
     const draft = /› draft (y*)\s*$/m.exec(t.screen());
     expect(draft, t.screen()).not.toBeNull();
     expect(draft![1].length).toBeLessThanOrEqual(typedBeforeSeen);
+  });
+
+  it('--ui plain: "y" and Enter typed on from the prompt\'s words as the question appears do not answer it; the question is asked again, a later "y" answers, and the words come back at the prompt', async () => {
+    const canary = path.join(fixture.tempDir('keel-canary-'), 'ran');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { term: t, server: s } = await fixture.start(
+      [{ ...callTool('bash', { command: `touch ${canary}` }), beforeEvent: ({ index }) => (index === 0 ? held : undefined) }, say('all done')],
+      { args: ['--ui', 'plain'], ready: /^> ?$/m },
+    );
+    t.type('run it');
+    t.keys('Enter');
+    await t.waitFor(/Working\.\.\./);
+    const words = 'and then tidy up the tests please '.repeat(6);
+    let typed = 0;
+    // Typing on: the model's answer arrives after the third key; once the question shows, "y" and Enter follow.
+    for (;;) {
+      if (typed >= words.length) throw new Error(`the question never appeared; the screen:\n${t.screen()}`);
+      t.type(words[typed++]);
+      if (typed === 3) release();
+      await pause(TYPING_GAP_MS);
+      if (/Answer \[1-4[^\n]*$/.test(t.screen().trimEnd())) break;
+    }
+    t.type('y');
+    await pause(TYPING_GAP_MS);
+    t.keys('Enter');
+    await t.waitFor(/keys typed before this question appeared are ignored[\s\S]*Answer \[1-4[^\n]*\s*$/);
+    await pause(SETTLED_MS + 200);
+    expect(existsSync(canary)).toBe(false);
+    expect(s.requests).toHaveLength(1);
+
+    t.type('y');
+    t.keys('Enter');
+    await t.waitFor(/^all done$/m);
+    expect(existsSync(canary)).toBe(true);
+    // The words typed before the question are the prompt's line again, without the "y" it refused.
+    const screen = await t.waitFor(/\[claude-sonnet[^\n]*\n> a/);
+    const prompt = (screen.split('\n').filter((l) => l.startsWith('> ')).at(-1) ?? '').slice(2).trimEnd();
+    expect(prompt.length).toBeGreaterThan(0);
+    expect(words.startsWith(prompt), prompt).toBe(true);
   });
 });
