@@ -103,4 +103,26 @@ describe.skipIf(!hasTmux)('keys typed ahead for the prompt never answer a questi
     expect(prompt.length).toBeGreaterThan(0);
     expect(words.startsWith(prompt), prompt).toBe(true);
   });
+
+  for (const ui of ['ink', 'plain'] as const) {
+    it(`${ui}: "y" and Enter typed while keel starts do not trust the folder; the answer typed after a pause is taken`, async () => {
+      const ws = fixture.workspace();
+      ws.write('agent.config.ts', "export default { model: 'project-model' };\n");
+      const server = await fixture.server([say('ok')]);
+      const t = fixture.terminal({ ws, server, args: ui === 'plain' ? ['--ui', 'plain'] : [] });
+      // Typed at once: keel is still starting, so the terminal holds the keys until the question reads them.
+      t.type('y');
+      t.keys('Enter');
+      const question = ui === 'plain' ? /Trust this folder \(remembered\)\? \[y\/n\]/ : /Do you trust the files in this folder\?/;
+      await t.waitFor(ui === 'plain' ? /keys typed before this question appeared are ignored/ : /Keys typed before this appeared are ignored/);
+      await pause(SETTLED_MS + 200);
+      expect(t.screen()).toMatch(question);
+      expect(existsSync(path.join(ws.home, 'trusted-folders.json'))).toBe(false);
+      t.type('n');
+      if (ui === 'plain') t.keys('Enter');
+      await t.waitFor(ui === 'plain' ? /^> ?$/m : /ask mode/);
+      expect(existsSync(path.join(ws.home, 'trusted-folders.json'))).toBe(false);
+      expect(t.screen()).not.toContain('project-model');
+    });
+  }
 });

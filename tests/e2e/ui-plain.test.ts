@@ -119,6 +119,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       prepare: (w) => void w.write('agent.config.ts', "export default { model: 'project-model' };\n"),
       waitFor: /Trust this folder \(remembered\)\? \[y\/n\]/,
     });
+    await waitForDialog(t, /Trust this folder/);
     expect(t.screen()).toContain('agent.config.ts');
     send(t, 'n');
     await t.waitFor(/^> ?$/m);
@@ -137,6 +138,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       prepare: (w) => void w.write('agent.config.ts', "export default { model: 'project-model' };\n"),
       waitFor: /\[y\/n\]/,
     });
+    await waitForDialog(t, /\[y\/n\]/);
     send(t, 'y');
     await t.waitFor(/^> ?$/m);
     send(t, 'hi');
