@@ -28,6 +28,8 @@ export interface KeyOptions {
   write(text: string): void;
   onEscape(): void;
   onCycleMode(): void;
+  /** Every key, before anything handles it (the questions' type-ahead guard times them). */
+  onAnyKey?(): void;
 }
 
 const RETURN: Key = { name: 'return', sequence: '\r', ctrl: false, meta: false, shift: false };
@@ -63,6 +65,7 @@ export class PromptKeys {
   }
 
   private readonly onKey = (s: string | undefined, key: Key | undefined): void => {
+    this.opts.onAnyKey?.();
     const name = key?.name;
     if (name === 'paste-start') {
       this.paste = '';

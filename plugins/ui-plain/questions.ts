@@ -10,8 +10,11 @@ const PLAN_LABELS: Partial<Record<PermissionChoice, string>> = { allow_once: 'Ye
 
 export interface QuestionIo {
   say(text: string): void;
-  /** Shows `prompt` and waits for a line; null when input ended or `signal` aborted. `secret`: the line is not echoed. */
-  ask(prompt: string, signal?: AbortSignal, secret?: boolean): Promise<string | null>;
+  /**
+   * Shows `prompt` and waits for a line; null when input ended or `signal` aborted. `secret`: the line is not echoed.
+   * `decision`: the question asks for a decision, so no line typed ahead for the prompt may answer it (typeahead.ts).
+   */
+  ask(prompt: string, signal?: AbortSignal, secret?: boolean, decision?: boolean): Promise<string | null>;
   /** The running turn's signal: aborting it (Esc) denies the question being asked. */
   signal(): AbortSignal | undefined;
 }
@@ -39,7 +42,7 @@ async function askOne(io: QuestionIo, question: Question): Promise<Answer> {
     for (const q of question.questions) {
       io.say(`[question] ${q.header}: ${q.question}`);
       q.options.forEach((o, i) => io.say(`  ${i + 1}) ${o.label}${o.description ? ` - ${o.description}` : ''}`));
-      const reply = (await io.ask(q.multiSelect ? 'Answer (numbers, comma-separated, or your own words): ' : 'Answer (a number or your own words): ', signal)) ?? '';
+      const reply = (await io.ask(q.multiSelect ? 'Answer (numbers, comma-separated, or your own words): ' : 'Answer (a number or your own words): ', signal, false, true)) ?? '';
       const picks = reply.split(',').map((w) => q.options[Number(w.trim()) - 1]?.label);
       answers.push(reply.trim() && picks.every((p) => p !== undefined) ? (picks as string[]) : reply.trim() ? [reply.trim()] : []);
     }
@@ -75,7 +78,7 @@ async function askPlan(io: QuestionIo, question: PermissionQuestion, signal: Abo
 
 async function pick(io: QuestionIo, options: PermissionChoice[], prompt: string, signal: AbortSignal | undefined): Promise<PermissionChoice> {
   for (;;) {
-    const reply = await io.ask(prompt, signal);
+    const reply = await io.ask(prompt, signal, false, true);
     if (reply === null || signal?.aborted) return 'deny';
     const word = reply.trim().toLowerCase();
     const choice = word === 'y' || word === 'yes' ? 'allow_once' : word === 'n' || word === 'no' || word === '' ? 'deny' : options[Number(word) - 1];

@@ -10,6 +10,7 @@ import { CallsNotRun, clean, collapse, eventLines, messageLines, resultLines, St
 import { pickSession, type SessionSummary } from './picker.js';
 import { questionAsker } from './questions.js';
 import { asciiStream, bracketedPaste, isUtf8Locale } from './terminal.js';
+import { LineGuard } from './typeahead.js';
 
 /**
  * Shift+Tab's cycle, Claude Code's: ask → edits → plan → ask. `auto` and `manual` come only from a flag, config or
@@ -126,7 +127,7 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     if (note) say(note);
     for (const group of tail.groups) for (const line of group) say(line);
   };
-  const keys = terminal ? new PromptKeys({ rl, input: io.stdin, before: keypressBefore, find: (q, before) => history.search(q, before), columns, dumb, write: out, onEscape: interrupt, onCycleMode: cycleMode }) : null;
+  const keys = terminal ? new PromptKeys({ rl, input: io.stdin, before: keypressBefore, find: (q, before) => history.search(q, before), columns, dumb, write: out, onEscape: interrupt, onCycleMode: cycleMode, onAnyKey: () => onAnyKey() }) : null;
   const pasteOff = terminal && !dumb ? bracketedPaste(io.stdout) : () => undefined;
   const readlineHistory = (rl as unknown as { history?: string[] }).history;
   rl.on('line', (line) => {
@@ -138,7 +139,41 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   });
   rl.on('close', () => lines.close());
 
-  const answerQuestion = questionAsker({ say, ask: (prompt, signal, secret) => ask(prompt, signal, true, secret), signal: () => turnController?.signal });
+  // Questions that ask for a decision take no line typed ahead for the prompt (typeahead.ts): the line being typed
+  // when one appears is set aside for the prompt, and a line begun before the keyboard was quiet is not an answer.
+  let guard: LineGuard | null = null;
+  let lastKeyAt = -Infinity;
+  const onAnyKey = () => {
+    const at = performance.now();
+    guard?.key({ at, previous: lastKeyAt });
+    lastKeyAt = at;
+  };
+  const editable = rl as unknown as { line: string; cursor: number };
+  const askDecision = async (prompt: string, signal?: AbortSignal): Promise<string | null> => {
+    const draft = editable.line;
+    editable.line = '';
+    editable.cursor = 0;
+    // Lines from a pipe are not typed: only a terminal's keys are timed.
+    const lineGuard = keys ? new LineGuard(performance.now()) : null;
+    guard = lineGuard;
+    try {
+      for (;;) {
+        const line = await ask(prompt, signal, true);
+        if (line === null || !lineGuard || lineGuard.line()) return line;
+        say('(keys typed before this question appeared are ignored: read it, then answer)');
+      }
+    } finally {
+      guard = null;
+      // Back for the prompt, before anything typed since.
+      editable.line = draft + editable.line;
+      editable.cursor = editable.line.length;
+    }
+  };
+  const answerQuestion = questionAsker({
+    say,
+    ask: (prompt, signal, secret, decision) => (decision ? askDecision(prompt, signal) : ask(prompt, signal, true, secret)),
+    signal: () => turnController?.signal,
+  });
 
   // Events become lines; the answer streams as it comes.
   const notRun = new CallsNotRun();

@@ -3,11 +3,22 @@ import readline from 'node:readline';
 import type { TrustQuestion } from '../../kernel/index.js';
 import { clean } from './lines.js';
 import { asciiStream, isUtf8Locale } from './terminal.js';
+import { LineGuard } from './typeahead.js';
 
 /** The trust question as a y/n line; Enter or the end of input means no. */
 export async function askTrustPlain(question: TrustQuestion): Promise<boolean> {
   const output = isUtf8Locale(process.env) ? process.stdout : asciiStream(process.stdout);
-  const rl = readline.createInterface({ input: process.stdin, output, terminal: Boolean(process.stdin.isTTY && process.stdout.isTTY) });
+  const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const rl = readline.createInterface({ input: process.stdin, output, terminal });
+  // A line typed before the question could be read (typed ahead while keel started) is not its answer (typeahead.ts).
+  const guard = terminal ? new LineGuard(performance.now()) : null;
+  let lastKeyAt = -Infinity;
+  const onKey = () => {
+    const at = performance.now();
+    guard?.key({ at, previous: lastKeyAt });
+    lastKeyAt = at;
+  };
+  if (guard) process.stdin.prependListener('keypress', onKey);
   let closed = false;
   const onClose: Array<() => void> = [];
   rl.once('close', () => {
@@ -24,12 +35,17 @@ export async function askTrustPlain(question: TrustQuestion): Promise<boolean> {
         rl.question('Trust this folder (remembered)? [y/n]: ', resolve);
       });
       if (reply === null) return false;
+      if (guard && !guard.line()) {
+        output.write('(keys typed before this question appeared are ignored: read it, then answer)\n');
+        continue;
+      }
       const word = reply.trim().toLowerCase();
       if (word === 'y' || word === 'yes') return true;
       if (word === 'n' || word === 'no' || word === '') return false;
       output.write('Type y or n.\n');
     }
   } finally {
+    process.stdin.off('keypress', onKey);
     rl.close();
   }
 }

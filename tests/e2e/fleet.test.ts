@@ -226,11 +226,11 @@ describe('keel fleet', () => {
     });
     expect((await submit(f, [{ id: 'fragile', cwd: '.', prompt: 'task fragile: answer', permissionMode: 'edits' }])).code).toBe(0);
     const worker = startWorker(f);
-    await until('the first request', async () => held);
-    const [run] = await until('the run process', async () => {
+    await until(async () => held, 'the first request');
+    const [run] = await until(async () => {
       const runs = childrenOf(worker.child.pid!).filter((pid) => commandLine(pid).includes('--session-id'));
       return runs.length ? runs : undefined;
-    });
+    }, 'the run process');
     process.kill(run, 'SIGKILL');
     await finished(f, 1);
     const [line] = await results(f);

@@ -9,7 +9,7 @@ import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
 import { until } from '../helpers/until.js';
-import { hasTmux } from '../helpers/tmux.js';
+import { hasTmux, waitForDialog } from '../helpers/tmux.js';
 import type { Workspace } from '../helpers/workspace.js';
 
 const fixture = terminalFixture();
@@ -107,6 +107,7 @@ describe.skipIf(!hasTmux)('the status line in a terminal', () => {
       // The whole dialog, its answers included, before a key is pressed.
       waitFor: /Do you trust the files in this folder\?[\s\S]*No, continue without its settings/,
     });
+    await waitForDialog(t, /Do you trust the files in this folder\?/);
     t.keys('n');
     await t.waitFor(/ask mode/);
     t.type('hello');

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { callTool, callTools, say, type ScriptStep, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux } from '../helpers/tmux.js';
+import { hasTmux, waitForDialog } from '../helpers/tmux.js';
 
 const fixture = terminalFixture();
 
@@ -36,7 +36,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     t.type('set up the service');
     t.keys('Enter');
     // (the running tool's line names the question too: wait for the dialog itself)
-    await t.waitFor(/Which database should the service use\?\s*│?\n.*1\. Postgres[\s\S]*a server[\s\S]*2\. SQLite[\s\S]*one file[\s\S]*3\. Other/);
+    await waitForDialog(t, /Which database should the service use\?\s*│?\n.*1\. Postgres[\s\S]*a server[\s\S]*2\. SQLite[\s\S]*one file[\s\S]*3\. Other/);
     t.keys('2');
     await t.waitFor(/Which extras\?[\s\S]*Billing/);
     t.keys('Space', 'Down', 'Down', 'Space');
@@ -49,7 +49,7 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
 
     t.type('ask two at once');
     t.keys('Enter');
-    await t.waitFor(/\(1 more waiting\)[\s\S]*First parallel question\?[\s\S]*1\. A/);
+    await waitForDialog(t, /\(1 more waiting\)[\s\S]*First parallel question\?[\s\S]*1\. A/);
     t.keys('1');
     // Until the count of waiting questions is gone (a dialog that kept it would time out here).
     await t.waitFor(/^(?![\s\S]*more waiting)[\s\S]*Second parallel question\?[\s\S]*1\. C/);
@@ -70,14 +70,14 @@ describe.skipIf(!hasTmux)('the Ink UI answers the model', () => {
     // The whole dialog, its answers included, under the plan before a key is pressed.
     const dialog = /Approve the plan above\?[\s\S]*3\. No, and tell the model what to change/;
     // The plan's own heading is its title: "Plan" is shown once, not as "● Plan" over "Plan: fix the parser".
-    const screen = await t.waitFor(new RegExp(`● Plan: fix the parser\\n  1\\. Read lexer\\.ts\\n  2\\. Add a test\\n\\n  \`\`\`ts\\n[\\s\\S]*${dialog.source}`));
+    const screen = await waitForDialog(t, new RegExp(`● Plan: fix the parser\\n  1\\. Read lexer\\.ts\\n  2\\. Add a test\\n\\n  \`\`\`ts\\n[\\s\\S]*${dialog.source}`));
     expect(screen.match(/Plan: fix the parser/g)).toHaveLength(1);
     expect(screen).toContain('const fixed = true;');
     expect(screen).not.toContain('**');
     t.type('use the existing tokenizer');
     await t.waitFor(/what to change: use the existing tokenizer/);
     t.keys('Enter');
-    const second = await t.waitFor(new RegExp(`● Plan v2\\n  • just the test[\\s\\S]*${dialog.source}`));
+    const second = await waitForDialog(t, new RegExp(`● Plan v2\\n  • just the test[\\s\\S]*${dialog.source}`));
     expect(toolResultText(s, 1)).toContain('Their feedback: use the existing tokenizer');
     expect(second).toContain('plan mode');
     t.keys('y');

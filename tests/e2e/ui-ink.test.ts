@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux, readBytes, send } from '../helpers/tmux.js';
+import { hasTmux, readBytes, send, waitForDialog } from '../helpers/tmux.js';
 import { recordSession, streamedAnswer } from '../helpers/ui-fixtures.js';
 import type { Workspace } from '../helpers/workspace.js';
 import { runKeel } from '../helpers/cli.js';
@@ -94,11 +94,11 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
     send(t, 'run the first');
     // The whole dialog, its last answer included, before a key is pressed.
     const dialog = /bash wants permission[\s\S]*1\. Allow once[\s\S]*2\. Allow this session[\s\S]*3\. Deny[\s\S]*4\. Deny, and don't ask again/;
-    await t.waitFor(dialog);
+    await waitForDialog(t, dialog);
     t.keys('y');
     await t.waitFor(/allowed-42[\s\S]*first done/);
     send(t, 'run the second');
-    await t.waitFor(dialog);
+    await waitForDialog(t, dialog);
     t.keys('Down', 'Down', 'Enter');
     const after = await t.waitFor(/second done/);
     expect(after, after).toMatch(/bash\(echo never-ran\) denied/);
@@ -151,6 +151,8 @@ describe.skipIf(!hasTmux)('the Ink UI in a terminal', () => {
       // The whole dialog, its answers included, before a key is pressed.
       waitFor: /Do you trust the files in this folder\?[\s\S]*agent\.config\.ts[\s\S]*No, continue without its settings/,
     });
+    // Read before answering: keys typed the moment a question appears are not taken as answers.
+    await waitForDialog(t, /Do you trust the files in this folder\?[\s\S]*No, continue without its settings/);
     t.keys('y');
     await t.waitFor(/model-from-the-project/);
     // The answered dialog is gone from the screen and the scrollback; one line says what was decided.
@@ -297,7 +299,7 @@ describe.skipIf(!hasTmux)('the Ink UI on small and plain terminals', () => {
       env: { NO_COLOR: '1', LANG: 'C', LC_ALL: 'C' },
     });
     send(t, 'go');
-    await t.waitFor(/bash wants permission/);
+    await waitForDialog(t, /bash wants permission/);
     t.keys('1');
     const screen = await t.waitFor(/small-screen-ok[\s\S]*fits/);
     // ASCII only: no box-drawing or braille glyphs under the C locale

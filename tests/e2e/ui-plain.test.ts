@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptStep } from '../helpers/anthropic-server.js';
 import { historyFile } from '../../plugins/session-store/prompt-history.js';
 import { terminalFixture } from '../helpers/terminal-fixture.js';
-import { hasTmux, readBytes, send } from '../helpers/tmux.js';
+import { hasTmux, readBytes, send, waitForDialog } from '../helpers/tmux.js';
 import { recordSession } from '../helpers/ui-fixtures.js';
 import type { Workspace } from '../helpers/workspace.js';
 
@@ -52,7 +52,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
   it('approves one permission question and denies another', async () => {
     const { term: t, server: s } = await start([callTool('bash', { command: 'echo plain-$((1+1))' }), say('one'), callTool('bash', { command: 'echo not-run' }), say('two')]);
     send(t, 'first');
-    await t.waitFor(/Answer \[1-4/);
+    await waitForDialog(t, /Answer \[1-4/);
     expect(t.screen()).toMatch(/1\) Allow once {2}2\) Allow this session {2}3\) Deny {2}4\) Deny, and don't ask again/);
     send(t, 'y');
     await t.waitFor(/^one$/m);
@@ -62,7 +62,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(t.screen()).toMatch(/^\[done\] bash: echo plain-\$\(\(1\+1\)\)$/m);
     send(t, 'second');
     // A question takes only lines typed after it is asked: wait for this one before answering.
-    await t.waitFor(/echo not-run[\s\S]*Answer \[1-4[^\n]*\s*$/);
+    await waitForDialog(t, /echo not-run[\s\S]*Answer \[1-4[^\n]*\s*$/);
     send(t, '3');
     await t.waitFor(/^two$/m);
     expect(t.screen()).toContain('[permission] bash: echo not-run: Deny');
@@ -75,12 +75,12 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     const { term: t, server: s } = await start([call(), say('one'), call(), say('two'), call(), say('three'), call(), say('four')], { width: 200 });
     const question = /echo denied-twice[^\n]*\n(?:[^\n]*\n)*?[^\n]*Answer \[1-4[^\n]*\s*$/;
     send(t, 'first');
-    await t.waitFor(question);
+    await waitForDialog(t, question);
     send(t, '3');
     await t.waitFor(/^one$/m);
     send(t, 'second');
     // Asked again: a plain "Deny" is not remembered past its prompt.
-    await t.waitFor(question);
+    await waitForDialog(t, question);
     send(t, '4');
     await t.waitFor(/^two$/m);
     expect(t.screen()).toContain("[permission] bash: echo denied-twice: Deny, and don't ask again (deny rule bash added for this session; /permissions remove bash lifts it)");
@@ -92,7 +92,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     send(t, '/permissions remove bash');
     await t.waitFor(/Removed: bash/);
     send(t, 'fourth');
-    await t.waitFor(question);
+    await waitForDialog(t, question);
     send(t, 'y');
     await t.waitFor(/^four$/m);
     expect(s.requests.filter((r) => r.body.messages.at(-1).content[0]?.is_error === true)).toHaveLength(3);
@@ -119,6 +119,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       prepare: (w) => void w.write('agent.config.ts', "export default { model: 'project-model' };\n"),
       waitFor: /Trust this folder \(remembered\)\? \[y\/n\]/,
     });
+    await waitForDialog(t, /Trust this folder/);
     expect(t.screen()).toContain('agent.config.ts');
     send(t, 'n');
     await t.waitFor(/^> ?$/m);
@@ -136,6 +137,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       prepare: (w) => void w.write('agent.config.ts', "export default { model: 'project-model' };\n"),
       waitFor: /\[y\/n\]/,
     });
+    await waitForDialog(t, /\[y\/n\]/);
     send(t, 'y');
     await t.waitFor(/^> ?$/m);
     send(t, 'hi');
@@ -265,7 +267,7 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     const question = { questions: [{ question: 'Which database?', header: 'Database', options: [{ label: 'Postgres', description: 'the server one' }, { label: 'SQLite' }] }] };
     const { term: t, server: s } = await start([callTool('ask_user_question', question), say('SQLite it is')]);
     send(t, 'set up storage');
-    await t.waitFor(/Answer \(a number or your own words\):/);
+    await waitForDialog(t, /Answer \(a number or your own words\):/);
     expect(t.screen()).toMatch(/\[question\] Database: Which database\?\n {2}1\) Postgres - the server one\n {2}2\) SQLite/);
     send(t, '2');
     await t.waitFor(/^SQLite it is$/m);
@@ -278,12 +280,12 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
       { args: ['--permission-mode', 'plan'] },
     );
     send(t, 'plan the fix');
-    await t.waitFor(/Approve this plan\? \[1-2, y = yes, n = keep planning\]:/);
+    await waitForDialog(t, /Approve this plan\? \[1-2, y = yes, n = keep planning\]:/);
     expect(t.screen()).toMatch(/\[plan\] The plan to approve:\n {2}\| 1\. change parse\.ts\n {2}\| 2\. run the tests\n1\) Yes, carry it out \(edits mode\) {2}2\) No, keep planning/);
     send(t, 'n');
     await t.waitFor(/What should change\? \(Enter for nothing\):/);
     send(t, 'add a test first');
-    await t.waitFor(/\| 2\. add a test[\s\S]*Approve this plan\?[^\n]*\s*$/);
+    await waitForDialog(t, /\| 2\. add a test[\s\S]*Approve this plan\?[^\n]*\s*$/);
     expect(JSON.stringify(s.requests[1].body.messages.at(-1).content)).toContain('add a test first');
     send(t, 'y');
     const after = await t.waitFor(/^carrying it out$[\s\S]*\[claude-sonnet-5-5 - edits mode -/m);

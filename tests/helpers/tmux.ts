@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { KEEL_BIN, NODE_PATH } from './cli.js';
 import { until } from './until.js';
+import { QUIET_MS } from '../../plugins/ui-ink/app/typeahead.js';
 
 export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
@@ -113,6 +114,17 @@ export function startKeelTerminal(opts: { cwd: string; env: Record<string, strin
     kill: () => void spawnSync('tmux', ['-L', socket, 'kill-server']),
   };
   return terminal;
+}
+
+/**
+ * Waits until the screen shows a dialog, then as long as a person takes to read it: a dialog that asks for a
+ * decision takes no answer typed sooner after it appeared (plugins/ui-ink/app/typeahead.ts). Not a race: keel timed
+ * the dialog from when it drew it, before this saw it, so the quiet has passed for keel too.
+ */
+export async function waitForDialog(t: Terminal, pattern: RegExp | string, opts?: { timeoutMs?: number }): Promise<string> {
+  const screen = await t.waitFor(pattern, opts);
+  await new Promise((r) => setTimeout(r, QUIET_MS + 50));
+  return screen;
 }
 
 /** Types a line and presses Enter. */

@@ -30,6 +30,8 @@ export interface AppProps {
   initialPicker: SessionChoice[] | null;
   listSessions(): Promise<SessionChoice[]>;
   onExit(): void;
+  /** The clock keys are timed by, in ms (typeahead.ts); tests pass their own. */
+  now?: () => number;
 }
 
 /**
@@ -131,7 +133,7 @@ export function App(props: AppProps): React.ReactElement {
     });
   };
 
-  const keys = useKeyRouter();
+  const keys = useKeyRouter(props.now);
   // Ctrl+C in a dialog interrupts the turn as it does at the prompt; its pending questions are denied.
   useKeys(
     (input, key) => {
@@ -205,7 +207,9 @@ export function App(props: AppProps): React.ReactElement {
         {toolLines}
         {viewer}
         {running ? <Spinner glyphs={glyphs} elapsed={() => transcript.elapsed()} paused={transcript.waiting} tokens={transcript.outputTokens} thinking={transcript.thinking} notice={transcript.notice} /> : null}
-        {live ?? (
+        {live}
+        {/* Hidden, not unmounted, while a dialog or the picker is up: the draft typed before it appeared is kept. */}
+        <Box display={live ? 'none' : 'flex'} flexDirection="column">
           <Prompt
             active={!question && !picker && !viewer}
             glyphs={glyphs}
@@ -232,7 +236,7 @@ export function App(props: AppProps): React.ReactElement {
               setModeTick((n) => n + 1);
             }}
           />
-        )}
+        </Box>
         {state.statusLine ? <Text wrap="truncate-end">{state.statusLine}</Text> : null}
         <Footer glyphs={glyphs} model={session.model} mode={session.permissionMode} contextTokens={state.contextTokens} contextWindow={state.contextWindow} cost={state.cost} hint={hint} />
       </Box>}

@@ -10,6 +10,7 @@ import type { Answer, Question } from '../../../kernel/index.js';
 import { initialChoices, onOther, reduceChoices, type ChoiceAction, type ChoiceState } from '../choices.js';
 import type { Glyphs } from '../glyphs.js';
 import { useKeys } from './useKeys.js';
+import { TypeaheadHint } from './TypeaheadHint.js';
 
 export interface ChoiceDialogProps {
   question: Extract<Question, { kind: 'choice' }>;
@@ -35,7 +36,7 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
     if (next.done) props.onAnswer({ kind: 'choice', answers: next.answers });
   };
 
-  useKeys(
+  const dropped = useKeys(
     (input, key) => {
       if (key.escape && input === '') return act({ type: 'cancel' });
       if (key.upArrow || (key.tab && key.shift)) return act({ type: 'up' });
@@ -48,7 +49,7 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
       if (/^[1-9]$/.test(input)) return act({ type: 'digit', n: Number(input) });
       if (input) act({ type: 'text', text: input });
     },
-    { onPaste: (text) => act({ type: 'text', text }) },
+    { onPaste: (text) => act({ type: 'text', text }), guard: true },
   );
 
   const q = questions[state.index];
@@ -56,7 +57,7 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
   const own = state.other[state.index];
   // Border (2), tabs, the hint and "Other" are always shown; descriptions get their own rows when they fit.
   const questionRows = Math.ceil((q.question.length + 1) / Math.max(10, props.width - 4));
-  const fixed = 2 + (questions.length > 1 ? 1 : 0) + questionRows + q.options.length + 1 + 1;
+  const fixed = 2 + (questions.length > 1 ? 1 : 0) + questionRows + q.options.length + 1 + 1 + (dropped > 0 ? 1 : 0);
   const described = q.options.filter((o) => o.description).length;
   const ownRows = fixed + described <= props.maxRows;
   // On a small screen the border and the hint go, and the question keeps one row: the dialog stays shorter than it.
@@ -109,6 +110,7 @@ export function ChoiceDialog(props: ChoiceDialogProps): React.ReactElement {
         {typing ? glyphs.pointer : ' '} {q.options.length + 1}. Other: {tail(own, props.width - 16, glyphs.ellipsis)}
         {typing ? <Text inverse> </Text> : own ? '' : <Text dimColor>(type your own answer)</Text>}
       </Text>
+      <TypeaheadHint dropped={dropped} />
       {compact ? null : (
         <Text dimColor wrap="truncate-end">
           {hint}

@@ -2,6 +2,7 @@
 import React, { useRef, useState } from 'react';
 import { Box, Text } from 'ink';
 import { useKeys } from './useKeys.js';
+import { TypeaheadHint } from './TypeaheadHint.js';
 import type { Answer, PermissionChoice, Question } from '../../../kernel/index.js';
 import { colorDiff, keyArgument } from '../format.js';
 import type { Glyphs } from '../glyphs.js';
@@ -45,7 +46,7 @@ export function PermissionDialog(props: PermissionDialogProps): React.ReactEleme
   };
   const choose = (choice: PermissionChoice) => props.onAnswer({ kind: 'permission', choice });
 
-  useKeys((input, key) => {
+  const dropped = useKeys((input, key) => {
     if (key.escape && input === '') return choose('deny');
     if (key.upArrow) return setSelected((i) => (i + options.length - 1) % options.length);
     if (key.downArrow || key.tab) return setSelected((i) => (i + 1) % options.length);
@@ -54,10 +55,10 @@ export function PermissionDialog(props: PermissionDialogProps): React.ReactEleme
     if (Number.isInteger(digit) && digit >= 1 && digit <= options.length) return choose(options[digit - 1]);
     if (input === 'y' || input === 'Y') return choose('allow_once');
     if (input === 'n' || input === 'N') return choose('deny');
-  });
+  }, { guard: true });
 
   // Title, reason, options, hint and the border take the rows the input may not.
-  const fixed = 2 + 1 + (question.reason ? 1 : 0) + options.length + 1;
+  const fixed = 2 + 1 + (question.reason ? 1 : 0) + options.length + 1 + (dropped > 0 ? 1 : 0);
   const room = Math.max(1, props.maxRows - fixed);
   const lines = inputLines(question, paint);
   const shown = lines.length > room ? [...lines.slice(0, room - 1), paint.dim(`${glyphs.ellipsis} +${lines.length - room + 1} more lines`)] : lines;
@@ -83,6 +84,7 @@ export function PermissionDialog(props: PermissionDialogProps): React.ReactEleme
           {i === selected ? glyphs.pointer : ' '} {i + 1}. {LABELS[option]}
         </Text>
       ))}
+      <TypeaheadHint dropped={dropped} />
       <Text dimColor wrap="truncate-end">
         {glyphs.bullet === '*' ? 'Up/Down' : '↑↓'} or 1-{options.length} · y allow once · n or Esc deny
       </Text>

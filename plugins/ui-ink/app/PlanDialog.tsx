@@ -9,6 +9,7 @@ import { Box, Text } from 'ink';
 import type { Answer, Question } from '../../../kernel/index.js';
 import type { Glyphs } from '../glyphs.js';
 import { useKeys } from './useKeys.js';
+import { TypeaheadHint } from './TypeaheadHint.js';
 
 export interface PlanDialogProps {
   question: Extract<Question, { kind: 'permission' }>;
@@ -37,7 +38,7 @@ export function PlanDialog(props: PlanDialogProps): React.ReactElement {
   const keepPlanning = (message?: string) => props.onAnswer({ kind: 'permission', choice: 'deny', ...(message ? { message } : {}) });
   const type = (text: string) => set({ row: 2, feedback: live.current.feedback + text.replace(/[\r\n\t]+/g, ' ') });
 
-  useKeys(
+  const dropped = useKeys(
     (input, key) => {
       const { row, feedback } = live.current;
       if (key.escape && input === '') return keepPlanning();
@@ -58,7 +59,7 @@ export function PlanDialog(props: PlanDialogProps): React.ReactElement {
       if (input === '3') return set({ row: 2 });
       if (!key.ctrl && !key.meta && input && !key.backspace && !key.delete) type(input);
     },
-    { onPaste: type },
+    { onPaste: type, guard: true },
   );
 
   const ascii = glyphs.bullet === '*';
@@ -74,6 +75,7 @@ export function PlanDialog(props: PlanDialogProps): React.ReactElement {
           {i === 2 && state.row === 2 ? <Text inverse> </Text> : null}
         </Text>
       ))}
+      <TypeaheadHint dropped={dropped} />
       <Text dimColor wrap="truncate-end">
         {ascii ? 'Up/Down' : '↑↓'} or 1-3 {glyphs.dot} y start {glyphs.dot} n or Esc keep planning
       </Text>

@@ -7,6 +7,7 @@
 import React, { useEffect, useRef, useState } from 'react';
 import { Box, Text } from 'ink';
 import { useKeys } from './useKeys.js';
+import { TypeaheadHint } from './TypeaheadHint.js';
 import type { TrustQuestion } from '../../../kernel/index.js';
 import type { Glyphs } from '../glyphs.js';
 import { visibleControls } from '../safe-text.js';
@@ -35,17 +36,17 @@ export function TrustDialog(props: { question: TrustQuestion; glyphs: Glyphs; ro
     current.current = next(current.current);
     setSelectedState(current.current);
   };
-  useKeys((input, key) => {
+  const dropped = useKeys((input, key) => {
     if (key.upArrow || key.downArrow || key.tab) return setSelected((i) => 1 - i);
     if (key.return) return props.onAnswer(current.current === 0);
     if (input === 'y' || input === 'Y' || input === '1') return props.onAnswer(true);
     if (input === 'n' || input === 'N' || input === '2' || (key.escape && input === '')) return props.onAnswer(false);
     if (key.ctrl && input === 'c') return props.onAnswer(false);
-  });
+  }, { guard: true });
   const options = ['Yes, trust this folder (remembered)', 'No, continue without its settings'];
   // A hostile folder names its own files (and may sit in a folder with an odd name): shown, never obeyed.
   const files = props.question.files.map(visibleControls);
-  const room = props.rows === undefined ? files.length : Math.max(1, props.rows - FRAME_ROWS - 1);
+  const room = props.rows === undefined ? files.length : Math.max(1, props.rows - FRAME_ROWS - 1 - (dropped > 0 ? 1 : 0));
   const shown = files.length > room ? files.slice(0, room) : files;
   const hidden = files.length - shown.length;
   return (
@@ -65,6 +66,7 @@ export function TrustDialog(props: { question: TrustQuestion; glyphs: Glyphs; ro
           {i === selected ? props.glyphs.pointer : ' '} {i + 1}. {label}
         </Text>
       ))}
+      <TypeaheadHint dropped={dropped} />
     </Box>
   );
 }

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { runKeel } from '../../helpers/cli.js';
 import { terminalFixture } from '../../helpers/terminal-fixture.js';
-import { hasTmux, type Terminal } from '../../helpers/tmux.js';
+import { hasTmux, waitForDialog, type Terminal } from '../../helpers/tmux.js';
 import type { Workspace } from '../../helpers/workspace.js';
 
 const fixture = terminalFixture();
@@ -46,7 +46,7 @@ describe.skipIf(!hasTmux)('terminal escapes from the model and from files', () =
     const { t } = await start([callTool('bash', { command: `touch ${canary} #\r${ESC}[2Kls -la` }), say('done')]);
     t.type('list the files');
     t.keys('Enter');
-    const screen = await t.waitFor(/bash wants permission[\s\S]*4\. Deny, and don't ask again/);
+    const screen = await waitForDialog(t, /bash wants permission[\s\S]*4\. Deny, and don't ask again/);
     expect(screen).toContain(`touch ${canary} #^M^[[2Kls -la`);
     t.keys('3');
     await t.waitFor(/done/);

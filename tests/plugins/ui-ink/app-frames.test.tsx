@@ -16,6 +16,8 @@ import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { testKernel } from '../../helpers/kernel.js';
 import { until } from '../../helpers/until.js';
+import { TestClock } from '../../helpers/ui-keys.js';
+import { SETTLED_MS } from '../../../plugins/ui-ink/app/typeahead.js';
 
 /** A terminal as Ink sees it: a TTY of fixed size that keeps every write. */
 class FakeTerminal extends EventEmitter {
@@ -64,17 +66,18 @@ afterEach(() => {
 });
 
 
-async function mountApp(columns: number, rows: number) {
+async function mountApp(columns: number, rows: number, now?: () => number) {
   const kernel = testKernel([], { model: 'test-model' });
   const paint = makePaint(false);
   const glyphs = glyphsFor({ LANG: 'C.UTF-8' });
   const transcript = new Transcript({ paint, glyphs, width: () => columns, frameMs: 1 });
   const ctx = { kernel, options: {}, startSession: (o?: object) => startSession(kernel, { ...o }) } as unknown as ModeContext;
-  const controller = new Controller(kernel, ctx, transcript, new QuestionQueue(), { entries: [], add() {}, search: () => null }, paint);
+  const questions = new QuestionQueue();
+  const controller = new Controller(kernel, ctx, transcript, questions, { entries: [], add() {}, search: () => null }, paint);
   controller.session = await ctx.startSession();
   const stdout = new FakeTerminal(columns, rows);
   const keyboard = new FakeKeyboard();
-  const instance = render(<App controller={controller} glyphs={glyphs} paint={paint} initialPicker={null} listSessions={async () => []} onExit={() => undefined} />, {
+  const instance = render(<App controller={controller} glyphs={glyphs} paint={paint} initialPicker={null} listSessions={async () => []} onExit={() => undefined} now={now} />, {
     stdout: stdout as unknown as NodeJS.WriteStream,
     stdin: keyboard as unknown as NodeJS.ReadStream,
     exitOnCtrlC: false,
@@ -86,7 +89,17 @@ async function mountApp(columns: number, rows: number) {
     instance.unmount();
     transcript.dispose();
   };
-  return { transcript, stdout, keyboard };
+  return { transcript, stdout, keyboard, questions };
+}
+
+/** The screen's live region as last drawn: the last write, control sequences taken out. */
+function lastDrawn(stdout: FakeTerminal): string {
+  return (
+    stdout.writes
+      .map((w) => w.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''))
+      .filter((w) => w.trim())
+      .at(-1) ?? ''
+  );
 }
 
 describe('the Ink UI while a long answer streams', () => {
@@ -123,13 +136,6 @@ describe('the Ink UI while a long answer streams', () => {
 });
 
 describe('Ctrl+O', () => {
-  /** The screen's live region as last drawn: the last write, control sequences taken out. */
-  const lastDrawn = (stdout: FakeTerminal) =>
-    stdout.writes
-      .map((w) => w.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''))
-      .filter((w) => w.trim())
-      .at(-1) ?? '';
-
   it('opens the full output of the latest collapsed result above the prompt, scrolls it, goes to older ones, and Esc or Ctrl+O closes it, the draft kept', async () => {
     const { transcript, stdout, keyboard } = await mountApp(80, 24);
     const shows = (text: string) => () => lastDrawn(stdout).includes(text);
@@ -178,5 +184,46 @@ describe('Ctrl+O', () => {
     keyboard.type('\x0f');
     await wait(() => !lastDrawn(stdout).includes('esc or ctrl+o back'), 'Ctrl+O to close the view');
     expect(lastDrawn(stdout)).toContain('draft');
+  });
+});
+
+describe('the Ink UI when a question appears while the user types', () => {
+  it('keeps the draft typed before it, drops the keys typed through its appearance (never into the draft), and takes an answer after a pause', async () => {
+    const clock = new TestClock();
+    const { stdout, keyboard, questions } = await mountApp(80, 24, clock.now);
+    const drawn = () => lastDrawn(stdout);
+    const shows = (text: string) => () => drawn().includes(text);
+    const wait = async (check: () => boolean, what: string) => {
+      try {
+        await until(check, what);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; the screen:\n${drawn()}`);
+      }
+    };
+    await wait(() => stdout.writes.length > 0, 'the first frame');
+    const type = async (keys: string, then: () => boolean, what: string) => {
+      // One key at a time, each read by Ink before the clock moves on to the next.
+      for (const key of keys) {
+        clock.advance(120);
+        keyboard.type(key);
+        await until(() => keyboard.readableLength === 0, `the key ${JSON.stringify(key)} to be read`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await wait(then, what);
+    };
+    await type('yes, and th', shows('yes, and th'), 'the draft');
+    let answer: unknown;
+    void questions.ask({ kind: 'permission', call: { id: 'c1', name: 'bash', input: { command: 'rm -rf build' } }, options: ['allow_once', 'allow_session', 'deny', 'deny_session'] }).then((a) => (answer = a));
+    await wait(shows('bash wants permission'), 'the dialog');
+    await type('en y1\r', shows('Keys typed before this appeared are ignored'), 'the hint');
+    expect(answer).toBeUndefined();
+    expect(drawn()).toContain('rm -rf build');
+    clock.advance(SETTLED_MS);
+    keyboard.type('y');
+    await wait(() => answer !== undefined, 'the answer');
+    expect(answer).toEqual({ kind: 'permission', choice: 'allow_once' });
+    await wait(() => !drawn().includes('wants permission'), 'the dialog to close');
+    // The prompt is back with the draft as it was: none of the keys the dialog dropped reached it.
+    expect(drawn()).toMatch(/^› yes, and th\s*$/m);
   });
 });

@@ -1,5 +1,6 @@
 import React from 'react';
 import { render } from 'ink-testing-library';
+import { patient } from '../../helpers/ui-keys.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Answer, Question } from '../../../kernel/index.js';
 import { PermissionDialog } from '../../../plugins/ui-ink/app/PermissionDialog.js';
@@ -162,7 +163,7 @@ const question = (over: Partial<Extract<Question, { kind: 'permission' }>> = {})
 
 function dialog(q = question()) {
   const answers: Answer[] = [];
-  const ui = render(<PermissionDialog question={q} waiting={1} glyphs={glyphs} paint={paint} width={60} maxRows={14} onAnswer={(a) => answers.push(a)} />);
+  const ui = render(patient(<PermissionDialog question={q} waiting={1} glyphs={glyphs} paint={paint} width={60} maxRows={14} onAnswer={(a) => answers.push(a)} />));
   cleanup.push(() => ui.unmount());
   return { ui, answers };
 }
@@ -232,7 +233,7 @@ describe('the resume picker', () => {
 describe('the trust dialog', () => {
   it('lists what would run and answers yes or no', async () => {
     const answers: boolean[] = [];
-    const ui = render(<TrustDialog question={{ folder: '/work/app', files: ['/work/app/agent.config.ts'] }} glyphs={glyphs} onAnswer={(a) => answers.push(a)} />);
+    const ui = render(patient(<TrustDialog question={{ folder: '/work/app', files: ['/work/app/agent.config.ts'] }} glyphs={glyphs} onAnswer={(a) => answers.push(a)} />));
     cleanup.push(() => ui.unmount());
     expect(ui.lastFrame()).toContain('/work/app/agent.config.ts');
     ui.stdin.write('n');
@@ -247,7 +248,7 @@ describe('the trust dialog', () => {
   it('once answered, is replaced by one line saying what was decided; its file list is cut to the rows there are', async () => {
     const done: boolean[] = [];
     const files = Array.from({ length: 30 }, (_, i) => `/work/app/.keel/hooks/hook-${i}.sh`);
-    const ui = render(<TrustQuestionScreen question={{ folder: '/work/app', files }} glyphs={glyphs} rows={14} onDone={(a) => done.push(a)} />);
+    const ui = render(patient(<TrustQuestionScreen question={{ folder: '/work/app', files }} glyphs={glyphs} rows={14} onDone={(a) => done.push(a)} />));
     cleanup.push(() => ui.unmount());
     expect(ui.lastFrame()!.split('\n').length).toBeLessThan(14);
     expect(ui.lastFrame()).toContain('hook-0.sh');
@@ -259,7 +260,7 @@ describe('the trust dialog', () => {
     ui.stdin.write('n');
     expect(done).toEqual([true]);
     expect(ui.lastFrame()).toBe('Trusted /work/app');
-    const no = render(<TrustQuestionScreen question={{ folder: '/work/b', files: ['/work/b/agent.config.ts'] }} glyphs={glyphs} rows={40} onDone={(a) => done.push(a)} />);
+    const no = render(patient(<TrustQuestionScreen question={{ folder: '/work/b', files: ['/work/b/agent.config.ts'] }} glyphs={glyphs} rows={40} onDone={(a) => done.push(a)} />));
     cleanup.push(() => no.unmount());
     no.stdin.write('\x1b');
     await untilFrame(no, 'Not trusted');

@@ -1,5 +1,6 @@
 import React from 'react';
 import { render } from 'ink-testing-library';
+import { patient } from '../../helpers/ui-keys.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Answer, ChoiceQuestion, Question } from '../../../kernel/index.js';
 import { ChoiceDialog } from '../../../plugins/ui-ink/app/ChoiceDialog.js';
@@ -42,7 +43,7 @@ const FEATURES: ChoiceQuestion = {
 function choice(questions: ChoiceQuestion[], opts: { maxRows?: number; waiting?: number } = {}) {
   const answers: Answer[] = [];
   const q: Extract<Question, { kind: 'choice' }> = { kind: 'choice', questions };
-  const ui = render(<ChoiceDialog question={q} waiting={opts.waiting ?? 0} glyphs={glyphs} width={70} maxRows={opts.maxRows ?? 20} onAnswer={(a) => answers.push(a)} />);
+  const ui = render(patient(<ChoiceDialog question={q} waiting={opts.waiting ?? 0} glyphs={glyphs} width={70} maxRows={opts.maxRows ?? 20} onAnswer={(a) => answers.push(a)} />));
   cleanup.push(() => ui.unmount());
   return { ui, answers };
 }
@@ -135,7 +136,7 @@ describe('the plan approval dialog (exit_plan_mode)', () => {
   function plan() {
     const answers: Answer[] = [];
     const q: Extract<Question, { kind: 'permission' }> = { kind: 'permission', call: { id: 'p1', name: 'exit_plan_mode', input: { plan: '# Plan' } }, preview: '# Plan', options: ['allow_once', 'deny'] };
-    const ui = render(<PlanDialog question={q} waiting={0} glyphs={glyphs} width={90} onAnswer={(a) => answers.push(a)} />);
+    const ui = render(patient(<PlanDialog question={q} waiting={0} glyphs={glyphs} width={90} onAnswer={(a) => answers.push(a)} />));
     cleanup.push(() => ui.unmount());
     return { ui, answers };
   }
@@ -222,7 +223,7 @@ describe('bracketed paste', () => {
   it('a paste never answers a permission question', async () => {
     const answers: Answer[] = [];
     const q: Extract<Question, { kind: 'permission' }> = { kind: 'permission', call: { id: 'b', name: 'bash', input: { command: 'ls' } }, options: ['allow_once', 'allow_session', 'deny', 'deny_session'] };
-    const ui = render(<PermissionDialog question={q} waiting={0} glyphs={glyphs} paint={paint} width={60} maxRows={14} onAnswer={(a) => answers.push(a)} />);
+    const ui = render(patient(<PermissionDialog question={q} waiting={0} glyphs={glyphs} paint={paint} width={60} maxRows={14} onAnswer={(a) => answers.push(a)} />));
     cleanup.push(() => ui.unmount());
     ui.stdin.write('\x1b[200~y\x1b[201~');
     await nextTurn();
@@ -240,7 +241,7 @@ describe('the choice dialog on a small screen', () => {
   it('drops the border and the hint and keeps the question to one row, so it fits the rows it has', () => {
     const four: ChoiceQuestion = { question: 'A long question that would wrap over several rows of a narrow terminal?', header: 'Pick', options: ['a', 'b', 'c', 'd'].map((label) => ({ label, description: `about ${label}` })) };
     const answers: Answer[] = [];
-    const ui = render(<ChoiceDialog question={{ kind: 'choice', questions: [four] }} waiting={0} glyphs={glyphs} width={40} maxRows={7} onAnswer={(a) => answers.push(a)} />);
+    const ui = render(patient(<ChoiceDialog question={{ kind: 'choice', questions: [four] }} waiting={0} glyphs={glyphs} width={40} maxRows={7} onAnswer={(a) => answers.push(a)} />));
     cleanup.push(() => ui.unmount());
     const frame = ui.lastFrame()!;
     expect(frame.split('\n').length).toBeLessThanOrEqual(7);
