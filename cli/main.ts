@@ -85,11 +85,12 @@ function heldIo(io: Io): { io: Io; release(): void } {
 }
 
 /** A kernel assembled for `options` with its warnings held back, or undefined when the configuration fails. */
-async function assembleAside(options: CommandLine, env: NodeJS.ProcessEnv, io: Io): Promise<{ kernel: Kernel; release(): void } | undefined> {
+async function assembleAside(options: CommandLine, env: NodeJS.ProcessEnv, io: Io, failed?: (err: unknown) => void): Promise<{ kernel: Kernel; release(): void } | undefined> {
   const held = heldIo(io);
   try {
     return { kernel: await assemble(options, env, held.io), release: held.release };
-  } catch {
+  } catch (err) {
+    failed?.(err);
     return undefined; // the normal path reports the configuration error
   }
 }
@@ -263,8 +264,10 @@ export async function main(argv: string[], io: Io = process as unknown as Io, en
 async function runPluginSubcommand(argv: string[], io: Io, env: NodeJS.ProcessEnv): Promise<number | undefined> {
   const name = argv[0];
   if (!name || !/^[a-z][a-z0-9-]*$/.test(name) || BUILT_IN_NAMES.has(name)) return undefined;
-  const aside = await assembleAside({ outputFormat: 'text', inputFormat: 'text' }, env, io);
-  if (!aside) return undefined;
+  let failure: unknown;
+  const aside = await assembleAside({ outputFormat: 'text', inputFormat: 'text' }, env, io, (err) => (failure = err));
+  // `keel fleet status` with a bad config: the config's error, not the prompt parser's "too many arguments".
+  if (!aside) return argv.length > 1 ? reportError(failure, io) : undefined;
   const { kernel } = aside;
   const subcommand = kernel.subcommands.get(name);
   if (!subcommand) {

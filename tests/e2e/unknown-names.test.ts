@@ -2,6 +2,8 @@
  * A typo is not a paid prompt: `keel sesions` and `keel -p "/cot"` say what is unknown and name the near names
  * (exit 2) without calling the model; a custom command or a skill registered at session start is known.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { say, startAnthropicServer, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { runKeel } from '../helpers/cli.js';
@@ -29,6 +31,16 @@ describe('unknown names', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toBe('keel: unknown command "sesions" (did you mean sessions?); keel --help lists the commands (to send it as a prompt: keel -p "sesions")\n');
     expect(server!.requests).toHaveLength(0);
+  });
+
+  it("a plugin's sub-command with a bad config value says what is wrong with the config, not how many words it got", async () => {
+    const opts = await setup();
+    // The user's config: it loads wherever keel runs.
+    writeFileSync(path.join(ws!.home, 'agent.config.ts'), 'export default { fleet: { redisUrl: 5 } };\n');
+    const run = await runKeel(['fleet', 'status'], opts);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^keel: .*agent\.config\.ts: fleet\.redisUrl: Invalid input: expected string, received number\n$/);
+    expect(run.stderr).not.toContain('too many arguments');
   });
 
   it('keel -p "/cot": unknown slash command with the near names, exit 2, no model call; a prompt starting with a word goes through', async () => {
