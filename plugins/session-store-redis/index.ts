@@ -70,14 +70,17 @@ export default definePlugin((opts: SessionStoreRedisOptions = {}) => ({
     let connection: { cold: Cold; client: Client } | undefined;
     let connecting: Promise<{ cold: Cold; client: Client }> | undefined;
 
+    // A run a fleet worker started: the worker chose its Redis user and key prefix (only its task's keys), so a
+    // config's redisSessions.url or .prefix never widens what the run reaches.
+    const fleetRun = Boolean(process.env.KEEL_FLEET_BROKER && process.env.KEEL_REDIS_URL);
     const url = () => {
-      const value = opts.url ?? kernel.config.redisSessions?.url ?? kernel.services.require('redis', NAME).url();
+      const value = opts.url ?? (fleetRun ? undefined : kernel.config.redisSessions?.url) ?? kernel.services.require('redis', NAME).url();
       if (!value) throw new KeelError(`${NAME}: no Redis URL: set redis.url (or redisSessions.url) in the config, or KEEL_REDIS_URL`, { exitCode: 2 });
       return value;
     };
     const prefix = () => {
       const [value, from] =
-        opts.prefix !== undefined ? [opts.prefix, 'prefix option'] : kernel.config.redisSessions?.prefix !== undefined ? [kernel.config.redisSessions.prefix, 'redisSessions.prefix'] : [process.env.KEEL_REDIS_SESSION_PREFIX ?? DEFAULT_PREFIX, 'KEEL_REDIS_SESSION_PREFIX'];
+        opts.prefix !== undefined ? [opts.prefix, 'prefix option'] : kernel.config.redisSessions?.prefix !== undefined && !(fleetRun && process.env.KEEL_REDIS_SESSION_PREFIX) ? [kernel.config.redisSessions.prefix, 'redisSessions.prefix'] : [process.env.KEEL_REDIS_SESSION_PREFIX ?? DEFAULT_PREFIX, 'KEEL_REDIS_SESSION_PREFIX'];
       if (!PREFIX.test(value)) throw new KeelError(`${NAME}: ${from}: "${value}" has a space or one of * ? [ ] \\`, { exitCode: 2 });
       return value;
     };

@@ -99,6 +99,36 @@ describe('session-store-redis', () => {
     expect((await conn.xrange(`${prefix}session:${SESSION}`, '-', '+')).at(-1)![1][1]).toContain('"turns":3');
   });
 
+  it("under a fleet worker, the run's Redis user and prefix win over a config's redisSessions.url and .prefix", async () => {
+    server = await startAnthropicServer([say('done')]);
+    const prefix = 'keel-fleet:q:run:task-2:';
+    await conn.call('ACL', 'SETUSER', 'task2', ...taskUserRules(prefix, 'pw'));
+    const saved = { ...process.env };
+    Object.assign(process.env, { KEEL_FLEET_BROKER: 'http://127.0.0.1:1/broker', KEEL_REDIS_URL: `redis://task2:pw@127.0.0.1:${redis.port}`, KEEL_REDIS_SESSION_PREFIX: prefix });
+    try {
+      // A config that would reach every key as the default user, under the shared prefix.
+      const kernel = testKernel([queryAnthropic(), permissions(), sessionStore(), redisPlugin(), sessionStoreRedis({ lockMs: 1_000 })], {
+        apiKey: API_KEY,
+        baseURL: server.url,
+        keelHome: ws.home,
+        cwd: ws.dir,
+        projectRoot: ws.dir,
+        permissionMode: 'auto',
+        redisSessions: { url: redis.url, prefix: 'keel:' },
+      });
+      const session = await testSession(kernel, { id: SESSION });
+      await runAgent(kernel, session, 'hi');
+      (kernel.services.get('session-store') as { close(s: Session): void }).close(session);
+      await until(async () => (await conn.exists(`${prefix}session:${SESSION}`)) === 1, "the run's session in Redis");
+    } finally {
+      for (const key of ['KEEL_FLEET_BROKER', 'KEEL_REDIS_URL', 'KEEL_REDIS_SESSION_PREFIX']) if (saved[key] === undefined) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
+    const keys = (await conn.keys('*')).sort();
+    expect(keys.every((key) => key.startsWith(prefix))).toBe(true);
+    expect(keys).toContain(`${prefix}session:${SESSION}`);
+  });
+
   it('refuses a prefix with glob characters (an ACL pattern could not confine it), naming the setting', async () => {
     server = await startAnthropicServer([say('never')]);
     const saved = process.env.KEEL_REDIS_SESSION_PREFIX;
