@@ -49,6 +49,10 @@ export async function openOrResume(records: SessionRecords, kernel: Kernel, clie
   const resume = session.resume;
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
+    // A given id (`--session-id`) that is taken would mix two conversations in one stream: refused, as by the file store.
+    if (await client.exists(keys.stream(session.id))) {
+      throw new KeelError(`session id ${session.id} is already in use: resume it with --resume ${session.id}, or leave out --session-id for a new one`, { exitCode: 2 });
+    }
     const rec = recorderFor(session.id, session.parentSessionId, Boolean(session.parentSessionId));
     await rec.sink.acquire(settings.lockMs, lockWait);
     return rec;

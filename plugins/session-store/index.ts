@@ -3,11 +3,13 @@
  * record by record as the loop produces them, so a `kill -9` at any instant loses at most the record being
  * written; resume, continue and fork rebuild `session.messages` from the last compaction boundary.
  */
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import {
   normalizePermissionMode,
   definePlugin,
   errorMessage,
+  KeelError,
   Stage,
   type Kernel,
   type MessageParam,
@@ -192,6 +194,10 @@ function recorderOf(session: Session): FileRecorder | undefined {
 }
 
 /** A failed write (disk full, permissions) is reported once; the session goes on unsaved. */
+function sessionIdInUse(id: string): KeelError {
+  return new KeelError(`session id ${id} is already in use: resume it with --resume ${id}, or leave out --session-id for a new one`, { exitCode: 2 });
+}
+
 function guarded(kernel: Kernel, rec: FileRecorder, fn: () => void): void {
   try {
     fn();
@@ -219,6 +225,9 @@ async function openOrResume(
   const resume = session.resume;
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
+    // A new session's id is random unless given (`--session-id`): a given one that is taken would mix two
+    // conversations in one file, so it is refused, as Claude Code does.
+    if (existsSync(sessionFile(dir, session.id))) throw sessionIdInUse(session.id);
     // A sub-agent's session names its parent's in its header.
     return recorderFor(session.id, session.parentSessionId, Boolean(session.parentSessionId));
   }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -67,6 +67,19 @@ describe("Claude Code's flags", () => {
     expect(system[0]).toBe('You are terse.');
     expect(system[system.length - 1]).toBe('Always cite files.');
     expect(toolNamesOf(request)).toEqual(['read_file', 'grep']);
+  });
+
+  it('--session-id of a session that exists is refused: the file keeps one conversation, and the model is not called', async () => {
+    const { env, ws, server } = await prepare([say('first answer'), say('never sent')]);
+    const id = '6d1f0c7e-3b2a-4f9d-8c5e-1a2b3c4d5e6f';
+    expect((await runKeel(['-p', 'first', '--session-id', id], { cwd: ws.dir, env })).code).toBe(0);
+    const dir = path.join(ws.home, 'sessions', readdirSync(path.join(ws.home, 'sessions'))[0]!);
+    const before = readFileSync(path.join(dir, `${id}.jsonl`), 'utf8');
+    const again = await runKeel(['-p', 'second', '--session-id', id], { cwd: ws.dir, env });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toBe(`keel: session id ${id} is already in use: resume it with --resume ${id}, or leave out --session-id for a new one\n`);
+    expect(readFileSync(path.join(dir, `${id}.jsonl`), 'utf8')).toBe(before);
+    expect(server.messageRequests()).toHaveLength(1);
   });
 
   it('lists only the tools --tools gives in the stream-json init line', async () => {

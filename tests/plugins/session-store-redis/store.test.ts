@@ -255,5 +255,8 @@ describe('session-store-redis', () => {
       await conn.zadd('keel:sessions', Date.now(), id);
     }
     await expect(h.start({ resume: { id: 'abc' } })).rejects.toThrow('"abc" matches 2 sessions (abc-1, abc-2…); give more of the id');
+    // A new session under an id that is taken (--session-id) would mix two conversations in one stream.
+    await expect(h.start({ id: 'abc-1' })).rejects.toThrow('session id abc-1 is already in use: resume it with --resume abc-1, or leave out --session-id for a new one');
+    expect(await conn.xlen('keel:session:abc-1')).toBe(1);
   });
 });
