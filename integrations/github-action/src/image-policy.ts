@@ -59,6 +59,8 @@ export function imagePolicy(options: PolicyOptions): ImagePolicy {
       return false;
     }
     if (url.protocol !== 'https:' || url.username || url.password) return false;
+    // A server that decodes `%2F`/`%5C`/`%2E` or reads `..;` could climb out of an allowed prefix: never vouched for.
+    if (/%(?:2f|5c|2e|00)|\.\.|;/i.test(url.pathname)) return false;
     const path = url.pathname.toLowerCase();
     return prefixes.some((p) => url.origin === p.origin && (path.startsWith(p.path) || `${path}/` === p.path));
   };

@@ -41,6 +41,12 @@ interface Edit {
 
 const DIAGRAMS = new Set(['mermaid', 'geojson', 'topojson', 'stl']);
 const MAX_ROUNDS = 8;
+/**
+ * Beyond these the text is not parsed but escaped whole (no `<` and no `![` left): reading unclosed tags is
+ * quadratic, and a crafted answer of a few thousand `<a x ` would otherwise hold the job for many minutes.
+ */
+const MAX_PARSED_CHARS = 100_000;
+const MAX_PARSED_TAGS = 200;
 
 /** The URL as text no Markdown reads as markup: in a code span, with what could end or split the span encoded. */
 export function shownUrl(url: string): string {
@@ -194,6 +200,7 @@ const escapeAll = (text: string) => text.replace(/</g, '&lt;').replace(/!\[/g, '
 
 export function neutraliseImages(text: string, allows: ImagePolicy, rounds = MAX_ROUNDS): string {
   if (!MAY_LOAD.test(text)) return text;
+  if (text.length > MAX_PARSED_CHARS || (text.match(/<[A-Za-z]/g)?.length ?? 0) > MAX_PARSED_TAGS) return escapeAll(text);
   let out = text;
   try {
     for (let round = 0; round < rounds; round++) {
