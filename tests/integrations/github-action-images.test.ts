@@ -141,6 +141,9 @@ describe('the GitHub Action: images in what it posts', () => {
       expect(allows(url)).toBe(false);
     }
     expect(allows('https://img.shields.io/badge/tests-passing-green')).toBe(true);
+    // A listed prefix is matched with its case (another host's paths may tell case apart); GitHub's ignore it.
+    expect(allows('https://img.shields.io/BADGE/x')).toBe(false);
+    expect(allows('https://github.com/OCTO/Demo/raw/main/a.png')).toBe(true);
   });
 
   it('fails closed in bounded time on answers built to make the reader slow: every < and ![ escaped', () => {
