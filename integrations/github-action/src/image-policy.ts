@@ -11,6 +11,8 @@ export type ImagePolicy = (url: string) => boolean;
 interface Prefix {
   origin: string;
   path: string;
+  /** GitHub's own paths ignore case (owner/repo); a listed host's may not (`/alice/` is not `/ALICE/`). */
+  anyCase: boolean;
 }
 
 function prefixOf(url: string, what: string): Prefix {
@@ -22,7 +24,7 @@ function prefixOf(url: string, what: string): Prefix {
   }
   if (parsed.protocol !== 'https:') throw new Error(`${what}: "${url}" is not https`);
   if (parsed.username || parsed.password || parsed.search || parsed.hash) throw new Error(`${what}: "${url}" must be a plain prefix (no user, query or fragment)`);
-  return { origin: parsed.origin, path: parsed.pathname.toLowerCase() };
+  return { origin: parsed.origin, path: parsed.pathname, anyCase: false };
 }
 
 /** The prefixes in `allowed_image_urls` (comma, space or newline separated), each checked. */
@@ -45,7 +47,8 @@ export function imagePolicy(options: PolicyOptions): ImagePolicy {
   const repo = options.repository.replace(/^\/+|\/+$/g, '');
   const urls = [`${server}/user-attachments/`, 'https://github.com/user-attachments/', 'https://user-images.githubusercontent.com/', 'https://private-user-images.githubusercontent.com/'];
   if (/^[^/]+\/[^/]+$/.test(repo)) urls.push(`${server}/${repo}/`, `https://raw.githubusercontent.com/${repo}/`);
-  const prefixes = [...urls.flatMap((url) => (url.startsWith('https:') ? [prefixOf(url, 'GITHUB_SERVER_URL')] : [])), ...options.extra.map((url) => prefixOf(url, 'allowed_image_urls'))];
+  const github = urls.flatMap((url) => (url.startsWith('https:') ? [{ ...prefixOf(url, 'GITHUB_SERVER_URL'), anyCase: true }] : []));
+  const prefixes = [...github, ...options.extra.map((url) => prefixOf(url, 'allowed_image_urls'))];
   // A relative URL resolves against the page it is on, which is on the server: never another host.
   const base = `${server}/${repo}/issues/`;
   return (raw) => {
@@ -59,7 +62,9 @@ export function imagePolicy(options: PolicyOptions): ImagePolicy {
       return false;
     }
     if (url.protocol !== 'https:' || url.username || url.password) return false;
-    const path = url.pathname.toLowerCase();
-    return prefixes.some((p) => url.origin === p.origin && (path.startsWith(p.path) || `${path}/` === p.path));
+    // A server that decodes `%2F`/`%5C`/`%2E` or reads `..;` could climb out of an allowed prefix: never vouched for.
+    if (/%(?:2f|5c|2e|00)|\.\.|;/i.test(url.pathname)) return false;
+    const match = (path: string, prefix: string) => path.startsWith(prefix) || `${path}/` === prefix;
+    return prefixes.some((p) => url.origin === p.origin && (p.anyCase ? match(url.pathname.toLowerCase(), p.path.toLowerCase()) : match(url.pathname, p.path)));
   };
 }

@@ -41,6 +41,12 @@ interface Edit {
 
 const DIAGRAMS = new Set(['mermaid', 'geojson', 'topojson', 'stl']);
 const MAX_ROUNDS = 8;
+/**
+ * Beyond these the text is not parsed but escaped whole (no `<` and no `![` left): reading unclosed tags is
+ * quadratic, and a crafted answer of a few thousand `<a x ` would otherwise hold the job for many minutes.
+ */
+const MAX_PARSED_CHARS = 100_000;
+const MAX_PARSED_TAGS = 200;
 
 /** The URL as text no Markdown reads as markup: in a code span, with what could end or split the span encoded. */
 export function shownUrl(url: string): string {
@@ -87,7 +93,7 @@ function editsOf(text: string, tree: MdNode, allows: ImagePolicy): Edit[] {
     } else if (node.type === 'html') {
       const urls = loadedUrls(node.value ?? '');
       if (!urls || !urls.every(allows)) edits.push({ ...at, text: text.slice(at.start, at.end).replace(/</g, '&lt;'), wholeHtml: true });
-    } else if (node.type === 'code' && node.lang && DIAGRAMS.has(node.lang.toLowerCase()) && /\/\/|url|img|image|href|src/i.test(node.value ?? '')) {
+    } else if (node.type === 'code' && node.lang && DIAGRAMS.has(node.lang.toLowerCase()) && /\/\/|url|img|image|href|src|http|\\|&|%%\{|init|css/i.test(node.value ?? '')) {
       const source = text.slice(at.start, at.end);
       edits.push({ ...at, text: source.replace(/^(\s*(?:`{3,}|~{3,})\s*)\S+/, '$1text') });
     }
@@ -194,6 +200,7 @@ const escapeAll = (text: string) => text.replace(/</g, '&lt;').replace(/!\[/g, '
 
 export function neutraliseImages(text: string, allows: ImagePolicy, rounds = MAX_ROUNDS): string {
   if (!MAY_LOAD.test(text)) return text;
+  if (text.length > MAX_PARSED_CHARS || (text.match(/<[A-Za-z]/g)?.length ?? 0) > MAX_PARSED_TAGS) return escapeAll(text);
   let out = text;
   try {
     for (let round = 0; round < rounds; round++) {

@@ -54,6 +54,13 @@ export const PROVIDER_CREDENTIALS = [
 /** Never given to Keel, even when listed: the runner's tokens, the action's inputs, and the file commands. */
 const REFUSED = new Set(['GITHUB_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_URL', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY']);
 
+/**
+ * Variables that make Keel, the shells it starts or git run code of the workflow's choosing rather than carry data:
+ * refused in allowed_env, since a value the job's `env:` builds from an event (a branch name, a title) would then run.
+ * PATH is inherited from the runner as is; git's identity variables are passed, its config and command ones never.
+ */
+const CODE_RUNNING = /^(?:LD_[A-Z_]+|DYLD_[A-Z_]+|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV|PROMPT_COMMAND|SHELLOPTS|BASHOPTS|PS4|IFS|PATH|GIT_(?:CONFIG\w*|SSH|SSH_COMMAND|ASKPASS|EXEC_PATH|PROXY_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|TEMPLATE_DIR|DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CEILING_DIRECTORIES)|SSH_ASKPASS|EDITOR|VISUAL|PAGER)$/i;
+
 const INHERITED = new Set([...SYSTEM, ...LOCALE, ...GIT_IDENTITY, ...PROXIES, ...GITHUB_CONTEXT, ...KEEL_SETTINGS, ...PROVIDER, ...PROVIDER_CREDENTIALS]);
 
 /** The names in `allowed_env` (comma, space or newline separated), each checked. */
@@ -61,7 +68,9 @@ export function parseAllowedEnv(value: string): string[] {
   const names = value.split(/[\s,]+/).filter(Boolean);
   for (const name of names) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`allowed_env: "${name}" is not a variable name (letters, digits and _, comma-separated)`);
-    if (REFUSED.has(name) || /^INPUT_/i.test(name)) throw new Error(`allowed_env: ${name} is never given to Keel (the runner's tokens, the action's inputs and the file commands GITHUB_ENV/GITHUB_PATH/GITHUB_OUTPUT/GITHUB_STATE/GITHUB_STEP_SUMMARY stay out)`);
+    if (CODE_RUNNING.test(name)) throw new Error(`allowed_env: ${name} is never given to Keel: it makes Keel, its shells or git run other code (loader, Node options, shell start-up files, git config and commands); set what the job needs in a step before`);
+    // Windows runners read names without case: github_token is GITHUB_TOKEN there.
+    if (REFUSED.has(name.toUpperCase()) || /^(INPUT_|ACTIONS_)/i.test(name)) throw new Error(`allowed_env: ${name} is never given to Keel (the runner's tokens, the action's inputs and the file commands GITHUB_ENV/GITHUB_PATH/GITHUB_OUTPUT/GITHUB_STATE/GITHUB_STEP_SUMMARY stay out)`);
   }
   return [...new Set(names)];
 }

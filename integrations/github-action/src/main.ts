@@ -15,7 +15,7 @@ import { buildPrompt } from './prompt.js';
 import { redactor, redactValue, checkoutCredentials, MIN_SECRET, type Redact } from './redact.js';
 import { runKeel, type KeelOutcome } from './run-keel.js';
 import { runnerTrusts } from './trust.js';
-import { neutraliseImages } from './images.js';
+import { publishable } from './publish.js';
 import { imagePolicy, parseImagePrefixes } from './image-policy.js';
 import { keelEnvironment, parseAllowedEnv, type KeelEnvironment } from './keel-env.js';
 
@@ -168,7 +168,7 @@ export async function run(): Promise<void> {
   const redact = redactor(secrets);
   const repository = process.env.GITHUB_REPOSITORY ?? '';
   const allowsImage = imagePolicy({ serverUrl: process.env.GITHUB_SERVER_URL ?? 'https://github.com', repository, extra: inputs.allowedImageUrls });
-  const publish: Publish = (text) => neutraliseImages(redact(text), allowsImage);
+  const publish: Publish = (text) => publishable(text, redact, allowsImage);
   const [owner = '', repo = ''] = repository.split('/');
   const runUrl = `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${repository}/actions/runs/${process.env.GITHUB_RUN_ID ?? ''}`;
   const octokit = new Octokit({ auth: inputs.token || undefined, baseUrl: process.env.GITHUB_API_URL ?? 'https://api.github.com', userAgent: 'keel-github-action' });
