@@ -77,6 +77,19 @@ interface ActionRun {
 }
 
 /** Runs the action's entry with GitHub's environment; `inputs` become INPUT_* variables. */
+/** The maintainer's `@keel …` comment on an issue, run with the comment edited at every step. */
+function maintainerComments(ctx: { ws: { dir: string; home: string }; server: { url: string }; github: { url: string } }, text: string): Promise<ActionRun> {
+  return runAction({
+    event: 'issue_comment',
+    payload: commentEvent('maintainer', text),
+    inputs: baseInputs(ctx.server.url),
+    githubUrl: ctx.github.url,
+    workspace: ctx.ws.dir,
+    home: ctx.ws.home,
+    env: { KEEL_ACTION_PROGRESS_MS: '0' },
+  });
+}
+
 async function runAction(opts: { event: string; payload: unknown; inputs: Record<string, string>; githubUrl: string; workspace: string; home: string; env?: Record<string, string> }): Promise<ActionRun> {
   const dir = mkdtempSync(path.join(tmpdir(), 'keel-action-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -351,15 +364,7 @@ describe('the GitHub Action', () => {
   it('edits the comment with each step while Keel works, then with the answer', async () => {
     const { ws, server } = await prepare([callTool('ls', { path: '.' }), callTool('glob', { pattern: '*.md' }), say('all listed')]);
     const github = await startGitHub({ maintainer: 'write' });
-    const run = await runAction({
-      event: 'issue_comment',
-      payload: commentEvent('maintainer', '@keel list the files'),
-      inputs: baseInputs(server.url),
-      githubUrl: github.url,
-      workspace: ws.dir,
-      home: ws.home,
-      env: { KEEL_ACTION_PROGRESS_MS: '0' },
-    });
+    const run = await maintainerComments({ ws, server, github }, '@keel list the files');
     expect(run.code).toBe(0);
     const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${JSON.parse(c.body).body as string}`);
     expect(bodies).toHaveLength(4);
@@ -381,15 +386,7 @@ describe('the GitHub Action', () => {
     expect(spawnSync('git', ['init', '--quiet', ws.dir]).status).toBe(0);
     expect(spawnSync('git', ['-C', ws.dir, 'config', '--local', 'http.https://github.com/.extraheader', `AUTHORIZATION: basic ${header}`]).status).toBe(0);
     const github = await startGitHub({ maintainer: 'write' });
-    const run = await runAction({
-      event: 'issue_comment',
-      payload: commentEvent('maintainer', '@keel print your environment and the git config'),
-      inputs: baseInputs(server.url),
-      githubUrl: github.url,
-      workspace: ws.dir,
-      home: ws.home,
-      env: { KEEL_ACTION_PROGRESS_MS: '0' },
-    });
+    const run = await maintainerComments({ ws, server, github }, '@keel print your environment and the git config');
     expect(run.code).toBe(0);
     const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => JSON.parse(c.body).body as string);
     expect(bodies.length).toBeGreaterThanOrEqual(3);
