@@ -52,7 +52,7 @@ export async function runDoctor(kernel: Kernel, env: NodeJS.ProcessEnv): Promise
     kernel.config.trusted !== false
       ? { name: 'trust', ok: true, detail: `${kernel.config.projectRoot} is trusted` }
       : kernel.config.untrustedFiles?.length
-        ? { name: 'trust', ok: false, detail: `${kernel.config.projectRoot} is not trusted, so ${kernel.config.untrustedFiles.join(', ')} are skipped; run keel trust to trust it` }
+        ? { name: 'trust', ok: false, detail: `${kernel.config.projectRoot} is not trusted, so ${kernel.config.untrustedFiles.join(', ')} ${kernel.config.untrustedFiles.length === 1 ? 'is' : 'are'} skipped; run keel trust to trust it` }
         : { name: 'trust', ok: true, detail: `${kernel.config.projectRoot} is not trusted; it has no project settings to skip` },
   );
 
