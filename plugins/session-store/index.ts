@@ -226,7 +226,7 @@ async function openOrResume(
   if (!resume || (!resume.id && !resume.latest)) {
     if (resume) kernel.log('info', '--resume without an id: starting a new session (keel sessions lists the old ones)', NAME);
     // A new session's id is random unless given (`--session-id`): a given one that is taken would mix two
-    // conversations in one file, so it is refused, as Claude Code does.
+    // conversations in one file, so it is refused.
     if (existsSync(sessionFile(dir, session.id))) throw sessionIdInUse(session.id);
     // A sub-agent's session names its parent's in its header.
     return recorderFor(session.id, session.parentSessionId, Boolean(session.parentSessionId));
