@@ -1,4 +1,5 @@
 import { definePlugin, type Answer, type Io } from '../../kernel/index.js';
+import { importWithoutCiMarkers } from './ci-markers.js';
 import { loadRun } from './load-run.js';
 import type { Bridge } from './run.js';
 
@@ -11,17 +12,18 @@ export default definePlugin(() => ({
   name: 'ui-ink',
   kernel: '^1.0.0',
   apply(kernel) {
+    const loadUi = () => importWithoutCiMarkers(loadRun);
     // Which run is on screen: questions go to it; with none (another frontend runs), this UI does not answer.
     const bridge: Bridge = { questions: null };
     kernel.hooks.askUser.tapPromise('ui-ink', async (question): Promise<Answer | undefined> => bridge.questions?.ask(question));
     kernel.modes.register({
       name: 'interactive:ink',
       async run(ctx) {
-        const { runInk } = await loadRun();
+        const { runInk } = await loadUi();
         return runInk(ctx, bridge);
       },
       async askTrust(question) {
-        const { askTrustInk } = await loadRun();
+        const { askTrustInk } = await loadUi();
         return askTrustInk(question, process as unknown as Io);
       },
     });

@@ -5,10 +5,9 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import React from 'react';
-import { render } from 'ink';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSession, type ModeContext } from '../../../kernel/index.js';
-import { App } from '../../../plugins/ui-ink/app/App.js';
+import { importWithoutCiMarkers } from '../../../plugins/ui-ink/ci-markers.js';
 import { Controller } from '../../../plugins/ui-ink/controller.js';
 import { glyphsFor } from '../../../plugins/ui-ink/glyphs.js';
 import { QuestionQueue } from '../../../plugins/ui-ink/questions.js';
@@ -16,7 +15,6 @@ import { makePaint } from '../../../plugins/ui-ink/style.js';
 import { Transcript } from '../../../plugins/ui-ink/transcript.js';
 import { testKernel } from '../../helpers/kernel.js';
 import { until } from '../../helpers/until.js';
-import { TestClock } from '../../helpers/ui-keys.js';
 import { SETTLED_MS } from '../../../plugins/ui-ink/app/typeahead.js';
 
 /** A terminal as Ink sees it: a TTY of fixed size that keeps every write. */
@@ -58,6 +56,11 @@ class FakeKeyboard extends PassThrough {
     return this;
   }
 }
+
+// Loaded as the UI loads them: with CI variables set (as on a CI runner), Ink would otherwise draw nothing until unmount.
+const { render } = await importWithoutCiMarkers(() => import('ink'));
+const { App } = await importWithoutCiMarkers(() => import('../../../plugins/ui-ink/app/App.js'));
+const { TestClock } = await importWithoutCiMarkers(() => import('../../helpers/ui-keys.js'));
 
 let unmount: (() => void) | undefined;
 afterEach(() => {
