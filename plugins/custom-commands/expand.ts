@@ -3,7 +3,8 @@
  * by the command's output (through the permission policy, never for an untrusted project's file), and each
  * `@path` the text names included after it (confined like `read_file`: judged by the permission policy).
  * Only the file's own text is expanded: its includes are found before the arguments are filled in, and arguments
- * and command output are inserted as they are (an `@path` or `` !`…` `` in them is text).
+ * and command output are inserted as they are (an `@path` or `` !`…` `` in them is text); in a `` !`command` ``
+ * each argument is one quoted shell word.
  */
 import path from 'node:path';
 import type { Kernel, Session } from '../../kernel/index.js';
@@ -38,12 +39,27 @@ export function fillArguments(text: string, args: string): string {
   return text.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => (n ? (words[Number(n) - 1] ?? '') : args));
 }
 
+/** `word` as one literal shell word: single-quoted, a `'` inside closed, escaped and reopened. */
+export function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A `` !`command` `` line with its arguments filled in as literal words: `$1`…`$9` each one quoted word (an empty
+ * `''` when missing), `$ARGUMENTS` every word quoted on its own, so `!`git log $ARGUMENTS`` still gets
+ * `--oneline -5` as two options while `; rm -rf ~`, `$(…)`, a backquote or a glob in an argument is only text.
+ */
+export function fillShellArguments(command: string, args: string): string {
+  const words = splitArguments(args);
+  return command.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => (n ? shellQuote(words[Number(n) - 1] ?? '') : words.map(shellQuote).join(' ')));
+}
+
 export async function expandCommand(body: string, args: string, ctx: ExpandContext): Promise<string> {
   const parts: string[] = [];
   let last = 0;
   for (const m of body.matchAll(SHELL)) {
     parts.push(await textPart(body.slice(last, m.index), args, ctx));
-    parts.push(await shellOutput(fillArguments(m[1]!, args), ctx));
+    parts.push(await shellOutput(fillShellArguments(m[1]!, args), ctx));
     last = m.index + m[0].length;
   }
   parts.push(await textPart(body.slice(last), args, ctx));

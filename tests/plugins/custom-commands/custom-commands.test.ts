@@ -1,10 +1,11 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Answer, type Kernel } from '../../../kernel/index.js';
 import customCommands, { loadCommands } from '../../../plugins/custom-commands/index.js';
 import { findCommandFiles } from '../../../plugins/custom-commands/discover.js';
-import { expandCommand, fillArguments, splitArguments } from '../../../plugins/custom-commands/expand.js';
+import { expandCommand, fillArguments, fillShellArguments, splitArguments } from '../../../plugins/custom-commands/expand.js';
 import instructions from '../../../plugins/instructions/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import skills from '../../../plugins/skills/index.js';
@@ -125,6 +126,23 @@ describe('expansion', () => {
     expect(asked.text).toBe('Branch: asked');
     expect(asked.asked).toEqual(['bash {"command":"echo asked"}']);
     await expect(expand('Files: !`ls`', '')).rejects.toThrow(/^\/cmd: !`ls` did not run: /);
+  });
+
+  it('puts each argument into a !`command` as one quoted word: shell syntax in an argument is text, $ARGUMENTS still gives several words', async () => {
+    expect(fillShellArguments('git log $ARGUMENTS -- $1 $3', `--oneline "it's" `)).toBe(`git log '--oneline' 'it'\\''s' -- '--oneline' ''`);
+    const canaries = mkdtempSync(path.join(tmpdir(), 'keel-canary-'));
+    try {
+      const canary = path.join(canaries, 'ran');
+      // A rule that allows `echo …`: were the arguments spliced in raw, the policy would see `echo a; touch …` and the
+      // `$(touch …)`; quoted, the whole line is one echo of literal words.
+      const args = `a; touch ${canary} $(touch ${canary}) \`touch ${canary}\` *`;
+      const { text, asked } = await expand('Echo: !`echo $ARGUMENTS` / !`echo [$1]`', args, { allow: ['bash(echo:*)'] });
+      expect(asked).toEqual([]);
+      expect(text).toBe(`Echo: a; touch ${canary} $(touch ${canary}) \`touch ${canary}\` * / [a;]`);
+      expect(existsSync(canary)).toBe(false);
+    } finally {
+      rmSync(canaries, { recursive: true, force: true });
+    }
   });
 
   it('never runs !`command` when it may not (an untrusted project), whatever the rules', async () => {
