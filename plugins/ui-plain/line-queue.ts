@@ -12,6 +12,11 @@ export class LineQueue {
     } else this.lines.push(line);
   }
 
+  /** The oldest line typed ahead and not yet taken, taken now; undefined when none waits. */
+  takeQueued(): string | undefined {
+    return this.lines.shift();
+  }
+
   close(): void {
     this.closed = true;
     this.waiting?.(null);

@@ -86,13 +86,22 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
   const echo = rl as unknown as { _writeToOutput(s: string): void; history?: string[] };
   const writeToOutput = echo._writeToOutput.bind(rl);
   echo._writeToOutput = (s: string) => {
+    // Keys typed while no prompt waits (a turn runs) are not echoed into the answer streaming there: the line
+    // comes back at the next prompt, and one finished with Enter is shown there as it is sent.
+    if (terminal && !promptShown) return;
     if (!muted) writeToOutput(s);
     else if (s.includes('\n')) writeToOutput('\n');
   };
   const ask = async (prompt: string, signal?: AbortSignal, fresh = false, secret = false): Promise<string | null> => {
+    const typedAhead = terminal && !fresh ? lines.takeQueued() : undefined;
+    if (typedAhead !== undefined) {
+      out(`${atLineStart ? '' : '\n'}${clean(prompt)}${clean(typedAhead)}\n`);
+      atLineStart = true;
+      return typedAhead;
+    }
     rl.setPrompt(prompt);
-    rl.prompt();
     promptShown = true;
+    rl.prompt();
     atLineStart = false;
     muted = secret;
     try {
@@ -127,7 +136,11 @@ export async function runPlain(ctx: ModeContext, bridge: PlainBridge): Promise<n
     if (note) say(note);
     for (const group of tail.groups) for (const line of group) say(line);
   };
-  const keys = terminal ? new PromptKeys({ rl, input: io.stdin, before: keypressBefore, find: (q, before) => history.search(q, before), columns, dumb, write: out, onEscape: interrupt, onCycleMode: cycleMode, onAnyKey: () => onAnyKey() }) : null;
+  // A search begun while a turn runs is drawn once the prompt is back (readline's echo is held the same way).
+  const writeAtPrompt = (s: string) => {
+    if (promptShown) out(s);
+  };
+  const keys = terminal ? new PromptKeys({ rl, input: io.stdin, before: keypressBefore, find: (q, before) => history.search(q, before), columns, dumb, write: writeAtPrompt, onEscape: interrupt, onCycleMode: cycleMode, onAnyKey: () => onAnyKey() }) : null;
   const pasteOff = terminal && !dumb ? bracketedPaste(io.stdout) : () => undefined;
   const readlineHistory = (rl as unknown as { history?: string[] }).history;
   rl.on('line', (line) => {

@@ -145,6 +145,29 @@ describe.skipIf(!hasTmux)('the plain UI (--ui plain) in a terminal', () => {
     expect(JSON.parse(readFileSync(path.join(w.home, 'trusted-folders.json'), 'utf8')).folders).toEqual([realpathSync(w.dir)]);
   });
 
+  it('keys typed while a turn runs stay out of the answer and the question; a line finished with Enter is sent next, shown at its prompt', async () => {
+    const { term: t, server: s } = await start([
+      { ...callTool('bash', { command: 'echo asked' }, undefined, 'Let me run a command for you now.'), eventDelayMs: 150 },
+      say('first done'),
+      say('second done'),
+    ]);
+    send(t, 'go');
+    await t.waitFor(/Let me/);
+    t.type('typed during the turn');
+    t.keys('Enter');
+    t.type('half typed');
+    await waitForDialog(t, /Answer \[1-4/);
+    const asking = t.screen();
+    expect(asking).toMatch(/^Let me run a command for you now\.$/m);
+    expect(asking).not.toContain('typed');
+    send(t, 'y');
+    await t.waitFor(/^second done$/m);
+    // The line typed during the turn is shown at its prompt as it is sent, and sent whole; the draft waits at the next prompt.
+    const after = await t.waitFor(/^> half typed$/m);
+    expect(after).toMatch(/^first done$[\s\S]*^> typed during the turn$[\s\S]*^second done$/m);
+    expect(lastPrompt(s.requests[2]!.body)).toBe('typed during the turn');
+  });
+
   it('sends a prompt given on the command line first', async () => {
     const { term: t } = await start([say('plain argument answered')], { args: ['from argv'], waitFor: /plain argument answered/ });
     expect(t.screen()).toContain('> from argv');
