@@ -45,13 +45,18 @@ export function shellQuote(word: string): string {
 }
 
 /**
- * A `` !`command` `` line with its arguments filled in as literal words: `$1`…`$9` each one quoted word (an empty
- * `''` when missing), `$ARGUMENTS` every word quoted on its own, so `!`git log $ARGUMENTS`` still gets
- * `--oneline -5` as two options while `; rm -rf ~`, `$(…)`, a backquote or a glob in an argument is only text.
+ * A `` !`command` `` line with its arguments filled in as literal words: `$1`…`$9` each one quoted word (nothing
+ * when not given), `$ARGUMENTS` every word quoted on its own, so `!`git log $ARGUMENTS`` still gets `--oneline -5`
+ * as two options while `; rm -rf ~`, `$(…)`, a backquote or a glob in an argument is only text.
  */
 export function fillShellArguments(command: string, args: string): string {
   const words = splitArguments(args);
-  return command.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => (n ? shellQuote(words[Number(n) - 1] ?? '') : words.map(shellQuote).join(' ')));
+  return command.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => {
+    if (!n) return words.map(shellQuote).join(' ');
+    const word = words[Number(n) - 1];
+    // A word not given is no word, as an unset `$3` is in a shell: `git log $1` with no arguments is `git log`.
+    return word === undefined ? '' : shellQuote(word);
+  });
 }
 
 export async function expandCommand(body: string, args: string, ctx: ExpandContext): Promise<string> {

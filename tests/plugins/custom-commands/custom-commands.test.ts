@@ -129,7 +129,10 @@ describe('expansion', () => {
   });
 
   it('puts each argument into a !`command` as one quoted word: shell syntax in an argument is text, $ARGUMENTS still gives several words', async () => {
-    expect(fillShellArguments('git log $ARGUMENTS -- $1 $3', `--oneline "it's" `)).toBe(`git log '--oneline' 'it'\\''s' -- '--oneline' ''`);
+    expect(fillShellArguments('git log $ARGUMENTS -- $1 $2 $3', `--oneline "it's" `)).toBe(`git log '--oneline' 'it'\\''s' -- '--oneline' 'it'\\''s' `);
+    // An empty word given is an empty argument; one not given is none.
+    expect(fillShellArguments('ls $1 $2', `""`)).toBe(`ls '' `);
+    expect((await expand('Log: !`echo [$1]`', '', { allow: ['bash(echo:*)'] })).text).toBe('Log: []');
     const canaries = mkdtempSync(path.join(tmpdir(), 'keel-canary-'));
     try {
       const canary = path.join(canaries, 'ran');
