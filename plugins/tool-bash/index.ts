@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, defineTool, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import { definePlugin, defineTool, type Kernel, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
 import { userShell } from './user-shell.js';
@@ -13,6 +13,7 @@ import { existingShells, shellTable, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 import { ProcessTag, settleStale } from './processes.js';
 import { isScrubbed, scrubsCredentials } from './scrub.js';
+import { hideFromEnvironBlock } from './environ-block.js';
 
 /**
  * The \`processes\` service: what a plugin adds to the environment of a process it spawns so that the process,
@@ -84,6 +85,7 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
   name: 'tool-bash',
   kernel: '^1.0.0',
   apply(kernel) {
+    if (scrubsCredentials(process.env)) hideScrubbedFromEnviron(kernel);
     kernel.services.provide('userShell', userShell(kernel));
     const outputLimit = opts.outputLimit ?? 30_000;
     const home = kernel.config.keelHome || undefined;
@@ -110,6 +112,19 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
     );
   },
 }));
+
+/**
+ * Scrubbing keeps Keel's credentials out of each command's environment; this keeps them out of Keel's own
+ * environment block too, which a command can read as /proc/$PPID/environ. At every apply, before any command runs:
+ * no state is kept between applies, so a binary restored from the start-up snapshot (whose build applied the plugins
+ * in the builder's process) clears its own block when it applies them at run time. Once cleared, later applies (more
+ * kernels in one process) find nothing left to clear.
+ */
+function hideScrubbedFromEnviron(kernel: Kernel): void {
+  const result = hideFromEnvironBlock(isScrubbed);
+  if (result.hidden.length) kernel.log('debug', `cleared ${result.hidden.join(', ')} from /proc/${process.pid}/environ`, 'tool-bash');
+  if (result.reason) kernel.log(process.platform === 'linux' ? 'warn' : 'debug', `credentials stay readable in /proc/${process.pid}/environ: ${result.reason}`, 'tool-bash');
+}
 
 /** A background shell's own tag, so kill_shell ends what it started even after its first process ended. */
 function nextShellTag(session: Session): string {
