@@ -8,30 +8,23 @@ import { describe, expect, it } from 'vitest';
 import { apiKeyOf, callTool, say, type ScriptedServer } from '../../helpers/anthropic-server.js';
 import { runKeel } from '../../helpers/cli.js';
 import { useScriptedProjects } from '../../helpers/project.js';
+import { ancestorEnvironWalk, walkedAncestors } from '../../helpers/environ-walk.js';
 
 const prepare = useScriptedProjects();
 const SECRET = 'CANARY-ENVIRON-BLOCK-c41d07';
 const KEY = `sk-ant-${SECRET}`;
 
-/** Every ancestor from the command's parent up: its pid, its name, and any entry of its environ naming the canary's prefix. */
-export const ANCESTOR_WALK = [
-  'pid=$PPID; hops=0',
-  'while [ -n "$pid" ] && [ "$pid" -gt 0 ] && [ $hops -lt 64 ]; do',
-  '  echo "== $pid $(cat /proc/$pid/comm 2>/dev/null) environ=$(tr "\\0" "\\n" < /proc/$pid/environ 2>/dev/null | wc -l)"',
-  '  tr "\\0" "\\n" < /proc/$pid/environ 2>/dev/null | grep -a "CANARY-" || true',
-  '  pid=$(awk \'/^PPid:/ { print $2 }\' /proc/$pid/status 2>/dev/null); hops=$((hops + 1))',
-  'done',
-].join('\n');
-
+/** The text of every tool result the model was sent. */
 function toolResults(server: ScriptedServer): string {
-  return server
-    .messageRequests()
-    .map((r) => JSON.stringify((r.body.messages as Array<{ content: unknown }>).at(-1)!.content))
+  const blocks = server.messageRequests().flatMap((r) => (r.body.messages as Array<{ content: unknown }>).at(-1)!.content as Array<{ type: string; content?: unknown }>);
+  return blocks
+    .filter((b) => b.type === 'tool_result')
+    .map((b) => (typeof b.content === 'string' ? b.content : JSON.stringify(b.content)))
     .join('\n');
 }
 
 async function walk(extra: Record<string, string>) {
-  const { ws, env, server } = await prepare([callTool('bash', { command: ANCESTOR_WALK }, 'toolu_walk'), say('done')]);
+  const { ws, env, server } = await prepare([callTool('bash', { command: ancestorEnvironWalk('CANARY-') }, 'toolu_walk'), say('done')]);
   const run = await runKeel(['-p', 'walk', '--permission-mode', 'auto'], {
     cwd: ws.dir,
     env: { ...env, ANTHROPIC_API_KEY: KEY, AWS_SECRET_ACCESS_KEY: `aws-${SECRET}`, ...extra },
@@ -42,8 +35,11 @@ async function walk(extra: Record<string, string>) {
   expect(requests).toHaveLength(2);
   for (const request of requests) expect(apiKeyOf(request)).toBe(KEY);
   const results = toolResults(server);
-  // The walk ran: it printed Keel (its parent) and went on past it.
-  expect(results.match(/== \d+ /g)?.length ?? 0).toBeGreaterThanOrEqual(2);
+  // The walk read Keel's environ (its parent, a node process with entries left) and went on past it.
+  const ancestors = walkedAncestors(results);
+  expect(ancestors.length).toBeGreaterThanOrEqual(2);
+  expect(ancestors[0]).toMatchObject({ comm: 'node', cmdline: expect.stringContaining('keel') });
+  expect(ancestors[0]!.entries).toBeGreaterThan(3);
   return results;
 }
 
