@@ -13,7 +13,7 @@ import { existingShells, shellTable, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 import { ProcessTag, settleStale } from './processes.js';
 import { isScrubbed, scrubsCredentials } from './scrub.js';
-import { hideFromEnvironBlock } from './environ-block.js';
+import { hideFromEnvironBlock, type EnvironHideResult } from './environ-block.js';
 
 /**
  * The \`processes\` service: what a plugin adds to the environment of a process it spawns so that the process,
@@ -24,6 +24,12 @@ export interface ProcessService {
   env(name?: string): Record<string, string>;
   /** Kills every process started under \`name\` (or under this Keel), wherever it went; returns how many. */
   reap(name?: string): number;
+  /**
+   * Clears the credentials Keel reads itself (the names \`KEEL_SUBPROCESS_ENV_SCRUB\` keeps from commands) from this
+   * process's environment block, \`/proc/<pid>/environ\`, keeping \`process.env\`: for a process whose children run
+   * commands, such as a fleet worker. Done at apply already when scrubbing is on.
+   */
+  hideCredentials(): EnvironHideResult;
 }
 
 declare module '../../kernel/types.js' {
@@ -92,7 +98,11 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
     const tag = new ProcessTag(home);
     // Survivors of an earlier Keel that was killed with SIGKILL end before this one starts anything.
     if (home) settleStale(home);
-    const processes: ProcessService = { env: (name) => tag.env(name && tag.sub(name)), reap: (name) => tag.reap(name && tag.sub(name)) };
+    const processes: ProcessService = {
+      env: (name) => tag.env(name && tag.sub(name)),
+      reap: (name) => tag.reap(name && tag.sub(name)),
+      hideCredentials: () => hideFromEnvironBlock(isScrubbed),
+    };
     kernel.services.provide('processes', processes);
     kernel.tools.register(
       defineTool({
