@@ -32,7 +32,8 @@ export interface EnvironBlockAccess {
   close(fd: number): void;
 }
 
-const procAccess: EnvironBlockAccess = {
+/** Read when called, never at module load: a module evaluated into the start-up snapshot runs in another process. */
+const procAccess = (): EnvironBlockAccess => ({
   platform: process.platform,
   env: process.env,
   readStat: () => readFileSync('/proc/self/stat', 'latin1'),
@@ -41,7 +42,7 @@ const procAccess: EnvironBlockAccess = {
   read: (fd, into, position) => readSync(fd, into, 0, into.length, position),
   write: (fd, from, position) => writeSync(fd, from, 0, from.length, position),
   close: (fd) => closeSync(fd),
-};
+});
 
 interface Entry {
   name: string;
@@ -83,7 +84,7 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * `process.env` as it was. Never throws; the result names what was cleared and, if anything was not, why.
  */
 export function hideFromEnvironBlock(names: Iterable<string> | ((name: string) => boolean), access: Partial<EnvironBlockAccess> = {}): EnvironHideResult {
-  const io: EnvironBlockAccess = { ...procAccess, ...access };
+  const io: EnvironBlockAccess = { ...procAccess(), ...access };
   const wanted = typeof names === 'function' ? names : ((set: Set<string>) => (name: string) => set.has(name))(new Set(names));
   if (io.platform !== 'linux') return { hidden: [], reason: `${io.platform} has no /proc/self/environ to clear` };
   let bounds: ReturnType<typeof environBounds>;
