@@ -11,6 +11,7 @@
  * it does not give Keel); the Action's build bundles this file.
  */
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 
 export interface EnvironHideResult {
   /** Names whose entries were cleared from the block (each occurrence), in the block's order. */
@@ -22,6 +23,8 @@ export interface EnvironHideResult {
 /** What the module touches, replaceable in tests. */
 export interface EnvironBlockAccess {
   platform: string;
+  /** A worker thread's process.env is a copy: re-setting it would leave the real environ pointing at zeros. */
+  mainThread: boolean;
   env: NodeJS.ProcessEnv;
   readStat(): string;
   readBlock(): Buffer;
@@ -35,6 +38,7 @@ export interface EnvironBlockAccess {
 /** Read when called, never at module load: a module evaluated into the start-up snapshot runs in another process. */
 const procAccess = (): EnvironBlockAccess => ({
   platform: process.platform,
+  mainThread: isMainThread,
   env: process.env,
   readStat: () => readFileSync('/proc/self/stat', 'latin1'),
   readBlock: () => readFileSync('/proc/self/environ'),
@@ -87,6 +91,7 @@ export function hideFromEnvironBlock(names: Iterable<string> | ((name: string) =
   const io: EnvironBlockAccess = { ...procAccess(), ...access };
   const wanted = typeof names === 'function' ? names : ((set: Set<string>) => (name: string) => set.has(name))(new Set(names));
   if (io.platform !== 'linux') return { hidden: [], reason: `${io.platform} has no /proc/self/environ to clear` };
+  if (!io.mainThread) return { hidden: [], reason: "a worker thread cannot re-set the process's environment" };
   let bounds: ReturnType<typeof environBounds>;
   let block: Buffer;
   try {

@@ -114,6 +114,15 @@ describe.runIf(linux)('hideFromEnvironBlock on a real process', () => {
     expect(Buffer.from(none.block, 'base64').equals(blockOf(entries))).toBe(true);
   });
 
+  it('in a real worker thread it does nothing (and so never touches this test process)', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const code = `const { parentPort } = require('node:worker_threads'); parentPort.postMessage(require(${JSON.stringify(path.join(dir, 'environ-block.cjs'))}).hideFromEnvironBlock(['PATH']));`;
+    const worker = new Worker(code, { eval: true });
+    const result = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+    await worker.terminate();
+    expect(result).toEqual({ hidden: [], reason: "a worker thread cannot re-set the process's environment" });
+  });
+
   it('when /proc/self/mem cannot be opened it changes nothing and says why', async () => {
     const entries = [`API_KEY=${SECRET}`, 'B=2'];
     const out = await runProbe(entries, ['API_KEY'], true);
@@ -134,6 +143,7 @@ function fakeProcess(entries: string[], overrides: Partial<EnvironBlockAccess> =
   const writes: number[] = [];
   const access: Partial<EnvironBlockAccess> = {
     platform: 'linux',
+    mainThread: true,
     env,
     readStat: () => `42 (node (x) y) S ${Array.from({ length: 46 }, (_, i) => i + 4).join(' ')} ${start} ${start + block.length} 0`,
     readBlock: () => Buffer.from(memory.subarray(start, start + block.length)),
@@ -166,6 +176,12 @@ describe('hideFromEnvironBlock: faults', () => {
   it('on another platform it does nothing and says so', () => {
     const fake = fakeProcess([`S=${SECRET}`], { platform: 'darwin', readStat: () => { throw new Error('must not read'); } });
     expect(hideFromEnvironBlock(['S'], fake.access)).toEqual({ hidden: [], reason: 'darwin has no /proc/self/environ to clear' });
+  });
+
+  it('in a worker thread it does nothing (its process.env is a copy)', () => {
+    const fake = fakeProcess([`S=${SECRET}`], { mainThread: false, openMemory: () => { throw new Error('must not open'); } });
+    expect(hideFromEnvironBlock(['S'], fake.access)).toEqual({ hidden: [], reason: "a worker thread cannot re-set the process's environment" });
+    expect(fake.block().equals(blockOf([`S=${SECRET}`]))).toBe(true);
   });
 
   it('without the stat fields, or with a block of another size, it writes nothing', () => {
