@@ -18,6 +18,16 @@ import { checkTaskUsers, createTaskUser, type TaskUser } from './task-user.js';
 import { sessionState, discardUnstarted } from './resume.js';
 import { checkQueuedTask, type Task } from './tasks.js';
 
+/**
+ * A run's commands can read their ancestors' /proc/<pid>/environ, this worker's among them: its API key and Redis
+ * URL are cleared from it (process.env keeps them for the runs) before any run starts. tool-bash does the clearing.
+ */
+function hideWorkerCredentials(ctx: CommandContext): void {
+  const processes = ctx.kernel.services.get('processes') as { hideCredentials?(): { hidden: string[]; reason?: string } } | undefined;
+  const result = processes?.hideCredentials?.();
+  if (result?.reason) ctx.kernel.log(process.platform === 'linux' ? 'warn' : 'debug', `fleet work: credentials stay readable in /proc/${process.pid}/environ: ${result.reason}`, 'fleet');
+}
+
 export async function workCommand(ctx: CommandContext, args: string[]): Promise<number> {
   const { values } = await parse('work', args, { concurrency: { type: 'string' } });
   const settings = ctx.settings;
@@ -29,6 +39,7 @@ export async function workCommand(ctx: CommandContext, args: string[]): Promise<
   const keys = fleetKeys(settings.queue);
   const me = `${hostname()}:${process.pid}`;
   const say = (text: string) => ctx.io.stderr.write(`keel fleet: ${text}\n`);
+  hideWorkerCredentials(ctx);
 
   let fatal: Error | undefined;
   let shutdown: (() => void) | undefined;

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { definePlugin, defineTool, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
+import { definePlugin, defineTool, type Kernel, type Session, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import os from 'node:os';
 import { runProcess, type RunOutcome } from './run.js';
 import { userShell } from './user-shell.js';
@@ -13,6 +13,7 @@ import { existingShells, shellTable, startBackground } from './background.js';
 import { BACKGROUND_TOOLS, bashesCommand, bashOutputTool, killShellTool } from './background-tools.js';
 import { ProcessTag, settleStale } from './processes.js';
 import { isScrubbed, scrubsCredentials } from './scrub.js';
+import { hideFromEnvironBlock, type EnvironHideResult } from './environ-block.js';
 
 /**
  * The \`processes\` service: what a plugin adds to the environment of a process it spawns so that the process,
@@ -23,6 +24,12 @@ export interface ProcessService {
   env(name?: string): Record<string, string>;
   /** Kills every process started under \`name\` (or under this Keel), wherever it went; returns how many. */
   reap(name?: string): number;
+  /**
+   * Clears the credentials Keel reads itself (the names \`KEEL_SUBPROCESS_ENV_SCRUB\` keeps from commands) from this
+   * process's environment block, \`/proc/<pid>/environ\`, keeping \`process.env\`: for a process whose children run
+   * commands, such as a fleet worker. Done at apply already when scrubbing is on.
+   */
+  hideCredentials(): EnvironHideResult;
 }
 
 declare module '../../kernel/types.js' {
@@ -84,13 +91,18 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
   name: 'tool-bash',
   kernel: '^1.0.0',
   apply(kernel) {
+    if (scrubsCredentials(process.env)) hideScrubbedFromEnviron(kernel);
     kernel.services.provide('userShell', userShell(kernel));
     const outputLimit = opts.outputLimit ?? 30_000;
     const home = kernel.config.keelHome || undefined;
     const tag = new ProcessTag(home);
     // Survivors of an earlier Keel that was killed with SIGKILL end before this one starts anything.
     if (home) settleStale(home);
-    const processes: ProcessService = { env: (name) => tag.env(name && tag.sub(name)), reap: (name) => tag.reap(name && tag.sub(name)) };
+    const processes: ProcessService = {
+      env: (name) => tag.env(name && tag.sub(name)),
+      reap: (name) => tag.reap(name && tag.sub(name)),
+      hideCredentials: () => hideFromEnvironBlock(isScrubbed),
+    };
     kernel.services.provide('processes', processes);
     kernel.tools.register(
       defineTool({
@@ -110,6 +122,19 @@ export default definePlugin((opts: ToolBashOptions = {}) => ({
     );
   },
 }));
+
+/**
+ * Scrubbing keeps Keel's credentials out of each command's environment; this keeps them out of Keel's own
+ * environment block too, which a command can read as /proc/$PPID/environ. At every apply, before any command runs:
+ * no state is kept between applies, so a binary restored from the start-up snapshot (whose build applied the plugins
+ * in the builder's process) clears its own block when it applies them at run time. Once cleared, later applies (more
+ * kernels in one process) find nothing left to clear.
+ */
+function hideScrubbedFromEnviron(kernel: Kernel): void {
+  const result = hideFromEnvironBlock(isScrubbed);
+  if (result.hidden.length) kernel.log('debug', `cleared ${result.hidden.join(', ')} from /proc/${process.pid}/environ`, 'tool-bash');
+  if (result.reason) kernel.log(process.platform === 'linux' ? 'warn' : 'debug', `credentials stay readable in /proc/${process.pid}/environ: ${result.reason}`, 'tool-bash');
+}
 
 /** A background shell's own tag, so kill_shell ends what it started even after its first process ended. */
 function nextShellTag(session: Session): string {

@@ -14,6 +14,7 @@ import { collect, runKeel, spawnKeel, type KeelRun } from '../helpers/cli.js';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
 import { until } from '../helpers/until.js';
+import { scanMemory } from '../helpers/environ-walk.js';
 
 /** Polls `check` until it gives a value (a worker's turn on a loaded machine can take a while). */
 const waitFor = <T>(what: string, check: () => Promise<T | undefined | false>) => until(check, what, { timeoutMs: 90_000, everyMs: 100 });
@@ -330,8 +331,17 @@ describe('keel fleet', () => {
         if (first.startsWith('CHILD')) return say('child done');
         if (taskOf(request) !== 'spy') return twoTurns(request);
         const n = request.body.messages.length;
-        // The injected model reads its run's environment through /proc, which the scrubbed bash env does not hide.
-        if (n === 1) return callTool('bash', { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep -E '^KEEL_REDIS_(URL|SESSION_PREFIX)='" });
+        // The injected model reads its run's environment block and its worker's: both have cleared their credentials.
+        if (n === 1) {
+          return callTool('bash', {
+            command: [
+              'echo "run=$PPID"',
+              "tr '\\0' '\\n' < /proc/$PPID/environ | grep -E '^KEEL_REDIS_(URL|SESSION_PREFIX)='",
+              "w=$(awk '/^PPid:/ { print $2 }' /proc/$PPID/status); echo \"worker=$(tr '\\0' ' ' < /proc/$w/cmdline)\"",
+              "tr '\\0' '\\n' < /proc/$w/environ | grep -E '^(ANTHROPIC_API_KEY|KEEL_REDIS_URL|KEEL_HOME)=' | sed 's/^/worker /'",
+            ].join('; '),
+          });
+        }
         if (n === 3) {
           const result = request.body.messages[2].content[0];
           leak(typeof result.content === 'string' ? result.content : textOf(result.content));
@@ -348,7 +358,16 @@ describe('keel fleet', () => {
     ])).code).toBe(0);
     startWorker(f);
     const env = Object.fromEntries((await leaked).trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
-    expect(env.KEEL_REDIS_URL).toMatch(/^redis:\/\/keel-run-[0-9a-f-]{36}:[0-9a-f]{64}@127\.0\.0\.1:\d+$/);
+    expect(env.KEEL_REDIS_URL).toBeUndefined();
+    expect(env.KEEL_REDIS_SESSION_PREFIX).toBeTruthy();
+    // The worker's block was read (its KEEL_HOME is there) and holds no API key.
+    expect(env.worker).toContain('fleet work');
+    expect(env['worker KEEL_HOME']).toBe(f.ws.home);
+    expect(Object.keys(env).filter((k) => k.startsWith('worker ') && k !== 'worker KEEL_HOME')).toEqual([]);
+    // Its memory still holds the URL (process.env): read here, where a command could where Yama's ptrace_scope is 0.
+    const urls = scanMemory(Number(env.run), /KEEL_REDIS_URL=redis:\/\/keel-run-[0-9a-f-]{36}:[0-9a-f]{64}@127\.0\.0\.1:\d+/g);
+    expect(new Set(urls).size).toBe(1);
+    env.KEEL_REDIS_URL = urls[0]!.slice('KEEL_REDIS_URL='.length);
     const other = (await f.queue.getJob('other'))!;
     expect(other.returnvalue).toMatchObject({ conclusion: 'success' });
     const otherStream = `keel-fleet:keel-fleet:run:${other.returnvalue.sessionId}:session:${other.returnvalue.sessionId}`;

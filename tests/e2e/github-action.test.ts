@@ -12,16 +12,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, say } from '../helpers/anthropic-server.js';
+import { apiKeyOf, callTool, say } from '../helpers/anthropic-server.js';
 import { collect, NODE_PATH } from '../helpers/cli.js';
 import { staleBuild } from '../helpers/fresh-build.js';
 import { useScriptedProjects } from '../helpers/project.js';
+import { ancestorEnvironWalk, walkedAncestors } from '../helpers/environ-walk.js';
 import { renderedLoads } from '../helpers/rendered-images.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = path.join(ROOT, 'integrations', 'github-action', 'dist', 'index.cjs');
 // The action's bundle is built by npm run build too: refuse to test an old one.
-const stale = staleBuild(ROOT, ['integrations/github-action/src'], ['integrations/github-action/dist/index.cjs']);
+const stale = staleBuild(ROOT, ['integrations/github-action/src', 'plugins/tool-bash'], ['integrations/github-action/dist/index.cjs']);
 if (stale) throw new Error(`the action's build is stale (${stale}): run npm run build`);
 const API_KEY = 'sk-ant-CANARY-7f3a9c1e5b2d4f6a8c0e';
 const GITHUB_TOKEN = 'ghs_CANARYtoken0123456789abcdef';
@@ -476,10 +477,8 @@ describe('the GitHub Action', () => {
     const result = JSON.stringify(messages[messages.length - 1]!.content);
     expect(result).toContain('key=[]');
     expect(result).not.toContain(API_KEY);
-    const { spawnSync } = await import('node:child_process');
-    const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
-    // Without the sandbox a command can still read Keel's own /proc/<pid>/environ (the README says so).
-    if (sandboxed) expect(result).toContain('seen=0');
+    // With the sandbox it sees no other process; without it, Keel and the action have cleared their environ blocks.
+    expect(result).toContain('seen=0');
   });
 
   it("a secret the job's env: sets under another name never reaches the model's commands nor the comment; a variable in allowed_env does, and is redacted when posted", async () => {
@@ -509,10 +508,8 @@ describe('the GitHub Action', () => {
     expect(result).toContain('PATH=');
     expect(result).not.toContain(DEPLOY_KEY);
     for (const request of requests) expect(request.rawBody).not.toContain(DEPLOY_KEY);
-    const { spawnSync } = await import('node:child_process');
-    const sandboxed = spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0;
-    // Without the sandbox a command could still read the action's own /proc/<pid>/environ (the README says so).
-    if (sandboxed) expect(result).toContain('seen=0');
+    // With the sandbox it sees no other process; without it, the action has cleared its environ block.
+    expect(result).toContain('seen=0');
     const bodies = github.calls.filter((c) => c.method !== 'GET').map((c) => JSON.parse(c.body).body as string);
     // The model repeats the shared value: posted as ***.
     expect(bodies.at(-1)).toContain('the setting is ***');
@@ -521,6 +518,44 @@ describe('the GitHub Action', () => {
       if (text !== run.stdout) expect(text).not.toContain(SHARED);
     }
     expect(run.stdout).toContain(`::add-mask::${SHARED}`);
+  });
+
+  it("without the sandbox, a command walking its ancestors' /proc/<pid>/environ finds neither the job's env: secret nor the action's inputs; the action still writes its outputs", async () => {
+    const DEPLOY_KEY = 'deploy-CANARY-e4b7a2c90d';
+    const { ws, server } = await prepare([callTool('bash', { command: ancestorEnvironWalk('CANARY') }, 'toolu_walk'), say('walked')]);
+    const github = await startGitHub({ maintainer: 'write' });
+    const run = await runAction({
+      event: 'issue_comment',
+      payload: commentEvent('maintainer', '@keel walk'),
+      // The sandbox's PID namespace would hide every ancestor: turned off, as on a runner that refuses user namespaces.
+      inputs: { ...baseInputs(server.url), permission_mode: 'auto', keel_args: `--settings '{"sandbox":{"enabled":false}}'` },
+      githubUrl: github.url,
+      workspace: ws.dir,
+      home: ws.home,
+      env: { DEPLOY_KEY, GITHUB_TOKEN, KEEL_ACTION_PROGRESS_MS: '0' },
+    });
+    expect(run.code).toBe(0);
+    const requests = server.messageRequests();
+    expect(requests).toHaveLength(2);
+    // Keel still sent the key it was given (the action read it from its input after clearing the block).
+    for (const request of requests) expect(apiKeyOf(request)).toBe(API_KEY);
+    const messages = requests[1]!.body.messages as Array<{ content: Array<{ type: string; content: string }> }>;
+    const result = messages.at(-1)!.content.find((b) => b.type === 'tool_result')!.content;
+    const ancestors = walkedAncestors(result);
+    // The walk read Keel (the command's parent) and then the action itself, each with entries left to read.
+    const keel = ancestors[0]!;
+    const action = ancestors.find((a) => a.cmdline.includes('index.cjs'));
+    expect(keel.cmdline).toContain('keel');
+    expect(keel.entries).toBeGreaterThan(3);
+    expect(action?.entries).toBeGreaterThan(3);
+    expect(result).not.toContain('CANARY');
+    expect(result).not.toContain(DEPLOY_KEY);
+    expect(result).not.toContain(API_KEY);
+    expect(result).not.toContain(GITHUB_TOKEN);
+    // process.env still served the action after the clearing: its outputs, summary and comment were written.
+    expect(run.outputs).toMatchObject({ conclusion: 'success', result: 'walked' });
+    expect(run.summary).toContain('Keel: done');
+    expect(github.calls.filter((c) => c.method === 'PATCH').at(-1)?.headers.authorization).toBe(`token ${GITHUB_TOKEN}`);
   });
 
   it("refuses to run on a runner whose trust file covers the checkout (a pull request's agent.config.* would run), unless keel_args says --trust", async () => {

@@ -1,6 +1,7 @@
 /** The environment the action starts Keel with: an allow list, never the job's whole `env:`. */
 import { describe, expect, it } from 'vitest';
-import { keelEnvironment, parseAllowedEnv } from '../../integrations/github-action/src/keel-env.js';
+import { hiddenFromCommands, keelEnvironment, parseAllowedEnv } from '../../integrations/github-action/src/keel-env.js';
+import { isScrubbed } from '../../plugins/tool-bash/scrub.js';
 
 const DEPLOY_KEY = 'deploy-CANARY-3e1f9a7c5b';
 
@@ -91,5 +92,20 @@ describe('the GitHub Action: Keel environment', () => {
     const source = { ...runnerEnv(), LD_PRELOAD: '/tmp/x.so', NODE_OPTIONS: '--require /tmp/x.js', BASH_ENV: '/tmp/x.sh', GIT_CONFIG_COUNT: '1', GIT_SSH_COMMAND: 'sh -c x' };
     const { env } = keelEnvironment(source, { allowed: [], apiKey: '', baseUrl: '', token: '' });
     for (const name of ['LD_PRELOAD', 'NODE_OPTIONS', 'BASH_ENV', 'GIT_CONFIG_COUNT', 'GIT_SSH_COMMAND', 'GIT_CONFIG_PARAMETERS']) expect(env[name]).toBeUndefined();
+  });
+
+  it("the action clears from its own environ block every variable whose value Keel's commands do not get", () => {
+    const source = { ...runnerEnv(), ANTHROPIC_API_KEY: 'sk-ant-job-0123456789', SHARED: 'shared', ANTHROPIC_BASE_URL: 'https://job.example' };
+    const { env } = keelEnvironment(source, { allowed: ['SHARED'], apiKey: 'sk-ant-input-0123456789', baseUrl: 'https://input.example', token: 'ghs_jobtoken0123456789' });
+    const hidden = hiddenFromCommands(source, env, isScrubbed);
+    const cleared = Object.keys(source).filter(hidden).sort();
+    expect(cleared).toEqual(
+      [
+        'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'AWS_SECRET_ACCESS_KEY', 'DEPLOY_KEY', 'GITHUB_ENV', 'GITHUB_OUTPUT', 'GITHUB_PAT', 'GITHUB_PATH',
+        'GITHUB_TOKEN', 'GIT_CONFIG_PARAMETERS', 'INPUT_ANTHROPIC_API_KEY', 'LC_SECRET', 'NODE_AUTH_TOKEN', 'NPM_CONFIG_REGISTRY',
+      ].sort(),
+    );
+    // What the commands see anyway stays: the system, GitHub's context, Keel's settings, an allowed variable.
+    for (const name of ['PATH', 'HOME', 'LANG', 'GITHUB_REPOSITORY', 'KEEL_HOME', 'SHARED', 'HTTPS_PROXY']) expect(hidden(name)).toBe(false);
   });
 });

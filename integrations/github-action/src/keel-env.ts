@@ -133,3 +133,13 @@ export function keelEnvironment(source: NodeJS.ProcessEnv, options: KeelEnvOptio
   if (options.baseUrl) env.ANTHROPIC_BASE_URL = options.baseUrl;
   return { env, secrets: secrets.filter(Boolean), missing };
 }
+
+/**
+ * The names the action clears from its own environment block (see hideFromEnvironBlock): every variable whose value
+ * Keel's commands do not get anyway, i.e. all but those Keel is given with the same value and does not scrub from its
+ * commands. So the job's `env:` secrets, INPUT_* (the API key, the GitHub token), GITHUB_TOKEN and the runner's
+ * ACTIONS_* tokens, and the credentials Keel holds for itself are not readable as /proc/<pid>/environ of the action.
+ */
+export function hiddenFromCommands(source: NodeJS.ProcessEnv, keel: NodeJS.ProcessEnv, scrubbed: (name: string) => boolean): (name: string) => boolean {
+  return (name) => scrubbed(name) || keel[name] === undefined || keel[name] !== source[name];
+}

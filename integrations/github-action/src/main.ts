@@ -17,7 +17,9 @@ import { runKeel, type KeelOutcome } from './run-keel.js';
 import { runnerTrusts } from './trust.js';
 import { publishable } from './publish.js';
 import { imagePolicy, parseImagePrefixes } from './image-policy.js';
-import { keelEnvironment, parseAllowedEnv, type KeelEnvironment } from './keel-env.js';
+import { hiddenFromCommands, keelEnvironment, parseAllowedEnv, type KeelEnvironment } from './keel-env.js';
+import { hideFromEnvironBlock } from '../../../plugins/tool-bash/environ-block.js';
+import { isScrubbed } from '../../../plugins/tool-bash/scrub.js';
 
 /** How often the progress comment may be edited while Keel works (KEEL_ACTION_PROGRESS_MS overrides it). */
 const PROGRESS_EVERY_MS = interval(process.env.KEEL_ACTION_PROGRESS_MS, 5_000);
@@ -125,6 +127,19 @@ function keelEnv(inputs: Inputs): KeelEnvironment {
   return built;
 }
 
+/**
+ * Clears from this process's /proc/<pid>/environ every variable Keel's commands do not get (the inputs, the tokens,
+ * the job's `env:` secrets), which a command could otherwise read there; process.env keeps them for the action.
+ */
+function hideOwnEnviron(keel: KeelEnvironment): void {
+  const result = hideFromEnvironBlock(hiddenFromCommands({ ...process.env }, keel.env, isScrubbed));
+  if (result.hidden.length) core.debug(`cleared ${result.hidden.length} variables from /proc/${process.pid}/environ`);
+  if (!result.reason) return;
+  const note = `the action's variables stay readable in /proc/${process.pid}/environ: ${result.reason}`;
+  if (process.platform === 'linux') core.warning(note);
+  else core.debug(note);
+}
+
 /** The run as the action reports it: every text Keel produced, with the known secrets replaced. */
 function redactOutcome(outcome: KeelOutcome, redact: Redact): KeelOutcome {
   return { ...outcome, stderr: redact(outcome.stderr), steps: outcome.steps.map(redact), ...(outcome.result ? { result: redactValue(outcome.result, redact) as KeelOutcome['result'] } : {}) };
@@ -162,6 +177,8 @@ export async function run(): Promise<void> {
   const inputs = readInputs();
   const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
   const environment = keelEnv(inputs);
+  // Before anything is spawned (the sandbox probe, an install, Keel).
+  hideOwnEnviron(environment);
   // Masked before anything can print them, and redacted from everything posted (a comment is not masked).
   const secrets = [inputs.apiKey, inputs.token, ...checkoutCredentials(workspace), ...environment.secrets].filter(Boolean);
   for (const secret of secrets) if (secret.length >= MIN_SECRET) core.setSecret(secret);
