@@ -128,7 +128,9 @@ export default definePlugin(() => ({
   dependencies: ['skills', 'instructions'],
   apply(kernel) {
     const attached = new Set<string>();
-    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
+    // Before the skills plugin attaches its `/<skill>` commands: a command file keeps its name over a skill, so a
+    // project's skill (an untrusted one's above all) cannot take the `/commit` your command file holds.
+    kernel.hooks.sessionStart.tapPromise({ name: NAME, before: 'skills' }, async (session) => {
       const { commands, errors } = await loadCommands(kernel, session.projectRoot);
       for (const error of errors) kernel.log('warn', `command not loaded: ${error}`, NAME);
       for (const name of attached) kernel.commands.detach(name);

@@ -90,6 +90,15 @@ describe('skills', () => {
     expect(String(sent[0]!.content)).toContain(`Base folder: ${ws.path('.claude/skills/explain')}`);
   });
 
+  it("/<skill> arguments go in as written: $', $& and $$ in them are text, not replacement patterns", async () => {
+    const { env, ws, server } = await prepare([say('ok')]);
+    writeSkill(ws.path('.claude/skills'), 'price', 'Quote a price.', "Quote $ARGUMENTS exactly. TAIL-OF-BODY");
+    const run = await runKeel(['-p', "/price $$5 $' $& $`", '--trust'], { cwd: ws.dir, env: { ...env, HOME: path.join(path.dirname(ws.dir), 'fake-home') } });
+    expect(run).toMatchObject({ code: 0, stdout: 'ok\n' });
+    const sent = String(plainMessages(server.messageRequests()[0]!.body.messages)[0]!.content);
+    expect(sent).toContain("Quote $$5 $' $& $` exactly. TAIL-OF-BODY");
+  });
+
   it('keel doctor reports a skill name clash', async () => {
     const { env, ws } = await prepare();
     const home = path.join(path.dirname(ws.dir), 'fake-home');
