@@ -98,7 +98,7 @@ export function createNetwork(settings: ResolvedNetwork): Network {
       }
       const { proxy } = choice;
       if (url.protocol === 'https:') {
-        return { key: `${proxy.shown}${id ? ' client-cert' : ''}`, open: () => tlsOver(new ProxyTunnel(proxy, authority(host, port)), host, port, id, opts?.alpn) };
+        return { key: `${proxy.shown}${id ? ' client-cert' : ''}`, open: () => tlsOver(new ProxyTunnel(proxy, authority(host, port), settings.proxyTimeoutMs), host, port, id, opts?.alpn) };
       }
       return {
         key: proxy.shown,

@@ -196,6 +196,31 @@ describe('a proxy that refuses', () => {
     expect(run.stderr).not.toContain(':pw@');
   });
 
+  it.each([
+    ['accepts and never answers CONNECT', 'stall', 'no answer to CONNECT 127.0.0.1:PORT within 0.5 s'],
+    ['closes the connection before answering', 'drop', 'it closed the connection before answering CONNECT 127.0.0.1:PORT'],
+  ] as const)('a proxy that %s: the retries, then one line naming it (never its password)', async (_what, behaviour, said) => {
+    const seen: string[] = [];
+    const fake = net.createServer((socket) => {
+      socket.once('data', (d) => {
+        seen.push(d.toString('latin1').split('\r\n')[0]!);
+        if (behaviour === 'drop') socket.destroy();
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => { fake.close(() => resolve()); fake.unref(); }));
+    const fakePort = (fake.address() as AddressInfo).port;
+    const { ws, env, server, port } = await secureProject([say('never')]);
+    ws.write('agent.config.ts', 'export default { retry: { maxRetries: 1, baseDelayMs: 10 }, network: { proxyTimeoutMs: 500 } };\n');
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: `http://bob:pw@127.0.0.1:${fakePort}` }, timeoutMs: 60_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`cannot reach proxy http://bob@127.0.0.1:${fakePort} (from HTTPS_PROXY): ${said.replace('PORT', String(port))}`);
+    expect(run.stderr).not.toContain(':pw@');
+    expect(seen).toEqual([`CONNECT 127.0.0.1:${port} HTTP/1.1`, `CONNECT 127.0.0.1:${port} HTTP/1.1`]);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
   it('a proxy URL that is not one names the variable', async () => {
     const { ws, env } = await secureProject([say('never')]);
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: 'socks5://127.0.0.1:1080' }, timeoutMs: 60_000 });
