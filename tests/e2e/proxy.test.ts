@@ -227,6 +227,17 @@ describe('a proxy that refuses', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('HTTPS_PROXY: proxy socks5://127.0.0.1:1080 uses socks5, which Keel does not support');
   });
+
+  it('a proxy URL that is not one, with a password that is not percent-encoded, never prints the password (run and doctor)', async () => {
+    const { ws, env } = await secureProject([say('never')]);
+    const proxyEnv = { ...env, https_proxy: 'alice:s3/cret@proxy.corp:3128' };
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: proxyEnv, timeoutMs: 60_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('https_proxy: not a proxy URL: "alice@proxy.corp:3128"');
+    const doctor = await runKeel(['doctor'], { cwd: ws.dir, env: proxyEnv, timeoutMs: 60_000 });
+    expect(doctor.stdout + doctor.stderr).toContain('https_proxy: not a proxy URL');
+    for (const out of [run.stdout, run.stderr, doctor.stdout, doctor.stderr]) expect(out).not.toContain('s3/cret');
+  });
 });
 
 /** An http (or, with the test CA's server certificate, https) server with pages that echo their path. */
