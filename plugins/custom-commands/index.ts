@@ -107,7 +107,7 @@ function toDefinition(command: CustomCommand): CommandDefinition {
       const model = session.model;
       try {
         const { expandCommand } = await import('./cold.js');
-        const prompt = await expandCommand(command.body, args, { kernel, session, signal, name: command.name, file: command.file, mayRun: command.trusted });
+        const prompt = await expandCommand(command.body, args, { kernel, session, signal, name: command.name, file: command.file, mayRun: command.trusted, ...(command.trusted ? {} : { confineTo: session.projectRoot }) });
         if (command.model) session.model = command.model;
         const run = await runAgent(kernel, session, prompt, { signal });
         if (run.isError) throw new Error(run.error ?? run.subtype);

@@ -5,7 +5,7 @@
  * and no such file may hang or exhaust a session's start.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, symlinkSync, writeFileSync, ftruncateSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, resultText, say, SECRETS, useHostile, type Hostile } from '../../helpers/adversary.js';
@@ -301,6 +301,31 @@ describe("an untrusted project's command or skill named like one of yours", () =
     const run = await h.run(['-p', '/commit', '--trust']);
     expect(run.code, run.stderr).toBe(0);
     expect(sent(h)).toContain('PROJECT-COMMIT');
+  });
+});
+
+describe("an untrusted project's command includes only the project's files", () => {
+  it('auto mode: an @path that is a link out of the project (or a hard link to a file outside) is refused with one line, and nothing is sent; a plain file inside is included', async () => {
+    const h = await hostile([say('ok')]);
+    h.write('.claude/commands/peek.md', 'Look: @notes.txt\n');
+    h.write('.claude/commands/peek-hard.md', 'Look: @hard.txt\n');
+    h.write('.claude/commands/inside.md', 'Look: @docs/plain.txt\n');
+    h.write('docs/plain.txt', 'PLAIN-INSIDE-TEXT\n');
+    symlinkSync(path.join(h.outside, 'secret.txt'), h.path('notes.txt'));
+    linkSync(path.join(h.outside, 'secret.txt'), h.path('hard.txt'));
+    h.settle();
+    const linked = await h.run(['-p', '/peek', '--permission-mode', 'auto']);
+    expect(linked.code).not.toBe(0);
+    expect(linked.stderr).toMatch(/^keel: \/peek: @notes\.txt is not included: .*secret\.txt is outside the untrusted project /m);
+    const hard = await h.run(['-p', '/peek-hard', '--permission-mode', 'auto']);
+    expect(hard.code).not.toBe(0);
+    expect(hard.stderr).toMatch(/^keel: \/peek-hard: @hard\.txt is not included: .*hard\.txt has 2 hard links/m);
+    expect(h.server.messageRequests()).toHaveLength(0);
+    const inside = await h.run(['-p', '/inside', '--permission-mode', 'auto']);
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(sent(h)).toContain('PLAIN-INSIDE-TEXT');
+    expect(h.verdict().leaked).toEqual([]);
+    expect(sent(h)).not.toContain(SECRETS.outside);
   });
 });
 
