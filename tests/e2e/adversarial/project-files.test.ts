@@ -101,6 +101,17 @@ describe("a command's @path include of a huge file", () => {
     expect(sent(h)).toContain('FIRST-BYTES-OF-HUGE');
     expect(sent(h)).toContain(`the first ${256 * 1024} bytes of ${3 * 1024 * 1024 * 1024}`);
   });
+
+  it('auto mode, trusted: an @path naming a FIFO or a link to /dev/zero is not read, hangs nothing, and stays as written', async () => {
+    const h = await hostile([say('ok')]);
+    h.write('.claude/commands/pipes.md', 'Look at @pipe and @zero now.\n');
+    execFileSync('mkfifo', [h.path('pipe')]);
+    link(h, 'zero', '/dev/zero');
+    const run = await h.run(['-p', '/pipes', '--trust', '--permission-mode', 'auto'], { timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(sent(h)).toContain('Look at @pipe and @zero now.');
+    expect(sent(h)).not.toContain('Contents of');
+  });
 });
 
 describe("a project's skill that is a link", () => {
