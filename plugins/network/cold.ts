@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { loadIdentity, type ClientIdentity } from './client-cert.js';
 import { ProxyTable, type ProxyChoice } from './proxy.js';
@@ -35,6 +36,12 @@ export interface Route {
 export interface Network {
   /** The proxy for a URL, or why none ('none': no variable for its scheme; 'no_proxy': an entry of NO_PROXY). */
   choose(url: URL): ProxyChoice;
+  /**
+   * A raw CONNECT tunnel to `host:port` through the `https:` proxy (the sandbox's proxy relays its commands' TLS in it),
+   * or undefined when that host connects directly (no proxy, or NO_PROXY names it). It emits `established` once the
+   * proxy has said yes; a refusal is its error, in the network's one line.
+   */
+  tunnel(host: string, port: number): Duplex | undefined;
   /** How to connect to `url`, or undefined to connect directly as usual (no proxy, and no client certificate to present). */
   route(url: URL, opts?: ConnectOptions): Route | undefined;
   /** node:http(s) request options (agent, proxy target, headers) for `url`, merged with the request's own headers. */
@@ -87,6 +94,11 @@ export function createNetwork(settings: ResolvedNetwork): Network {
 
   const network: Network = {
     choose: (url) => table.choose(url),
+    tunnel(host, port) {
+      const target = authority(host, port);
+      const choice = table.choose(new URL(`https://${target}`));
+      return choice.proxy ? new ProxyTunnel(choice.proxy, target, settings.proxyTimeoutMs) : undefined;
+    },
     route(url, opts) {
       const choice = table.choose(url);
       const id = url.protocol === 'https:' ? identityFor(opts) : undefined;

@@ -98,6 +98,7 @@ export class ProxyTunnel extends Duplex {
     if (code < 200 || code > 299) return void this.destroy(proxyRefusal(this.proxy, code, status[2]!.trim(), this.target));
     this.open = true;
     clearTimeout(this.answerTimer);
+    this.emit('established');
     this.raw.on('data', (chunk: Buffer) => {
       if (!this.push(chunk)) this.raw.pause();
     });

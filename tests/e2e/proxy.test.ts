@@ -17,6 +17,7 @@ import { useScriptedProjects } from '../helpers/project.js';
 import { startTinyproxy, type TinyProxy } from '../helpers/proxy.js';
 import { startOpenAIServer } from '../helpers/openai-server.js';
 import { makeWorkspace } from '../helpers/workspace.js';
+import { findOnPath, probe } from '../../plugins/sandbox/bwrap.js';
 
 const prepare = useScriptedProjects();
 let pki: Pki;
@@ -369,6 +370,49 @@ describe('every outbound connection goes through the proxy', () => {
     expect(run.stdout).toBe('from chat completions\n');
     expect(tiny.requests()).toEqual([`POST ${openai.url}/chat/completions HTTP/1.1`]);
   });
+});
+
+const bwrap = findOnPath('bwrap');
+const noSandbox = !bwrap || Boolean(probe(bwrap));
+
+describe.skipIf(noSandbox)("the sandbox's allowed domains", () => {
+  it("are reached through the user's proxy: a sandboxed curl's CONNECT and plain-http request go on through it", async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
+    const plain = await pageServer('PLAIN-PAGE');
+    const secure = await pageServer('SECURE-PAGE', true);
+    const at = (base: string) => base.replace('127.0.0.1', 'localhost');
+    const { ws, env, server } = await prepare([
+      callTool('bash', { command: `curl -sS --max-time 20 ${at(plain)}/p` }, 'plain'),
+      callTool('bash', { command: `curl -sS -k --max-time 20 ${at(secure)}/s` }, 'secure'),
+      say('done'),
+    ]);
+    ws.write('agent.config.ts', "export default { sandbox: { enabled: true, network: { allowedDomains: ['localhost'] } } };\n");
+    const run = await runKeel(['-p', 'fetch', '--trust', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url('u:p'), HTTPS_PROXY: tiny.url('u:p'), NO_PROXY: '127.0.0.1' }, timeoutMs: 90_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(toolResult(server, 'plain').text).toContain('PLAIN-PAGE (/p)');
+    expect(toolResult(server, 'secure').text).toContain('SECURE-PAGE (/s)');
+    const seen = tiny.requests();
+    expect(seen).toContain(`GET ${at(plain)}/p HTTP/1.1`);
+    expect(seen).toContain(`CONNECT localhost:${new URL(secure).port} HTTP/1.1`);
+    // What the sandbox's own proxy got is never the user's proxy credentials' business: they stay outside.
+    for (const id of ['plain', 'secure']) expect(toolResult(server, id).text).not.toContain('u:p');
+  }, 120_000);
+
+  it("a refusal by the user's proxy reaches the sandboxed command as a 502 (the reason in its body), never with the password", async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'right' } });
+    const secure = await pageServer('SECURE-PAGE', true);
+    const { ws, env, server } = await prepare([
+      callTool('bash', { command: `curl -sS -k --max-time 20 ${secure.replace('127.0.0.1', 'localhost')}/s` }, 'secure'),
+      say('done'),
+    ]);
+    ws.write('agent.config.ts', "export default { sandbox: { enabled: true, network: { allowedDomains: ['localhost'] } } };\n");
+    const run = await runKeel(['-p', 'fetch', '--trust', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: tiny.url('u:wrong'), NO_PROXY: '127.0.0.1' }, timeoutMs: 90_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const result = toolResult(server, 'secure').text;
+    expect(result).not.toContain('SECURE-PAGE');
+    expect(result).toContain('CONNECT tunnel failed, response 502');
+    expect(result).not.toContain('wrong');
+  }, 120_000);
 });
 
 describe('keel doctor', () => {
