@@ -3,7 +3,7 @@
  * for clients that open their own sockets (the Anthropic provider's HTTP client), request options for node:http
  * (the MCP bridge), and a `fetch` over node:http for fetch-based clients (the OpenAI SDK, `web_fetch`, `web_search`).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -199,6 +199,7 @@ export function doctorChecks(settings: ResolvedNetwork, apiUrl: string): DoctorC
   const extra = process.env.NODE_EXTRA_CA_CERTS;
   if (extra) {
     try {
+      if (!statSync(extra).isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
       const pem = readFileSync(extra, 'latin1');
       const count = pem.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0;
       checks.push({ name: 'extra CA certificates', ok: count > 0, detail: count ? `NODE_EXTRA_CA_CERTS: ${count} certificate${count === 1 ? '' : 's'} from ${extra}` : `NODE_EXTRA_CA_CERTS: ${extra} holds no PEM certificate` });

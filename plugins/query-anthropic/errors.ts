@@ -1,5 +1,5 @@
 /** Turns a failed call into the error the loop and the user should see. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { ContextOverflowError, isAbortError, KeelError } from '../../kernel/index.js';
 
 interface ApiErrorShape {
@@ -104,6 +104,8 @@ function extraCaAdvice(): string {
   if (!file) return 'behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file';
   let pem: string;
   try {
+    // Node has read it already if it could; a FIFO or device here must not hang the error path.
+    if (!statSync(file).isFile()) return `NODE_EXTRA_CA_CERTS: ${file} is not a regular file, so Node trusts none of it`;
     pem = readFileSync(file, 'latin1');
   } catch (err) {
     const code = (err as { code?: string }).code;
