@@ -102,6 +102,21 @@ describe("a command's @path include of a huge file", () => {
     expect(sent(h)).toContain(`the first ${256 * 1024} bytes of ${3 * 1024 * 1024 * 1024}`);
   });
 
+  it("auto mode, trusted, and your own command: an @path naming the project's .env or $KEEL_HOME is asked, so a headless run refuses it and sends nothing", async () => {
+    const h = await hostile([say('never')]);
+    mkdirSync(path.join(h.home, '.claude', 'commands'), { recursive: true });
+    writeFileSync(path.join(h.home, '.claude', 'commands', 'env.md'), 'Check @.env please.\n');
+    writeFileSync(path.join(h.home, '.claude', 'commands', 'auth.md'), `Check @${path.join(h.keelHome, 'auth.json')} please.\n`);
+    h.settle();
+    for (const [name, file] of [['env', '.env'], ['auth', path.join(h.keelHome, 'auth.json')]]) {
+      const run = await h.run(['-p', `/${name}`, '--trust', '--permission-mode', 'auto']);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(`/${name}: @${file} is not included: `);
+    }
+    expect(h.server.messageRequests()).toHaveLength(0);
+    expect(h.verdict().leaked).toEqual([]);
+  });
+
   it('auto mode, trusted: an @path naming a FIFO or a link to /dev/zero is not read, hangs nothing, and stays as written', async () => {
     const h = await hostile([say('ok')]);
     h.write('.claude/commands/pipes.md', 'Look at @pipe and @zero now.\n');
