@@ -1,5 +1,5 @@
 /** Skills through the built CLI: a SKILL.md written as Claude Code documents it, listed, used and its files read. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, plainMessages, say, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -48,6 +48,31 @@ describe('skills', () => {
     expect(text(results(server).s1)).toContain('Read FORMAT.md in this folder');
     expect(results(server).r1?.is_error).toBeFalsy();
     expect(text(results(server).r1)).toContain('BUNDLED-FORMAT');
+  });
+
+  it("your skill's folder is open to reads only: a read deny rule still holds, and a write there is still asked (so refused headless)", async () => {
+    let dir = '';
+    const { env, ws, server } = await prepare([
+      callTool('skill', { name: 'notes' }, 's1'),
+      () => callTool('grep', { pattern: 'BUNDLED', path: dir }, 'g1'),
+      () => callTool('read_file', { path: path.join(dir, 'private.md') }, 'denied'),
+      () => callTool('write_file', { path: path.join(dir, 'SKILL.md'), content: '---\nname: notes\ndescription: hijacked\n---\nHIJACKED\n' }, 'write'),
+      say('done'),
+    ]);
+    const home = path.join(path.dirname(ws.dir), 'fake-home');
+    dir = writeSkill(path.join(home, '.claude', 'skills'), 'notes', 'Take notes.', 'Read FORMAT.md.');
+    writeFileSync(path.join(dir, 'FORMAT.md'), 'BUNDLED-FORMAT\n');
+    writeFileSync(path.join(dir, 'private.md'), 'PRIVATE-CANARY\n');
+    const run = await runKeel(['-p', 'take notes', '--disallowedTools', `Read(${path.join(dir, 'private.md')})`], { cwd: ws.dir, env: { ...env, HOME: home } });
+    expect(run).toMatchObject({ code: 0, stdout: 'done\n' });
+    const r = results(server);
+    expect(r.g1?.is_error).toBeFalsy();
+    expect(text(r.g1)).toContain('FORMAT.md');
+    expect(r.denied?.is_error).toBe(true);
+    expect(text(r.denied)).toMatch(/denied by the rule/);
+    expect(JSON.stringify(server.messageRequests().map((q) => q.body))).not.toContain('PRIVATE-CANARY');
+    expect(r.write?.is_error).toBe(true);
+    expect(readFileSync(path.join(dir, 'SKILL.md'), 'utf8')).not.toContain('HIJACKED');
   });
 
   it('sends no skill tool and no section when there are no skills', async () => {
