@@ -188,6 +188,12 @@ export function doctorChecks(settings: ResolvedNetwork, apiUrl: string): DoctorC
       checks.push({ name: 'proxy', ok: false, required: true, detail: (err as Error).message });
     }
   }
+  // Tools such as curl read ALL_PROXY; Keel does not (SOCKS is not supported): say so rather than connect directly unseen.
+  // Its value is not shown: it may hold a password.
+  const allProxy = ['all_proxy', 'ALL_PROXY'].find((name) => process.env[name]?.trim());
+  if (allProxy && !settings.httpsProxy && !settings.httpProxy) {
+    checks.push({ name: 'ALL_PROXY', ok: false, detail: `${allProxy} is set, but Keel reads only HTTPS_PROXY and HTTP_PROXY, so it connects directly: set HTTPS_PROXY (and HTTP_PROXY) to your http:// proxy` });
+  }
   if (settings.clientCert || settings.clientKey) {
     try {
       const id = loadIdentity(settings)!;

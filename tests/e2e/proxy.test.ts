@@ -426,5 +426,10 @@ describe('keel doctor', () => {
     expect(bypassed.stdout).toContain(`${server.url}: bypassed by NO_PROXY (127.0.0.0/8), connects directly`);
     const none = await runKeel(['doctor'], { cwd: ws.dir, env, timeoutMs: 60_000 });
     expect(none.stdout).toContain(`${server.url}: none (no proxy variable set)`);
+    expect(none.stdout).not.toContain('ALL_PROXY');
+    // ALL_PROXY alone is not read: doctor says so, without its value (it may hold a password).
+    const all = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ALL_PROXY: 'socks5://dave:s3cret@proxy.corp.example:1080' }, timeoutMs: 60_000 });
+    expect(all.stdout).toContain('ALL_PROXY is set, but Keel reads only HTTPS_PROXY and HTTP_PROXY, so it connects directly');
+    expect(all.stdout + all.stderr).not.toContain('s3cret');
   }, 90_000);
 });
