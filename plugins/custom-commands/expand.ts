@@ -6,6 +6,7 @@
  * and command output are inserted as they are (an `@path` or `` !`…` `` in them is text); in a `` !`command` ``
  * each argument is one quoted shell word.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Kernel, Session } from '../../kernel/index.js';
 import { judge, runBash } from './tool-call.js';
@@ -19,6 +20,11 @@ export interface ExpandContext {
   file: string;
   /** `` !`command` `` may run: the user installed the file, or the project is trusted. */
   mayRun: boolean;
+  /**
+   * The root of the untrusted project the file comes from: its `@path` includes are read only inside it (no link
+   * out, no other hard link), in any permission mode, as that project's AGENTS.md imports are.
+   */
+  confineTo?: string;
 }
 
 const SHELL = /!`([^`\n]+)`/g;
@@ -97,8 +103,17 @@ async function shellOutput(command: string, ctx: ExpandContext): Promise<string>
  * The first MAX_INCLUDE bytes of a regular file and its size, or undefined when `abs` is no regular file (missing,
  * a folder, a FIFO, a device): read through the `project-files` service, never more than it includes.
  */
-async function readHead(abs: string, ctx: ExpandContext): Promise<{ text: string; size: number } | undefined> {
-  return ctx.kernel.services.require('project-files', 'custom-commands').head(abs, { maxBytes: MAX_INCLUDE }).catch(() => undefined);
+async function readHead(abs: string, ctx: ExpandContext): Promise<{ text: string; size: number } | { refused: string } | undefined> {
+  // A word that names no regular file stays as written; it is not opened (a FIFO would wait for a writer).
+  if (!statSync(abs, { throwIfNoEntry: false })?.isFile()) return undefined;
+  const files = ctx.kernel.services.require('project-files', 'custom-commands');
+  try {
+    return await files.head(abs, { maxBytes: MAX_INCLUDE, ...(ctx.confineTo === undefined ? {} : { project: ctx.confineTo }) });
+  } catch (err) {
+    // Refused by the reader's rule (outside the untrusted project, hard-linked, a secret): said, and nothing is sent.
+    const reason = (err as { reason?: unknown }).reason;
+    return typeof reason === 'string' ? { refused: reason } : undefined;
+  }
 }
 
 /** A placeholder in an include's path (`@$1`, `@docs/$ARGUMENTS.md`): the argument would choose the file. */
@@ -117,6 +132,7 @@ async function includes(text: string, ctx: ExpandContext): Promise<string[]> {
     const head = await readHead(abs, ctx);
     // A word that merely starts with @ (a handle, a decorator) names no file: it stays as written.
     if (!head) continue;
+    if ('refused' in head) throw new Error(`/${ctx.name}: @${written} is not included: ${head.refused}`);
     const cut = head.size > MAX_INCLUDE;
     blocks.push(`Contents of ${written}${cut ? ` (the first ${MAX_INCLUDE} bytes of ${head.size})` : ''}:\n\`\`\`\n${head.text.replace(/\n$/, '')}\n\`\`\``);
   }

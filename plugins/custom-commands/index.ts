@@ -3,7 +3,7 @@
  * `$KEEL_HOME/commands/` (Claude Code's format). The body is the prompt (see expand.ts); `/help` and completion
  * list them with their argument hint; `keel -p "/name args"` sends the expanded prompt.
  */
-import { definePlugin, runAgent, splitToolList, z, type CommandDefinition, type Kernel, type Services, type Session } from '../../kernel/index.js';
+import { definePlugin, runAgent, Stage, splitToolList, z, type CommandDefinition, type Kernel, type Services, type Session } from '../../kernel/index.js';
 import { findCommandFiles, type CommandFile } from './discover.js';
 
 const NAME = 'custom-commands';
@@ -107,7 +107,7 @@ function toDefinition(command: CustomCommand): CommandDefinition {
       const model = session.model;
       try {
         const { expandCommand } = await import('./cold.js');
-        const prompt = await expandCommand(command.body, args, { kernel, session, signal, name: command.name, file: command.file, mayRun: command.trusted });
+        const prompt = await expandCommand(command.body, args, { kernel, session, signal, name: command.name, file: command.file, mayRun: command.trusted, ...(command.trusted ? {} : { confineTo: session.projectRoot }) });
         if (command.model) session.model = command.model;
         const run = await runAgent(kernel, session, prompt, { signal });
         if (run.isError) throw new Error(run.error ?? run.subtype);
@@ -128,17 +128,29 @@ export default definePlugin(() => ({
   dependencies: ['skills', 'instructions'],
   apply(kernel) {
     const attached = new Set<string>();
-    kernel.hooks.sessionStart.tapPromise(NAME, async (session) => {
-      const { commands, errors } = await loadCommands(kernel, session.projectRoot);
-      for (const error of errors) kernel.log('warn', `command not loaded: ${error}`, NAME);
-      for (const name of attached) kernel.commands.detach(name);
-      attached.clear();
+    const attach = (commands: CustomCommand[]) => {
       for (const command of commands) {
         // A built-in or plugin command of the same name keeps it; `keel doctor` names the clash.
         if (kernel.commands.has(command.name)) continue;
         kernel.commands.attach(toDefinition(command), NAME);
         attached.add(command.name);
       }
+    };
+    // Before the skills plugin attaches its `/<skill>` commands: your command files and a trusted project's keep their
+    // names over a skill, so a project's skill (an untrusted one's above all) cannot take the `/commit` you rely on.
+    kernel.hooks.sessionStart.tapPromise({ name: NAME, before: 'skills' }, async (session) => {
+      const { commands, errors } = await loadCommands(kernel, session.projectRoot);
+      for (const error of errors) kernel.log('warn', `command not loaded: ${error}`, NAME);
+      for (const name of attached) kernel.commands.detach(name);
+      attached.clear();
+      attach(commands.filter((c) => c.trusted));
+      session.data.set(NAME, commands.filter((c) => !c.trusted));
+    });
+    // An untrusted project's commands come after every skill has its `/<name>`: they never take one of your skills'.
+    kernel.hooks.sessionStart.tapPromise({ name: NAME, stage: Stage.LATE }, async (session) => {
+      const untrusted = (session.data.get(NAME) as CustomCommand[] | undefined) ?? [];
+      session.data.delete(NAME);
+      attach(untrusted);
     });
 
     kernel.services.provide(`doctor:${NAME}`, {

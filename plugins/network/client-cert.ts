@@ -1,5 +1,5 @@
 /** The client certificate for mutual TLS, read once and checked, with errors that name the file or variable at fault. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import tls from 'node:tls';
 import { KeelError } from '../../kernel/index.js';
 import type { ResolvedNetwork, Sourced } from './settings.js';
@@ -16,10 +16,17 @@ function fail(message: string): never {
   throw new KeelError(message, { code: 'ERR_CLIENT_CERT', exitCode: 2 });
 }
 
+/** PEM files are small; a larger one (or a FIFO, a device such as /dev/zero) is a mistake that must not hang Keel. */
+const MAX_PEM_BYTES = 1024 * 1024;
+
 function readPem(setting: Sourced, what: string): Buffer {
   try {
+    const info = statSync(setting.value);
+    if (!info.isFile()) return fail(`${setting.source}: the client ${what} ${setting.value} is not a regular file`);
+    if (info.size > MAX_PEM_BYTES) return fail(`${setting.source}: the client ${what} ${setting.value} is larger than 1 MB (${info.size} bytes)`);
     return readFileSync(setting.value);
   } catch (err) {
+    if (err instanceof KeelError) throw err;
     const code = (err as { code?: string }).code;
     return fail(`${setting.source}: cannot read the client ${what} ${setting.value}${code === 'ENOENT' ? ': no such file' : code ? ` (${code})` : ''}`);
   }

@@ -3,10 +3,11 @@
  * for clients that open their own sockets (the Anthropic provider's HTTP client), request options for node:http
  * (the MCP bridge), and a `fetch` over node:http for fetch-based clients (the OpenAI SDK, `web_fetch`, `web_search`).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { loadIdentity, type ClientIdentity } from './client-cert.js';
 import { ProxyTable, type ProxyChoice } from './proxy.js';
@@ -35,6 +36,12 @@ export interface Route {
 export interface Network {
   /** The proxy for a URL, or why none ('none': no variable for its scheme; 'no_proxy': an entry of NO_PROXY). */
   choose(url: URL): ProxyChoice;
+  /**
+   * A raw CONNECT tunnel to `host:port` through the `https:` proxy (the sandbox's proxy relays its commands' TLS in it),
+   * or undefined when that host connects directly (no proxy, or NO_PROXY names it). It emits `established` once the
+   * proxy has said yes; a refusal is its error, in the network's one line.
+   */
+  tunnel(host: string, port: number): Duplex | undefined;
   /** How to connect to `url`, or undefined to connect directly as usual (no proxy, and no client certificate to present). */
   route(url: URL, opts?: ConnectOptions): Route | undefined;
   /** node:http(s) request options (agent, proxy target, headers) for `url`, merged with the request's own headers. */
@@ -87,6 +94,11 @@ export function createNetwork(settings: ResolvedNetwork): Network {
 
   const network: Network = {
     choose: (url) => table.choose(url),
+    tunnel(host, port) {
+      const target = authority(host, port);
+      const choice = table.choose(new URL(`https://${target}`));
+      return choice.proxy ? new ProxyTunnel(choice.proxy, target, settings.proxyTimeoutMs) : undefined;
+    },
     route(url, opts) {
       const choice = table.choose(url);
       const id = url.protocol === 'https:' ? identityFor(opts) : undefined;
@@ -98,7 +110,7 @@ export function createNetwork(settings: ResolvedNetwork): Network {
       }
       const { proxy } = choice;
       if (url.protocol === 'https:') {
-        return { key: `${proxy.shown}${id ? ' client-cert' : ''}`, open: () => tlsOver(new ProxyTunnel(proxy, authority(host, port)), host, port, id, opts?.alpn) };
+        return { key: `${proxy.shown}${id ? ' client-cert' : ''}`, open: () => tlsOver(new ProxyTunnel(proxy, authority(host, port), settings.proxyTimeoutMs), host, port, id, opts?.alpn) };
       }
       return {
         key: proxy.shown,
@@ -176,6 +188,12 @@ export function doctorChecks(settings: ResolvedNetwork, apiUrl: string): DoctorC
       checks.push({ name: 'proxy', ok: false, required: true, detail: (err as Error).message });
     }
   }
+  // Tools such as curl read ALL_PROXY; Keel does not (SOCKS is not supported): say so rather than connect directly unseen.
+  // Its value is not shown: it may hold a password.
+  const allProxy = ['all_proxy', 'ALL_PROXY'].find((name) => process.env[name]?.trim());
+  if (allProxy && !settings.httpsProxy && !settings.httpProxy) {
+    checks.push({ name: 'ALL_PROXY', ok: false, detail: `${allProxy} is set, but Keel reads only HTTPS_PROXY and HTTP_PROXY, so it connects directly: set HTTPS_PROXY (and HTTP_PROXY) to your http:// proxy` });
+  }
   if (settings.clientCert || settings.clientKey) {
     try {
       const id = loadIdentity(settings)!;
@@ -187,6 +205,7 @@ export function doctorChecks(settings: ResolvedNetwork, apiUrl: string): DoctorC
   const extra = process.env.NODE_EXTRA_CA_CERTS;
   if (extra) {
     try {
+      if (!statSync(extra).isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
       const pem = readFileSync(extra, 'latin1');
       const count = pem.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0;
       checks.push({ name: 'extra CA certificates', ok: count > 0, detail: count ? `NODE_EXTRA_CA_CERTS: ${count} certificate${count === 1 ? '' : 's'} from ${extra}` : `NODE_EXTRA_CA_CERTS: ${extra} holds no PEM certificate` });

@@ -46,6 +46,8 @@ const networkConfig = z
     clientKey: z.string().min(1),
     /** Passphrase of an encrypted private key. */
     clientKeyPassphrase: z.string(),
+    /** How long a proxy may take to answer CONNECT before the attempt fails naming it (default 20 s). */
+    proxyTimeoutMs: z.number().int().positive(),
   })
   .partial()
   .strict();

@@ -22,6 +22,18 @@ export function redact(url: URL): string {
   return `${url.protocol}//${user}${url.host}`;
 }
 
+/**
+ * A proxy setting that is no URL, as an error may show it: whatever sits between the scheme (if any) and the last `@`
+ * after a `:` is a password, even one holding `/` or without a scheme (`alice:se/cret@proxy:3128`).
+ */
+function redactText(value: string): string {
+  const at = value.lastIndexOf('@');
+  if (at < 0) return value;
+  const start = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0].length ?? 0;
+  const colon = value.slice(start, at).indexOf(':');
+  return colon < 0 ? value : `${value.slice(0, start + colon)}${value.slice(at)}`;
+}
+
 /** Reads a proxy variable; a value without a scheme means `http://`. Errors name the variable. */
 export function parseProxy(setting: Sourced): Proxy {
   const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(setting.value) ? setting.value : `http://${setting.value}`;
@@ -29,7 +41,7 @@ export function parseProxy(setting: Sourced): Proxy {
   try {
     url = new URL(text);
   } catch {
-    throw new KeelError(`${setting.source}: not a proxy URL: ${JSON.stringify(setting.value.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1@'))}`, { code: 'ERR_PROXY_SETTING', exitCode: 2 });
+    throw new KeelError(`${setting.source}: not a proxy URL: ${JSON.stringify(redactText(setting.value))}`, { code: 'ERR_PROXY_SETTING', exitCode: 2 });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new KeelError(`${setting.source}: proxy ${redact(url)} uses ${url.protocol.slice(0, -1)}, which Keel does not support (use an http:// or https:// proxy)`, { code: 'ERR_PROXY_SETTING', exitCode: 2 });
@@ -98,7 +110,8 @@ export function parseNoProxy(value: string): Rule[] {
       rules.push({ entry: raw, matches: (host, p) => { const hip = ipOf(host); return Boolean(hip && portOk(p) && list.check(hip.address, hip.family)); } });
       continue;
     }
-    const domain = name.replace(/^\*?\./, '');
+    // `example.com.` (fully qualified) is `example.com`, as the URL's host is compared without its final dot.
+    const domain = name.replace(/^\*?\./, '').replace(/\.$/, '');
     if (!domain) continue;
     rules.push({ entry: raw, matches: (host, p) => portOk(p) && (host === domain || host.endsWith(`.${domain}`)) });
   }

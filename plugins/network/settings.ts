@@ -5,6 +5,8 @@ export interface NetworkSettings {
   clientCert?: string;
   clientKey?: string;
   clientKeyPassphrase?: string;
+  /** How long a proxy may take to answer CONNECT (default 20 s). */
+  proxyTimeoutMs?: number;
 }
 
 /** A setting's value and where it came from (a variable's name or `config network.<key>`), for messages. */
@@ -23,6 +25,7 @@ export interface ResolvedNetwork {
   clientCert?: Sourced;
   clientKey?: Sourced;
   passphrase?: Sourced;
+  proxyTimeoutMs?: number;
 }
 
 /** The lower-case form first, as curl and most tools read them; an empty value counts as unset. */
@@ -63,5 +66,6 @@ export function settingsOf(env: NodeJS.ProcessEnv, config: NetworkSettings | und
     ...(clientCert ? { clientCert } : {}),
     ...(clientKey ? { clientKey } : {}),
     ...(passphrase ? { passphrase } : {}),
+    ...(config?.proxyTimeoutMs ? { proxyTimeoutMs: config.proxyTimeoutMs } : {}),
   };
 }

@@ -10,6 +10,8 @@ import { KeelError } from '../../kernel/index.js';
 import type { Proxy } from './proxy.js';
 
 const MAX_HEAD = 64 * 1024;
+/** How long a proxy may take to answer CONNECT when `network.proxyTimeoutMs` does not say: under the API's first-byte watchdog (30 s), so a stalled proxy is named. */
+export const PROXY_TIMEOUT_MS = 20_000;
 
 /** The proxy's answer, as the one line users see; `code` lets the retry policy tell a refusal from a lost connection. */
 export function proxyRefusal(proxy: Proxy, status: number, reason: string, target: string): KeelError {
@@ -24,11 +26,16 @@ export function proxyRefusal(proxy: Proxy, status: number, reason: string, targe
 }
 
 /** A connection to the proxy that failed (refused, unreachable, reset): keeps the system code so it is retried. */
-export function proxyUnreachable(proxy: Proxy, err: Error & { code?: string }): Error {
-  return Object.assign(new Error(`cannot reach proxy ${proxy.shown} (from ${proxy.source}): ${err.code ?? err.message}`, { cause: err }), {
+export function proxyUnreachable(proxy: Proxy, err: Error & { code?: string; said?: boolean }): Error {
+  return Object.assign(new Error(`cannot reach proxy ${proxy.shown} (from ${proxy.source}): ${err.said ? err.message : (err.code ?? err.message)}`, { cause: err }), {
     code: err.code ?? 'ECONNRESET',
     network: true,
   });
+}
+
+/** An error of Keel's own wording about the proxy, with the system code the retry policy reads. */
+function said(message: string, code: string): Error & { code: string; said: true } {
+  return Object.assign(new Error(message), { code, said: true as const });
 }
 
 /** A socket to the proxy itself: TLS for an `https://` proxy. */
@@ -44,11 +51,19 @@ export class ProxyTunnel extends Duplex {
   private readonly waiting: Array<() => void> = [];
 
   /** `target` is `host:port` (an IPv6 host in brackets). */
+  private readonly answerTimer: NodeJS.Timeout;
+
   constructor(
     private readonly proxy: Proxy,
     private readonly target: string,
+    timeoutMs = PROXY_TIMEOUT_MS,
   ) {
     super();
+    // A proxy that accepts and then says nothing (or too little) must not hold the connection for ever.
+    this.answerTimer = setTimeout(() => {
+      if (!this.open && !this.destroyed) this.destroy(proxyUnreachable(proxy, said(`no answer to CONNECT ${target} within ${timeoutMs / 1000} s`, 'ETIMEDOUT')));
+    }, timeoutMs);
+    this.answerTimer.unref();
     const raw = proxySocket(proxy);
     this.raw = raw;
     raw.setNoDelay(true);
@@ -59,10 +74,10 @@ export class ProxyTunnel extends Duplex {
     raw.on('error', (err: Error & { code?: string }) => this.destroy(this.open ? err : proxyUnreachable(proxy, err)));
     raw.on('end', () => {
       if (this.open) this.push(null);
-      else this.destroy(proxyUnreachable(proxy, Object.assign(new Error('the proxy closed the connection before answering CONNECT'), { code: 'ECONNRESET' })));
+      else this.destroy(proxyUnreachable(proxy, said(`it closed the connection before answering CONNECT ${target}`, 'ECONNRESET')));
     });
     raw.on('close', () => {
-      if (!this.destroyed && !this.open) this.destroy(proxyUnreachable(proxy, Object.assign(new Error('the proxy closed the connection'), { code: 'ECONNRESET' })));
+      if (!this.destroyed && !this.open) this.destroy(proxyUnreachable(proxy, said(`it closed the connection before answering CONNECT ${target}`, 'ECONNRESET')));
       else if (!this.destroyed) this.push(null);
     });
   }
@@ -82,6 +97,8 @@ export class ProxyTunnel extends Duplex {
     const code = Number(status[1]);
     if (code < 200 || code > 299) return void this.destroy(proxyRefusal(this.proxy, code, status[2]!.trim(), this.target));
     this.open = true;
+    clearTimeout(this.answerTimer);
+    this.emit('established');
     this.raw.on('data', (chunk: Buffer) => {
       if (!this.push(chunk)) this.raw.pause();
     });
@@ -104,6 +121,7 @@ export class ProxyTunnel extends Duplex {
   }
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    clearTimeout(this.answerTimer);
     this.raw.destroy();
     this.waiting.length = 0;
     callback(err);

@@ -1,4 +1,5 @@
 /** Turns a failed call into the error the loop and the user should see. */
+import { readFileSync, statSync } from 'node:fs';
 import { ContextOverflowError, isAbortError, KeelError } from '../../kernel/index.js';
 
 interface ApiErrorShape {
@@ -94,6 +95,29 @@ function platformError(err: unknown, e: ApiErrorShape, model: string, platform: 
   return new KeelError(`${platform.label} refused the request: HTTP ${e.status}${type ? ` ${type}` : ''}: ${message}`, { code, cause: err });
 }
 
+/**
+ * What to do about an untrusted certificate. Node reads NODE_EXTRA_CA_CERTS once at start and, when it cannot, only
+ * warns and goes on without it: so when it is set, say what is wrong with that file rather than to set it.
+ */
+function extraCaAdvice(): string {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (!file) return 'behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file';
+  let pem: string;
+  try {
+    // Node has read it already if it could; a FIFO or device here must not hang the error path.
+    if (!statSync(file).isFile()) return `NODE_EXTRA_CA_CERTS: ${file} is not a regular file, so Node trusts none of it`;
+    pem = readFileSync(file, 'latin1');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return `NODE_EXTRA_CA_CERTS: cannot read ${file} (${code === 'ENOENT' ? 'no such file' : (code ?? errorText(err))}), so Node trusts none of it: point it at the PEM file of your proxy's or company's CA`;
+  }
+  const count = pem.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0;
+  if (count === 0) return `NODE_EXTRA_CA_CERTS: ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----), so Node trusts none of it`;
+  return `NODE_EXTRA_CA_CERTS (${file}, ${count} certificate${count === 1 ? '' : 's'}) does not hold the CA that signed it: add that CA's certificate to the file`;
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
 /** A TLS peer Node refused (untrusted, expired or misnamed certificate), or a header that cannot be sent, said as what to do about it. */
 function tlsRefusal(err: unknown, label = 'the Anthropic API'): KeelError | undefined {
   for (let cur: unknown = err, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
@@ -104,7 +128,7 @@ function tlsRefusal(err: unknown, label = 'the Anthropic API'): KeelError | unde
     if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^ERR_TLS_/.test(code)) {
       // Node 22+ appends its own advice after a ';' ("try running Node.js with --use-system-ca"): Keel says what to do.
       const reason = String(message).split(';')[0];
-      return new KeelError(`cannot reach ${label}: its TLS certificate is not trusted (${reason}, ${code}); behind a proxy or a private CA, set NODE_EXTRA_CA_CERTS to its certificate file`, { cause: err });
+      return new KeelError(`cannot reach ${label}: its TLS certificate is not trusted (${reason}, ${code}); ${extraCaAdvice()}`, { cause: err });
     }
     if (code === 'ERR_INVALID_CHAR') return new KeelError(`cannot send the request: ${String(message)} (check the API key and any configured headers)`, { cause: err });
   }

@@ -117,7 +117,8 @@ export default definePlugin((opts: SandboxOptions = {}) => ({
         const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-proxy-'));
         removeAtExit(dir);
         const socket = path.join(dir, 'proxy.sock');
-        await startProxy(socket, allowed);
+        // Behind a proxy (HTTPS_PROXY, HTTP_PROXY), what the sandbox lets through goes on through it.
+        await startProxy(socket, allowed, await kernel.services.get('network')?.load());
         return socket;
       })();
       return proxy;

@@ -5,6 +5,18 @@
  */
 import http from 'node:http';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
+
+/**
+ * The proxy the user's network goes through (the `network` service's, when HTTPS_PROXY / HTTP_PROXY are set): what the
+ * sandbox lets through goes on through it, so allowed domains are reachable behind a corporate proxy too.
+ */
+export interface Upstream {
+  /** A CONNECT tunnel through the user's proxy, or undefined to connect directly; emits `established`. */
+  tunnel(host: string, port: number): Duplex | undefined;
+  /** Request options that forward a plain-http request through the user's proxy (or none: directly). */
+  requestOptions(url: URL, headers: Record<string, string>): http.RequestOptions;
+}
 
 export function domainAllowed(host: string, allowed: string[]): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
@@ -18,7 +30,7 @@ export function domainAllowed(host: string, allowed: string[]): boolean {
 const refusal = (host: string) => `blocked by the Keel sandbox: ${host} is not in sandbox.network.allowedDomains\n`;
 
 /** Starts the filtering proxy on `socketPath`. The server does not keep the process alive. */
-export async function startProxy(socketPath: string, allowed: string[]): Promise<http.Server> {
+export async function startProxy(socketPath: string, allowed: string[], upstreamProxy?: Upstream): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     let target: URL;
     try {
@@ -35,11 +47,20 @@ export async function startProxy(socketPath: string, allowed: string[]): Promise
       res.writeHead(403, { 'content-type': 'text/plain' }).end(refusal(target.hostname));
       return;
     }
-    const headers = { ...req.headers };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
+    let options: http.RequestOptions;
+    try {
+      options = upstreamProxy ? upstreamProxy.requestOptions(target, headers) : { headers };
+    } catch (err) {
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`the Keel sandbox proxy could not reach ${target.host}: ${(err as Error).message}\n`);
+      return;
+    }
     const upstream = http.request(
-      { host: target.hostname, port: target.port || 80, path: `${target.pathname}${target.search}`, method: req.method, headers },
+      target,
+      { ...options, method: req.method },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
@@ -58,13 +79,25 @@ export async function startProxy(socketPath: string, allowed: string[]): Promise
       socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${refusal(host || '(none)')}`);
       return;
     }
-    const upstream = net.connect(Number(portText) || 443, host, () => {
+    const port = Number(portText) || 443;
+    let upstream: Duplex;
+    try {
+      upstream = upstreamProxy?.tunnel(host, port) ?? net.connect(port, host);
+    } catch (err) {
+      socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\n${(err as Error).message}\n`);
+      return;
+    }
+    let answered = false;
+    upstream.once(upstream instanceof net.Socket ? 'connect' : 'established', () => {
+      answered = true;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       upstream.pipe(socket);
       socket.pipe(upstream);
     });
-    upstream.on('error', () => socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
+    // The user's proxy's refusal is one line naming it (never its password): the command's client shows it.
+    upstream.on('error', (err) => (answered ? socket.destroy() : socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\n${err.message}\n`)));
+    socket.on('close', () => upstream.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

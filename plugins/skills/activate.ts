@@ -9,7 +9,8 @@ interface SessionPermissions {
 
 /** The body with `$ARGUMENTS` filled in (or the arguments appended when the body has no place for them). */
 function withArguments(body: string, args: string): string {
-  if (body.includes('$ARGUMENTS')) return body.replaceAll('$ARGUMENTS', args);
+  // A function, not a string: `$&`, `$'` or `$$` in what the user typed are text, not replacement patterns.
+  if (body.includes('$ARGUMENTS')) return body.replaceAll('$ARGUMENTS', () => args);
   return args ? `${body.trimEnd()}\n\nARGUMENTS: ${args}` : body;
 }
 

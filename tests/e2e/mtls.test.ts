@@ -3,7 +3,8 @@
  * private CA (made with openssl); Keel presents the one named by CLAUDE_CODE_CLIENT_CERT / CLAUDE_CODE_CLIENT_KEY (or
  * config `network`), directly and through a proxy, and says in one line what is wrong with a bad one.
  */
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -58,6 +59,16 @@ describe('a server that requires a client certificate', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('mutual\n');
     expect(server.messageRequests()).toHaveLength(2);
+  });
+
+  it('accepts a file holding both the certificate and its key, given alone', async () => {
+    const both = path.join(pki.dir, 'client-both.pem');
+    writeFileSync(both, readFileSync(pki.client.certFile, 'utf8') + readFileSync(pki.client.keyFile, 'utf8'));
+    const { ws, env, server } = await mtlsProject([say('one file')]);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, CLAUDE_CODE_CLIENT_CERT: both } });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('one file\n');
+    expect(server.messageRequests()).toHaveLength(1);
   });
 
   it('refuses a run without one: one line that says to set the client certificate, no retries', async () => {
@@ -181,6 +192,17 @@ describe('a client certificate that cannot be used: one line naming the file or 
       () => `keel: the client key CLAUDE_CODE_CLIENT_KEY (${path.join(pki.dir, 'server.key')}) does not belong to the certificate CLAUDE_CODE_CLIENT_CERT (${pki.client.certFile})\n`,
     ],
     ['a key without a certificate', () => ({ CLAUDE_CODE_CLIENT_KEY: pki.client.keyFile }), () => 'keel: CLAUDE_CODE_CLIENT_KEY is set but no client certificate is: set CLAUDE_CODE_CLIENT_CERT or config network.clientCert too\n'],
+    // A FIFO or a device would hang the read or exhaust memory: refused before it is opened.
+    [
+      'a certificate that is a FIFO',
+      () => {
+        const fifo = path.join(pki.dir, 'cert-fifo');
+        execFileSync('mkfifo', ['-m', '600', fifo]);
+        return { CLAUDE_CODE_CLIENT_CERT: fifo, CLAUDE_CODE_CLIENT_KEY: pki.client.keyFile };
+      },
+      () => `keel: CLAUDE_CODE_CLIENT_CERT: the client certificate ${path.join(pki.dir, 'cert-fifo')} is not a regular file\n`,
+    ],
+    ['a key that is /dev/zero', () => ({ CLAUDE_CODE_CLIENT_CERT: pki.client.certFile, CLAUDE_CODE_CLIENT_KEY: '/dev/zero' }), () => 'keel: CLAUDE_CODE_CLIENT_KEY: the client key /dev/zero is not a regular file\n'],
   ])('%s', async (_name, vars, message) => {
     const { ws, env, server } = await mtlsProject([say('never')]);
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, ...vars() }, timeoutMs: 60_000 });

@@ -17,6 +17,7 @@ import { useScriptedProjects } from '../helpers/project.js';
 import { startTinyproxy, type TinyProxy } from '../helpers/proxy.js';
 import { startOpenAIServer } from '../helpers/openai-server.js';
 import { makeWorkspace } from '../helpers/workspace.js';
+import { findOnPath, probe } from '../../plugins/sandbox/bwrap.js';
 
 const prepare = useScriptedProjects();
 let pki: Pki;
@@ -196,11 +197,47 @@ describe('a proxy that refuses', () => {
     expect(run.stderr).not.toContain(':pw@');
   });
 
+  it.each([
+    ['accepts and never answers CONNECT', 'stall', 'no answer to CONNECT 127.0.0.1:PORT within 0.5 s'],
+    ['closes the connection before answering', 'drop', 'it closed the connection before answering CONNECT 127.0.0.1:PORT'],
+  ] as const)('a proxy that %s: the retries, then one line naming it (never its password)', async (_what, behaviour, said) => {
+    const seen: string[] = [];
+    const fake = net.createServer((socket) => {
+      socket.once('data', (d) => {
+        seen.push(d.toString('latin1').split('\r\n')[0]!);
+        if (behaviour === 'drop') socket.destroy();
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => { fake.close(() => resolve()); fake.unref(); }));
+    const fakePort = (fake.address() as AddressInfo).port;
+    const { ws, env, server, port } = await secureProject([say('never')]);
+    ws.write('agent.config.ts', 'export default { retry: { maxRetries: 1, baseDelayMs: 10 }, network: { proxyTimeoutMs: 500 } };\n');
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: `http://bob:pw@127.0.0.1:${fakePort}` }, timeoutMs: 60_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`cannot reach proxy http://bob@127.0.0.1:${fakePort} (from HTTPS_PROXY): ${said.replace('PORT', String(port))}`);
+    expect(run.stderr).not.toContain(':pw@');
+    expect(seen).toEqual([`CONNECT 127.0.0.1:${port} HTTP/1.1`, `CONNECT 127.0.0.1:${port} HTTP/1.1`]);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
   it('a proxy URL that is not one names the variable', async () => {
     const { ws, env } = await secureProject([say('never')]);
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: 'socks5://127.0.0.1:1080' }, timeoutMs: 60_000 });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('HTTPS_PROXY: proxy socks5://127.0.0.1:1080 uses socks5, which Keel does not support');
+  });
+
+  it('a proxy URL that is not one, with a password that is not percent-encoded, never prints the password (run and doctor)', async () => {
+    const { ws, env } = await secureProject([say('never')]);
+    const proxyEnv = { ...env, https_proxy: 'alice:s3/cret@proxy.corp:3128' };
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: proxyEnv, timeoutMs: 60_000 });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('https_proxy: not a proxy URL: "alice@proxy.corp:3128"');
+    const doctor = await runKeel(['doctor'], { cwd: ws.dir, env: proxyEnv, timeoutMs: 60_000 });
+    expect(doctor.stdout + doctor.stderr).toContain('https_proxy: not a proxy URL');
+    for (const out of [run.stdout, run.stderr, doctor.stdout, doctor.stderr]) expect(out).not.toContain('s3/cret');
   });
 });
 
@@ -335,6 +372,49 @@ describe('every outbound connection goes through the proxy', () => {
   });
 });
 
+const bwrap = findOnPath('bwrap');
+const noSandbox = !bwrap || Boolean(probe(bwrap));
+
+describe.skipIf(noSandbox)("the sandbox's allowed domains", () => {
+  it("are reached through the user's proxy: a sandboxed curl's CONNECT and plain-http request go on through it", async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'p' } });
+    const plain = await pageServer('PLAIN-PAGE');
+    const secure = await pageServer('SECURE-PAGE', true);
+    const at = (base: string) => base.replace('127.0.0.1', 'localhost');
+    const { ws, env, server } = await prepare([
+      callTool('bash', { command: `curl -sS --max-time 20 ${at(plain)}/p` }, 'plain'),
+      callTool('bash', { command: `curl -sS -k --max-time 20 ${at(secure)}/s` }, 'secure'),
+      say('done'),
+    ]);
+    ws.write('agent.config.ts', "export default { sandbox: { enabled: true, network: { allowedDomains: ['localhost'] } } };\n");
+    const run = await runKeel(['-p', 'fetch', '--trust', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTP_PROXY: tiny.url('u:p'), HTTPS_PROXY: tiny.url('u:p'), NO_PROXY: '127.0.0.1' }, timeoutMs: 90_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(toolResult(server, 'plain').text).toContain('PLAIN-PAGE (/p)');
+    expect(toolResult(server, 'secure').text).toContain('SECURE-PAGE (/s)');
+    const seen = tiny.requests();
+    expect(seen).toContain(`GET ${at(plain)}/p HTTP/1.1`);
+    expect(seen).toContain(`CONNECT localhost:${new URL(secure).port} HTTP/1.1`);
+    // What the sandbox's own proxy got is never the user's proxy credentials' business: they stay outside.
+    for (const id of ['plain', 'secure']) expect(toolResult(server, id).text).not.toContain('u:p');
+  }, 120_000);
+
+  it("a refusal by the user's proxy reaches the sandboxed command as a 502 (the reason in its body), never with the password", async () => {
+    const tiny = await proxy({ auth: { user: 'u', password: 'right' } });
+    const secure = await pageServer('SECURE-PAGE', true);
+    const { ws, env, server } = await prepare([
+      callTool('bash', { command: `curl -sS -k --max-time 20 ${secure.replace('127.0.0.1', 'localhost')}/s` }, 'secure'),
+      say('done'),
+    ]);
+    ws.write('agent.config.ts', "export default { sandbox: { enabled: true, network: { allowedDomains: ['localhost'] } } };\n");
+    const run = await runKeel(['-p', 'fetch', '--trust', '--permission-mode', 'auto'], { cwd: ws.dir, env: { ...env, HTTPS_PROXY: tiny.url('u:wrong'), NO_PROXY: '127.0.0.1' }, timeoutMs: 90_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const result = toolResult(server, 'secure').text;
+    expect(result).not.toContain('SECURE-PAGE');
+    expect(result).toContain('CONNECT tunnel failed, response 502');
+    expect(result).not.toContain('wrong');
+  }, 120_000);
+});
+
 describe('keel doctor', () => {
   it('shows the proxy in force for the API host, without its password; "bypassed by NO_PROXY"; and "none"', async () => {
     const { ws, env, server } = await prepare([]);
@@ -346,5 +426,10 @@ describe('keel doctor', () => {
     expect(bypassed.stdout).toContain(`${server.url}: bypassed by NO_PROXY (127.0.0.0/8), connects directly`);
     const none = await runKeel(['doctor'], { cwd: ws.dir, env, timeoutMs: 60_000 });
     expect(none.stdout).toContain(`${server.url}: none (no proxy variable set)`);
+    expect(none.stdout).not.toContain('ALL_PROXY');
+    // ALL_PROXY alone is not read: doctor says so, without its value (it may hold a password).
+    const all = await runKeel(['doctor'], { cwd: ws.dir, env: { ...env, ALL_PROXY: 'socks5://dave:s3cret@proxy.corp.example:1080' }, timeoutMs: 60_000 });
+    expect(all.stdout).toContain('ALL_PROXY is set, but Keel reads only HTTPS_PROXY and HTTP_PROXY, so it connects directly');
+    expect(all.stdout + all.stderr).not.toContain('s3cret');
   }, 90_000);
 });

@@ -1,5 +1,5 @@
 /** Skills through the built CLI: a SKILL.md written as Claude Code documents it, listed, used and its files read. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, plainMessages, say, type ScriptedServer } from '../helpers/anthropic-server.js';
@@ -50,6 +50,31 @@ describe('skills', () => {
     expect(text(results(server).r1)).toContain('BUNDLED-FORMAT');
   });
 
+  it("your skill's folder is open to reads only: a read deny rule still holds, and a write there is still asked (so refused headless)", async () => {
+    let dir = '';
+    const { env, ws, server } = await prepare([
+      callTool('skill', { name: 'notes' }, 's1'),
+      () => callTool('grep', { pattern: 'BUNDLED', path: dir }, 'g1'),
+      () => callTool('read_file', { path: path.join(dir, 'private.md') }, 'denied'),
+      () => callTool('write_file', { path: path.join(dir, 'SKILL.md'), content: '---\nname: notes\ndescription: hijacked\n---\nHIJACKED\n' }, 'write'),
+      say('done'),
+    ]);
+    const home = path.join(path.dirname(ws.dir), 'fake-home');
+    dir = writeSkill(path.join(home, '.claude', 'skills'), 'notes', 'Take notes.', 'Read FORMAT.md.');
+    writeFileSync(path.join(dir, 'FORMAT.md'), 'BUNDLED-FORMAT\n');
+    writeFileSync(path.join(dir, 'private.md'), 'PRIVATE-CANARY\n');
+    const run = await runKeel(['-p', 'take notes', '--disallowedTools', `Read(${path.join(dir, 'private.md')})`], { cwd: ws.dir, env: { ...env, HOME: home } });
+    expect(run).toMatchObject({ code: 0, stdout: 'done\n' });
+    const r = results(server);
+    expect(r.g1?.is_error).toBeFalsy();
+    expect(text(r.g1)).toContain('FORMAT.md');
+    expect(r.denied?.is_error).toBe(true);
+    expect(text(r.denied)).toMatch(/denied by the rule/);
+    expect(JSON.stringify(server.messageRequests().map((q) => q.body))).not.toContain('PRIVATE-CANARY');
+    expect(r.write?.is_error).toBe(true);
+    expect(readFileSync(path.join(dir, 'SKILL.md'), 'utf8')).not.toContain('HIJACKED');
+  });
+
   it('sends no skill tool and no section when there are no skills', async () => {
     const { env, ws, server } = await prepare([say('ok')]);
     const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env: { ...env, HOME: path.join(path.dirname(ws.dir), 'fake-home') } });
@@ -88,6 +113,15 @@ describe('skills', () => {
     const sent = plainMessages(server.messageRequests()[0]!.body.messages);
     expect(String(sent[0]!.content)).toContain('Explain the parser to a newcomer.');
     expect(String(sent[0]!.content)).toContain(`Base folder: ${ws.path('.claude/skills/explain')}`);
+  });
+
+  it("/<skill> arguments go in as written: $', $& and $$ in them are text, not replacement patterns", async () => {
+    const { env, ws, server } = await prepare([say('ok')]);
+    writeSkill(ws.path('.claude/skills'), 'price', 'Quote a price.', "Quote $ARGUMENTS exactly. TAIL-OF-BODY");
+    const run = await runKeel(['-p', "/price $$5 $' $& $`", '--trust'], { cwd: ws.dir, env: { ...env, HOME: path.join(path.dirname(ws.dir), 'fake-home') } });
+    expect(run).toMatchObject({ code: 0, stdout: 'ok\n' });
+    const sent = String(plainMessages(server.messageRequests()[0]!.body.messages)[0]!.content);
+    expect(sent).toContain("Quote $$5 $' $& $` exactly. TAIL-OF-BODY");
   });
 
   it('keel doctor reports a skill name clash', async () => {

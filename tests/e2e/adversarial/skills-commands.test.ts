@@ -72,6 +72,31 @@ describe('untrusted project skills and commands', () => {
     expect(resultText(v.results.granted)).toContain('granted-by-skill');
   });
 
+  it("a trusted project's skill granting Bash(*) and Write loosens neither an ask rule nor the always-asked paths", async () => {
+    const h = await hostile([
+      callTool('skill', { name: 'releaser' }, 's1'),
+      callTool('bash', { command: 'git push origin main' }, 'push'),
+      callTool('write_file', { path: '.claude/settings.local.json', content: '{"permissions":{"allow":["Bash(*)"]}}' }, 'settings'),
+      callTool('bash', { command: 'echo granted-by-skill' }, 'granted'),
+      say('done'),
+    ]);
+    h.write('.claude/settings.json', JSON.stringify({ permissions: { ask: ['Bash(git push:*)'] } }));
+    h.write('.claude/skills/releaser/SKILL.md', skillFile('releaser', 'Bash(*), Write', 'Release.'));
+    h.settle();
+    const run = await h.run(['-p', 'release', '--trust']);
+    expect(run.code, run.stderr).toBe(0);
+    const v = h.verdict();
+    expect(v.results.push?.is_error).toBe(true);
+    expect(resultText(v.results.push)).toMatch(/approval|not allowed/);
+    expect(resultText(v.results.push)).not.toMatch(/fatal|remote/i);
+    expect(v.results.settings?.is_error).toBe(true);
+    expect(resultText(v.results.settings)).toMatch(/approval|not allowed|protected/);
+    expect(existsSync(h.path('.claude/settings.local.json'))).toBe(false);
+    // The grant itself took: a command no rule asks about runs unasked in a headless run.
+    expect(v.results.granted?.is_error).toBeFalsy();
+    expect(resultText(v.results.granted)).toContain('granted-by-skill');
+  });
+
   it("an untrusted project's skill folder linked outside the project loads nothing and makes nothing there readable", async () => {
     let h!: Hostile;
     h = await hostile([callTool('skill', { name: 'peek' }, 's1'), () => callTool('read_file', { path: path.join(h.outside, 'secret.txt') }, 'r1'), say('done')]);

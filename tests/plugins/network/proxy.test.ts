@@ -28,6 +28,10 @@ describe('the proxy variables', () => {
   it('refuses what it cannot use, naming the variable and never the password', () => {
     expect(() => parseProxy({ value: 'socks5://u:pw@127.0.0.1:1080', source: 'https_proxy' })).toThrow('https_proxy: proxy socks5://u@127.0.0.1:1080 uses socks5, which Keel does not support');
     expect(() => parseProxy({ value: 'http://u:pw@[not', source: 'HTTPS_PROXY' })).toThrow(/^HTTPS_PROXY: not a proxy URL: "http:\/\/u@\[not"$/);
+    // Without a scheme, or with a `/` in the password (not percent-encoded), the password is still left out.
+    expect(() => parseProxy({ value: 'alice:s3/cret@[not', source: 'HTTPS_PROXY' })).toThrow(/^HTTPS_PROXY: not a proxy URL: "alice@\[not"$/);
+    expect(() => parseProxy({ value: 'http://alice:s3/cret@proxy.corp:3128', source: 'https_proxy' })).toThrow(/^https_proxy: not a proxy URL: "http:\/\/alice@proxy\.corp:3128"$/);
+    expect(() => parseProxy({ value: 'alice:s3/cret@proxy.corp:3128', source: 'HTTP_PROXY' })).toThrow(/^HTTP_PROXY: not a proxy URL: "alice@proxy\.corp:3128"$/);
   });
 });
 
@@ -42,6 +46,8 @@ describe('NO_PROXY', () => {
     ['.example.com', 'https://a.b.example.com', 'bypass .example.com'],
     ['*.example.com', 'https://a.example.com', 'bypass *.example.com'],
     ['EXAMPLE.com', 'https://Api.Example.COM.', 'bypass EXAMPLE.com'],
+    ['example.com.', 'https://api.example.com', 'bypass example.com.'],
+    ['.example.com.', 'https://example.com.', 'bypass .example.com.'],
     ['example.com:8443', 'https://example.com:8443', 'bypass example.com:8443'],
     ['example.com:8443', 'https://example.com', 'proxy'],
     ['example.com:443', 'https://example.com', 'bypass example.com:443'],

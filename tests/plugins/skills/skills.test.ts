@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auxiliaryTurn, type Kernel, type Session, type ToolDefinition } from '../../../kernel/index.js';
+import { auxiliaryTurn, definePlugin, type Kernel, type Session, type ToolDefinition } from '../../../kernel/index.js';
 import instructions from '../../../plugins/instructions/index.js';
 import permissions from '../../../plugins/permissions/index.js';
 import skills from '../../../plugins/skills/index.js';
@@ -69,6 +69,8 @@ describe('loading SKILL.md files', () => {
       ['long-name', `name: ${'a'.repeat(65)}\ndescription: x`, /field "name": at most 64 characters/],
       ['bad-tools', 'name: bad-tools\ndescription: x\nallowed-tools: 3', /field "allowed-tools": /],
       ['bad-meta', 'name: bad-meta\ndescription: x\nmetadata: [1, 2]', /field "metadata": /],
+      ['empty-desc', "name: empty-desc\ndescription: ''", /field "description": must not be empty/],
+      ['long-desc', `name: long-desc\ndescription: ${'d'.repeat(1025)}`, /field "description": at most 1024 characters/],
     ];
     for (const [folder, front] of cases) {
       const dir = path.join(ws.path('.claude/skills'), folder);
@@ -85,6 +87,46 @@ describe('loading SKILL.md files', () => {
       expect(line, folder).toMatch(pattern);
       expect(line).not.toContain('\n');
     }
+  });
+
+  it('reads the project folders from the working folder up to the project root, nearest first, and none above the root', async () => {
+    const sub = path.join(ws.dir, 'packages', 'app');
+    skillAt(path.join(sub, '.claude', 'skills'), 'near', 'name: shared\ndescription: from the working folder');
+    skillAt(ws.path('.claude/skills'), 'root', 'name: shared\ndescription: from the root');
+    skillAt(ws.path('.agents/skills'), 'only-root', 'name: root-only\ndescription: only at the root');
+    skillAt(path.join(path.dirname(ws.dir), '.claude', 'skills'), 'above', 'name: above-root\ndescription: above the project');
+    const catalog = await loadCatalog(kernelFor(), { cwd: sub, projectRoot: ws.dir });
+    expect(catalog.skills.map((s) => [s.name, s.description])).toEqual([
+      ['shared', 'from the working folder'],
+      ['root-only', 'only at the root'],
+    ]);
+    expect(catalog.clashes).toEqual([`shared: ${ws.path('.claude/skills/root/SKILL.md')} is shadowed by ${path.join(sub, '.claude', 'skills', 'near', 'SKILL.md')}`]);
+  });
+
+  it("a plugin's skills (service skills:<plugin>, a folder of skills or one skill folder) come after yours, grant their allowed-tools, and keep their names in an untrusted project", async () => {
+    const shipped = path.join(path.dirname(ws.dir), 'plugin-skills');
+    skillAt(shipped, 'lint', 'name: lint\ndescription: the plugin lint\nallowed-tools: Bash(eslint:*)');
+    const single = skillAt(path.join(path.dirname(ws.dir), 'single'), 'fmt', 'name: fmt\ndescription: the plugin formatter');
+    skillAt(path.join(home, '.claude', 'skills'), 'mine', 'name: mine\ndescription: yours');
+    skillAt(ws.path('.claude/skills'), 'lint', 'name: lint\ndescription: the project lint');
+    const shipper = definePlugin(() => ({
+      name: 'my-plugin',
+      kernel: '^1.0.0',
+      apply(kernel) {
+        kernel.services.provide('skills:my-plugin', { dirs: [shipped, single] });
+      },
+    }));
+    const kernelWith = (trusted: boolean) => testKernel([instructions(), permissions(), toolBash(), skills(), shipper()], { keelHome: ws.home, cwd: ws.dir, projectRoot: ws.dir, trusted });
+    const untrusted = await loadCatalog(kernelWith(false), { cwd: ws.dir, projectRoot: ws.dir });
+    expect(untrusted.skills.map((s) => [s.name, s.description, s.where, s.honoured])).toEqual([
+      ['mine', 'yours', '~/.claude/skills', true],
+      ['lint', 'the plugin lint', 'plugin my-plugin', true],
+      ['fmt', 'the plugin formatter', 'plugin my-plugin', true],
+    ]);
+    expect(untrusted.errors).toEqual([`${ws.path('.claude/skills/lint/SKILL.md')}: this project is not trusted, so your ${path.join(shipped, 'lint', 'SKILL.md')} keeps the name lint`]);
+    const trusted = await loadCatalog(kernelWith(true), { cwd: ws.dir, projectRoot: ws.dir });
+    expect(trusted.skills.map((s) => [s.name, s.where])).toEqual([['lint', '.claude/skills'], ['mine', '~/.claude/skills'], ['fmt', 'plugin my-plugin']]);
+    expect(trusted.clashes).toEqual([`lint: ${path.join(shipped, 'lint', 'SKILL.md')} is shadowed by ${ws.path('.claude/skills/lint/SKILL.md')}`]);
   });
 
   it("an untrusted project's skills load with allowed-tools not honoured; the user's are honoured", async () => {
