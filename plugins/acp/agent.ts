@@ -36,6 +36,7 @@ function readable(err: unknown, what: string): RequestError {
 export class KeelAgent {
   private caps: ClientCapabilities = {};
   private readonly sessions = new Map<string, AcpSession>();
+  private disconnected = false;
 
   constructor(
     private readonly base: Kernel,
@@ -71,6 +72,10 @@ export class KeelAgent {
     return session;
   }
 
+  private notWhole(sessionId: string): RequestError {
+    return new RequestError(-32002, `session/load: no session "${sessionId}" in this project (session/load takes a whole session id, as session/new answered it)`, { sessionId });
+  }
+
   private checkCwd(cwd: string): string {
     if (!path.isAbsolute(cwd)) throw RequestError.invalidParams({ field: 'cwd' }, `cwd: "${cwd}" is not an absolute path`);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw RequestError.invalidParams({ field: 'cwd' }, `cwd: ${cwd} is not a folder`);
@@ -80,7 +85,7 @@ export class KeelAgent {
   private async open(cwd: string, servers: McpServer[], init: Partial<SessionInit>, client: AgentContext): Promise<AcpSession> {
     const kernel = sessionKernel(this.base, this.checkCwd(cwd), servers);
     const session = await startSession(kernel, { cwd, ...init });
-    const acp = new AcpSession(session.id, kernel, session, client, this.caps);
+    const acp = new AcpSession(session.id, kernel, session, client, this.caps, () => !this.disconnected);
     this.sessions.set(session.id, acp);
     return acp;
   }
@@ -129,16 +134,26 @@ export class KeelAgent {
       .onRequest('session/load', async ({ params, client }) => {
         this.requireKey();
         const open = this.sessions.get(params.sessionId);
-        if (open) {
-          this.sessions.delete(params.sessionId);
-          await open.close();
-        }
+        if (open?.busy()) throw RequestError.invalidRequest({ sessionId: params.sessionId }, `session/load: a prompt is running in session "${params.sessionId}" (cancel it with session/cancel first)`);
+        // A prefix of an open session's id would open a second kernel writing the same session file.
+        const prefixOf = [...this.sessions.keys()].find((id) => id !== params.sessionId && id.startsWith(params.sessionId));
+        if (prefixOf) throw this.notWhole(params.sessionId);
         let session: AcpSession;
         try {
           session = await this.open(params.cwd, params.mcpServers, { resume: { id: params.sessionId } }, client);
         } catch (err) {
           throw new RequestError(-32002, `session/load: ${userMessage(err).split('\n')[0]!.replace(/^--resume: /, '')}`, { sessionId: params.sessionId });
         }
+        // The session store also resumes a unique prefix (as --resume does); an editor must name the session whole,
+        // since every update and request names it by the id it gave.
+        if (session.id !== params.sessionId) {
+          this.sessions.delete(session.id);
+          await session.close();
+          throw this.notWhole(params.sessionId);
+        }
+        // The session was open here already: the new kernel replaces it only now that it loaded, so a failed load
+        // leaves the open one as it was.
+        if (open && open !== session) await open.close();
         for (const update of replayUpdates(session.kernel, session.session.messages, session.session.cwd)) session.send(update);
         session.announce();
         return { modes: session.modes() };
@@ -161,8 +176,14 @@ export class KeelAgent {
       });
   }
 
+  /** The connection is going away: what can no longer reach the editor is dropped quietly. */
+  disconnect(): void {
+    this.disconnected = true;
+  }
+
   /** Every session stops (the connection closed): turns are aborted, their processes killed. */
   async closeAll(): Promise<void> {
+    this.disconnected = true;
     await Promise.all([...this.sessions.values()].map((s) => s.close().catch((err: unknown) => process.stderr.write(`keel: acp: ${errorMessage(err)}\n`))));
     this.sessions.clear();
   }

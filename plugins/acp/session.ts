@@ -74,6 +74,8 @@ export class AcpSession implements AcpHost {
     readonly session: Session,
     private readonly client: AgentContext,
     private readonly caps: ClientCapabilities,
+    /** False once the connection is going away: updates that can no longer be sent are not worth a log line. */
+    private readonly connected: () => boolean = () => true,
   ) {
     session.data.set(HOST_KEY, this);
     this.stopObserving = kernel.observe((event) => this.onEvent(event));
@@ -102,7 +104,9 @@ export class AcpSession implements AcpHost {
   }
 
   send(update: SessionUpdate): void {
-    this.client.notify('session/update', { sessionId: this.id, update }).catch((err: unknown) => process.stderr.write(`keel: acp: could not send an update: ${errorMessage(err)}\n`));
+    this.client.notify('session/update', { sessionId: this.id, update }).catch((err: unknown) => {
+      if (this.connected()) process.stderr.write(`keel: acp: could not send an update: ${errorMessage(err)}\n`);
+    });
   }
 
   async prompt(content: ContentBlockParam[]): Promise<StopReason> {
@@ -134,6 +138,11 @@ export class AcpSession implements AcpHost {
     if (result.stopReason === 'max_tokens') return 'max_tokens';
     if (result.isError) throw new RequestError(-32603, `the turn failed: ${result.error ?? result.result}`);
     return 'end_turn';
+  }
+
+  /** True while a prompt runs. */
+  busy(): boolean {
+    return this.running !== undefined;
   }
 
   /** session/cancel: the turn stops at once (its tools' processes are killed); the prompt answers `cancelled`. */
@@ -213,8 +222,11 @@ export class AcpSession implements AcpHost {
   }
 
   async readText(abs: string, signal: AbortSignal): Promise<string> {
-    const reply = await this.client.request('fs/read_text_file', { sessionId: this.id, path: abs }, { cancellationSignal: signal });
-    return reply.content;
+    const reply: unknown = await this.client.request('fs/read_text_file', { sessionId: this.id, path: abs }, { cancellationSignal: signal });
+    // The SDK does not check what the editor answers: a reply without text is an error naming the field, not a crash.
+    const content = (reply as { content?: unknown } | null)?.content;
+    if (typeof content !== 'string') throw new Error(`the editor's answer to fs/read_text_file for ${abs} has no text: content is ${content === undefined ? 'missing' : `a ${content === null ? 'null' : typeof content}`}, not a string`);
+    return content;
   }
 
   async writeText(abs: string, text: string, signal: AbortSignal): Promise<void> {
@@ -230,6 +242,7 @@ export class AcpSession implements AcpHost {
     // Only what Keel sets for its commands: the editor's terminal has its own environment (and Keel's secrets stay here).
     const env = ['GIT_PAGER', 'PAGER', 'GIT_EDITOR', 'GIT_TERMINAL_PROMPT'].filter((k) => run.env[k] !== undefined).map((name) => ({ name, value: run.env[name]! }));
     const terminal = await this.client.createTerminal({ sessionId: this.id, command: run.file, args: run.args, cwd: run.cwd, env, outputByteLimit: run.outputLimit * 4 });
+    if (typeof terminal.id !== 'string' || !terminal.id) throw new Error(`the editor's answer to terminal/create has no terminalId (got ${JSON.stringify(terminal.id) ?? 'nothing'})`);
     this.terminals.set(run.toolUseId, terminal.id);
     this.send({ sessionUpdate: 'tool_call_update', toolCallId: run.toolUseId, status: 'in_progress', content: [{ type: 'terminal', terminalId: terminal.id }] });
     let timedOut = false;
@@ -250,13 +263,16 @@ export class AcpSession implements AcpHost {
     try {
       const exited = await Promise.race([terminal.waitForExit(), stop.then(() => undefined)]);
       if (!exited) await terminal.kill().catch(() => undefined);
-      const current = await terminal.currentOutput();
-      const status = exited ?? current.exitStatus ?? {};
+      const current: unknown = await terminal.currentOutput();
+      const output = (current as { output?: unknown } | null)?.output;
+      if (typeof output !== 'string') throw new Error(`the editor's answer to terminal/output has no output text (got ${JSON.stringify(current) ?? 'nothing'})`);
+      const answered = current as { truncated?: unknown; exitStatus?: { exitCode?: number | null; signal?: string | null } | null };
+      const status = (exited as typeof answered.exitStatus) ?? answered.exitStatus ?? {};
       return {
-        output: current.output,
-        truncated: current.truncated,
-        exitCode: status.exitCode ?? null,
-        signal: (status.signal as NodeJS.Signals | null | undefined) ?? null,
+        output,
+        truncated: answered.truncated === true,
+        exitCode: typeof status.exitCode === 'number' ? status.exitCode : null,
+        signal: typeof status.signal === 'string' ? (status.signal as NodeJS.Signals) : null,
         timedOut,
         aborted,
         fd3: '',

@@ -1,0 +1,162 @@
+/**
+ * An ACP client that goes away mid-turn, names sessions it does not own, or answers Keel's fs and terminal requests
+ * with nonsense, against the built `keel acp`: every fault is a one-line error or a JSON-RPC error naming what is
+ * wrong, the session data is kept, and nothing hangs or keeps running.
+ */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { projectDir } from '../../../plugins/session-store/paths.js';
+import { callTool, say } from '../../helpers/anthropic-server.js';
+import { rawAcp } from '../../helpers/acp-raw.js';
+import { useScriptedProjects } from '../../helpers/project.js';
+import { until } from '../../helpers/until.js';
+
+const prepare = useScriptedProjects();
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+const refuse = () => ({ error: { code: -32601, message: 'not offered' } });
+
+/** A shell command that waits for `go`, then writes `side-effect`; `marker` finds its process. */
+function waitingCommand(): { command: string; marker: string } {
+  const marker = `keel-acp-gone-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  return { marker, command: `: ${marker}; while [ ! -e go ]; do sleep 0.05; done; echo late > side-effect` };
+}
+const running = (marker: string) => spawnSync('pgrep', ['-f', marker]).status === 0;
+const locks = (home: string, dir: string) => readdirSync(projectDir(home, dir)).filter((name) => name.endsWith('.lock'));
+const sessionText = (home: string, dir: string, id: string) => readFileSync(path.join(projectDir(home, dir), `${id}.jsonl`), 'utf8');
+
+async function opened(cwd: string, env: Record<string, string>, answer: Parameters<typeof rawAcp>[2] = refuse, clientCapabilities: object = {}) {
+  const acp = rawAcp(cwd, env, answer, children);
+  await acp.request('initialize', { protocolVersion: 1, clientCapabilities });
+  const { result } = await acp.request('session/new', { cwd, mcpServers: [] });
+  return { acp, sessionId: result.sessionId as string };
+}
+
+describe('keel acp and an editor that goes away mid-turn', () => {
+  it('stops reading stdout while a command runs: the command is killed, the lock freed, one line on stderr, exit 141', async () => {
+    const { command, marker } = waitingCommand();
+    const { ws, env } = await prepare([callTool('bash', { command }, 'toolu_wait'), say('never reached')]);
+    const { acp, sessionId } = await opened(ws.dir, env);
+    await acp.request('session/set_mode', { sessionId, modeId: 'auto' });
+    void acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'PROMPT-OF-THE-GONE-EDITOR' }] });
+    await until(() => running(marker), 'the command to start');
+    acp.child.stdout.destroy();
+    // The editor still writes: Keel's answer meets the closed pipe while the command runs.
+    acp.write(`${JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'session/set_mode', params: { sessionId, modeId: 'ask' } })}\n`);
+    expect(await acp.exited).toBe(141);
+    expect(acp.stderr()).toBe('keel: acp: the editor stopped reading stdout (EPIPE): every session was stopped and its tools ended\n');
+    expect(running(marker)).toBe(false);
+    expect(locks(env.KEEL_HOME!, ws.dir)).toEqual([]);
+    expect(sessionText(env.KEEL_HOME!, ws.dir, sessionId)).toContain('PROMPT-OF-THE-GONE-EDITOR');
+    expect(existsSync(path.join(ws.dir, 'side-effect'))).toBe(false);
+  });
+
+  it('closes stdin while the model answers: the turn stops, the prompt is on file, the lock freed, exit 0', async () => {
+    let asked!: () => void;
+    const modelAsked = new Promise<void>((resolve) => (asked = resolve));
+    const { ws, env } = await prepare([
+      () => {
+        asked();
+        return { fault: 'hang' };
+      },
+    ]);
+    const { acp, sessionId } = await opened(ws.dir, env);
+    void acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'PROMPT-KEPT-ON-CLOSE' }] });
+    await modelAsked;
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+    expect(acp.stderr()).toBe('');
+    expect(sessionText(env.KEEL_HOME!, ws.dir, sessionId)).toContain('PROMPT-KEPT-ON-CLOSE');
+    expect(locks(env.KEEL_HOME!, ws.dir)).toEqual([]);
+  });
+});
+
+describe('session/load of a session the editor does not hold whole', () => {
+  it('refuses a prefix, a path, another project\'s session and a load while a prompt runs; the open session is untouched', async () => {
+    let hung!: () => void;
+    const hanging = new Promise<void>((resolve) => (hung = resolve));
+    const { ws, env, server } = await prepare([
+      say('first answer'),
+      () => {
+        hung();
+        return { fault: 'hang' };
+      },
+      say('still the same session'),
+    ]);
+    const { acp, sessionId } = await opened(ws.dir, env);
+    expect((await acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'FIRST' }] })).result).toEqual({ stopReason: 'end_turn' });
+    const load = (id: unknown, cwd = ws.dir) => acp.request('session/load', { sessionId: id, cwd, mcpServers: [] });
+
+    // A prefix resolves on the command line (`--resume`), never here: it would open a second writer of the file.
+    expect((await load(sessionId.slice(0, 8))).error).toEqual({
+      code: -32002,
+      message: `session/load: no session "${sessionId.slice(0, 8)}" in this project (session/load takes a whole session id, as session/new answered it)`,
+      data: { sessionId: sessionId.slice(0, 8) },
+    });
+    expect((await load('../../etc')).error).toMatchObject({ code: -32002, message: 'session/load: "../../etc" is not a session id (letters, digits, "-" and "_" only)' });
+    expect((await load(42)).error).toMatchObject({ code: -32602, data: { sessionId: expect.anything() } });
+    const elsewhere = path.join(ws.home, 'elsewhere');
+    mkdirSync(elsewhere);
+    expect((await load(sessionId, elsewhere)).error).toMatchObject({ code: -32002, message: `session/load: no session "${sessionId}" in this project (run keel sessions to list them)` });
+
+    // A load that fails leaves the open session as it was, and one while a prompt runs is refused, not a cancel.
+    const turn = acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'SECOND' }] });
+    await hanging;
+    expect((await load(sessionId)).error).toMatchObject({ code: -32600, message: expect.stringContaining(`session/load: a prompt is running in session "${sessionId}"`) });
+    acp.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } })}\n`);
+    expect((await turn).result).toEqual({ stopReason: 'cancelled' });
+    expect((await acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'THIRD' }] })).result).toEqual({ stopReason: 'end_turn' });
+    expect(JSON.stringify(server.messageRequests()[2]!.body.messages)).toContain('FIRST');
+
+    // One writer per session file: the file holds each prompt once.
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+    const file = sessionText(env.KEEL_HOME!, ws.dir, sessionId);
+    expect(file.split('FIRST').length - 1).toBe(1);
+    expect(file.split('THIRD').length - 1).toBe(1);
+    expect(acp.nonJson).toEqual([]);
+  });
+});
+
+describe("an editor's answers to Keel's fs and terminal requests", () => {
+  it('a read answered without text, and a terminal without an id, fail their call naming the field; the session goes on', async () => {
+    const { ws, env, server } = await prepare([
+      callTool('read_file', { path: 'a.txt' }, 'toolu_number'),
+      callTool('read_file', { path: 'a.txt' }, 'toolu_missing'),
+      callTool('bash', { command: 'echo ran > ran.txt' }, 'toolu_term'),
+      say('done'),
+    ]);
+    writeFileSync(path.join(ws.dir, 'a.txt'), 'on disk');
+    let reads = 0;
+    const { acp, sessionId } = await opened(
+      ws.dir,
+      env,
+      (message) => {
+        if (message.method === 'fs/read_text_file') return { result: reads++ === 0 ? { content: 5 } : {} };
+        if (message.method === 'terminal/create') return { result: {} };
+        return refuse();
+      },
+      { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+    );
+    await acp.request('session/set_mode', { sessionId, modeId: 'auto' });
+    expect((await acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] })).result).toEqual({ stopReason: 'end_turn' });
+    const failed = acp.messages
+      .filter((m) => m.method === 'session/update' && m.params.update.status === 'failed')
+      .map((m) => [m.params.update.toolCallId, m.params.update.content?.[0]?.content?.text]);
+    const abs = path.join(ws.dir, 'a.txt');
+    expect(failed).toEqual([
+      ['toolu_number', expect.stringContaining(`the editor's answer to fs/read_text_file for ${abs} has no text: content is a number, not a string`)],
+      ['toolu_missing', expect.stringContaining(`the editor's answer to fs/read_text_file for ${abs} has no text: content is missing, not a string`)],
+      ['toolu_term', expect.stringContaining("the editor's answer to terminal/create has no terminalId")],
+    ]);
+    expect(existsSync(path.join(ws.dir, 'ran.txt'))).toBe(false);
+    expect(server.messageRequests()).toHaveLength(4);
+    expect(acp.child.exitCode).toBe(null);
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+  });
+});
