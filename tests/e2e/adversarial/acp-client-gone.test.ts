@@ -160,3 +160,50 @@ describe("an editor's answers to Keel's fs and terminal requests", () => {
     expect(await acp.exited).toBe(0);
   });
 });
+
+describe("the editor's fs and terminals only after the permission policy allowed the call", () => {
+  it('a rejected read outside the project and a rejected write never reach the editor; a terminal past its timeout is killed', async () => {
+    const { ws, env, server } = await prepare([
+      callTool('read_file', { path: '../canary.txt' }, 'toolu_outside'),
+      callTool('write_file', { path: 'w.txt', content: 'W' }, 'toolu_write'),
+      callTool('bash', { command: 'sleep 30', timeout: 500 }, 'toolu_slow'),
+      say('done'),
+    ]);
+    // A canary outside the project: its text must not reach the model, nor its path the editor.
+    const canary = path.join(path.dirname(ws.dir), 'canary.txt');
+    writeFileSync(canary, 'CANARY-OUTSIDE-THE-PROJECT');
+    const fsRequests: Array<Record<string, any>> = [];
+    const { acp, sessionId } = await opened(
+      ws.dir,
+      env,
+      (message) => {
+        if (message.method === 'fs/read_text_file' || message.method === 'fs/write_text_file') {
+          fsRequests.push(message.params);
+          return { result: message.method === 'fs/read_text_file' ? { content: 'FROM-THE-EDITOR' } : {} };
+        }
+        if (message.method === 'session/request_permission') {
+          const bash = message.params.toolCall.toolCallId === 'toolu_slow';
+          return { result: { outcome: { outcome: 'selected', optionId: bash ? 'allow_once' : 'reject_once' } } };
+        }
+        if (message.method === 'terminal/create') return { result: { terminalId: 't-slow' } };
+        if (message.method === 'terminal/wait_for_exit') return undefined; // never exits on its own
+        if (message.method === 'terminal/output') return { result: { output: 'partial', truncated: false } };
+        if (message.method === 'terminal/kill' || message.method === 'terminal/release') return { result: {} };
+        return refuse();
+      },
+      { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+    );
+    expect((await acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] })).result).toEqual({ stopReason: 'end_turn' });
+    expect(fsRequests).toEqual([]);
+    const asked = acp.messages.filter((m) => m.method === 'session/request_permission').map((m) => m.params.toolCall.toolCallId);
+    expect(asked).toEqual(['toolu_outside', 'toolu_write', 'toolu_slow']);
+    const sent = JSON.stringify(server.messageRequests().map((r) => r.body.messages));
+    expect(sent).not.toContain('CANARY-OUTSIDE-THE-PROJECT');
+    expect(existsSync(path.join(ws.dir, 'w.txt'))).toBe(false);
+    const methods = acp.messages.filter((m) => typeof m.method === 'string' && m.method.startsWith('terminal/')).map((m) => m.method);
+    expect(methods).toEqual(expect.arrayContaining(['terminal/create', 'terminal/kill', 'terminal/release']));
+    expect(sent).toContain('Command timed out after 500 ms');
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+  });
+});
