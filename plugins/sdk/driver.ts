@@ -288,7 +288,7 @@ export class ProtocolDriver {
         return {};
       case 'set_permission_mode': {
         const mode = typeof request.mode === 'string' ? normalizePermissionMode(request.mode) : undefined;
-        if (!mode) throw new Error(`set_permission_mode: unknown mode ${JSON.stringify(request.mode)} (auto, edits, ask, manual, default, acceptEdits, bypassPermissions)`);
+        if (!mode) throw new Error(`set_permission_mode: unknown mode ${JSON.stringify(request.mode)} (auto, edits, ask, manual, plan, default, acceptEdits, bypassPermissions)`);
         const bypassOff = kernel.config.managed?.disableBypassPermissionsMode;
         if (mode === 'auto' && bypassOff) throw new Error(`set_permission_mode: the auto (bypassPermissions) mode is disabled by managed settings (${bypassOff})`);
         this.overrides.permissionMode = mode;
