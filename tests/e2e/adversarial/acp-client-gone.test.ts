@@ -112,12 +112,29 @@ describe('session/load of a session the editor does not hold whole', () => {
     expect((await acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'THIRD' }] })).result).toEqual({ stopReason: 'end_turn' });
     expect(JSON.stringify(server.messageRequests()[2]!.body.messages)).toContain('FIRST');
 
+    // Two loads of one id at once, and a prompt before the load answered: the first load wins, the others wait their turn.
+    const answers = [301, 302, 303].map((id) => new Promise<Record<string, any>>((resolve) => acp.waiters.set(id, resolve)));
+    acp.write(
+      [
+        { jsonrpc: '2.0', id: 301, method: 'session/load', params: { sessionId, cwd: ws.dir, mcpServers: [] } },
+        { jsonrpc: '2.0', id: 302, method: 'session/load', params: { sessionId, cwd: ws.dir, mcpServers: [] } },
+        { jsonrpc: '2.0', id: 303, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'TOO-EARLY' }] } },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(''),
+    );
+    const [first, second, early] = await Promise.all(answers);
+    expect(first!.result.modes.currentModeId).toBe('ask');
+    expect(second!.error).toMatchObject({ code: -32600, message: expect.stringContaining(`session/load: session "${sessionId}" is being loaded already`) });
+    expect(early!.error).toMatchObject({ code: -32600, message: expect.stringContaining(`session "${sessionId}" is being loaded (wait for the session/load answer)`) });
+
     // One writer per session file: the file holds each prompt once.
     acp.child.stdin.end();
     expect(await acp.exited).toBe(0);
     const file = sessionText(env.KEEL_HOME!, ws.dir, sessionId);
     expect(file.split('FIRST').length - 1).toBe(1);
     expect(file.split('THIRD').length - 1).toBe(1);
+    expect(file).not.toContain('TOO-EARLY');
     expect(acp.nonJson).toEqual([]);
   });
 });
