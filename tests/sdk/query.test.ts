@@ -150,6 +150,32 @@ describe('query() from keel/sdk', () => {
     expect(JSON.stringify(server.messageRequests()[1]!.body.system)).not.toContain('HOST PLUGIN WAS HERE');
   });
 
+  it('a canUseTool that throws, or answers nothing, denies the call saying why; the query goes on', async () => {
+    const { env, ws, server } = await prepare([
+      callTool('write_file', { path: 'thrown.txt', content: 'T' }, 'toolu_throw'),
+      callTool('write_file', { path: 'nothing.txt', content: 'N' }, 'toolu_nothing'),
+      say('both refused'),
+    ]);
+    const q = query({
+      prompt: 'write two files',
+      options: {
+        cwd: ws.dir,
+        env,
+        canUseTool: async (_tool, input) => {
+          if ((input as { path?: string }).path === 'thrown.txt') throw new Error('the host callback broke');
+          return undefined as never;
+        },
+      },
+    });
+    const seen: SDKMessage[] = [];
+    for await (const message of q) seen.push(message);
+    expect(seen.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'both refused' });
+    expect(existsSync(`${ws.dir}/thrown.txt`)).toBe(false);
+    expect(existsSync(`${ws.dir}/nothing.txt`)).toBe(false);
+    expect(toolResultsOf(server.messageRequests()[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('the host callback broke') });
+    expect(toolResultsOf(server.messageRequests()[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('the host answered can_use_tool with behavior undefined') });
+  });
+
   it('names a bad option in its error', async () => {
     const { env, ws } = await prepare([]);
     const q = query({ prompt: 'x', options: { cwd: ws.dir, env, preset: 'turbo' } });
