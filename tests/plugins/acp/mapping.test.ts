@@ -129,4 +129,11 @@ describe('session kernels', () => {
     expect(kernel.state).not.toBe(base.state);
     expect(base.config.mcpServers).toEqual({ mine: { command: 'x' } });
   });
+
+  it('keep the configured project for a folder inside it, a folder named `..x` included; a sibling is its own project', () => {
+    const base = testKernel([toolsFs(), acp()], { cwd: '/p', projectRoot: '/p' });
+    expect(sessionKernel(base, '/p/..x', []).config.projectRoot).toBe('/p');
+    expect(sessionKernel(base, '/p', []).config.projectRoot).toBe('/p');
+    expect(sessionKernel(base, '/p2', []).config.projectRoot).toBe('/p2');
+  });
 });
