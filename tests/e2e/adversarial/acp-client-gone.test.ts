@@ -224,3 +224,33 @@ describe("the editor's fs and terminals only after the permission policy allowed
     expect(await acp.exited).toBe(0);
   });
 });
+
+describe('session/load after the editor went away', () => {
+  it('replays the history, then the commands, the mode and the plan the session had', async () => {
+    const todos = [
+      { content: 'read the code', status: 'completed', activeForm: 'Reading the code' },
+      { content: 'fix the bug', status: 'in_progress', activeForm: 'Fixing the bug' },
+    ];
+    const { ws, env } = await prepare([callTool('todo_write', { todos }, 'toolu_plan'), say('planned')]);
+    const first = await opened(ws.dir, env);
+    await first.acp.request('session/set_mode', { sessionId: first.sessionId, modeId: 'edits' });
+    expect((await first.acp.request('session/prompt', { sessionId: first.sessionId, prompt: [{ type: 'text', text: 'make a plan' }] })).result).toEqual({ stopReason: 'end_turn' });
+    first.acp.child.stdin.end();
+    expect(await first.acp.exited).toBe(0);
+
+    const acp = rawAcp(ws.dir, env, refuse, children);
+    await acp.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const loaded = await acp.request('session/load', { sessionId: first.sessionId, cwd: ws.dir, mcpServers: [] });
+    expect(loaded.result.modes.currentModeId).toBe('edits');
+    await until(() => acp.messages.some((m) => m.params?.update?.sessionUpdate === 'plan'), 'the plan');
+    const kinds = acp.messages.filter((m) => m.method === 'session/update').map((m) => m.params.update.sessionUpdate);
+    expect(kinds).toEqual(['user_message_chunk', 'tool_call', 'tool_call_update', 'agent_message_chunk', 'available_commands_update', 'current_mode_update', 'plan']);
+    const plan = acp.messages.find((m) => m.params?.update?.sessionUpdate === 'plan')!.params.update;
+    expect(plan.entries).toEqual([
+      { content: 'read the code', priority: 'medium', status: 'completed' },
+      { content: 'fix the bug', priority: 'medium', status: 'in_progress' },
+    ]);
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+  });
+});
