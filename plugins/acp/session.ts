@@ -79,11 +79,19 @@ export class AcpSession implements AcpHost {
   ) {
     session.data.set(HOST_KEY, this);
     this.stopObserving = kernel.observe((event) => this.onEvent(event));
+    // A session resumed in auto mode where managed settings forbid it is shown as what it runs in: ask.
+    if (this.bypassOff() && session.permissionMode === 'auto') session.permissionMode = 'ask';
   }
 
-  /** The modes as `session/new` returns them. */
+  /** The managed settings file that disables auto (bypassPermissions) mode, if one does. */
+  private bypassOff(): string | undefined {
+    return this.kernel.config.managed?.disableBypassPermissionsMode;
+  }
+
+  /** The modes as `session/new` returns them: auto only where managed settings allow it. */
   modes() {
-    return { currentModeId: this.session.permissionMode, availableModes: MODES.map((m) => ({ ...m })) };
+    const off = this.bypassOff();
+    return { currentModeId: this.session.permissionMode, availableModes: MODES.filter((m) => !(off && m.id === 'auto')).map((m) => ({ ...m })) };
   }
 
   /** What an editor shows once a session is open: its slash commands, its mode, its plan. */
@@ -152,7 +160,9 @@ export class AcpSession implements AcpHost {
 
   setMode(modeId: string): void {
     const mode = MODES.find((m) => m.id === modeId) ? (modeId as PermissionMode) : normalizePermissionMode(modeId);
-    if (!mode) throw RequestError.invalidParams({ modeId }, `unknown mode ${JSON.stringify(modeId)} (modes: ${MODES.map((m) => m.id).join(', ')})`);
+    const modes = this.modes().availableModes.map((m) => m.id);
+    if (mode === 'auto' && this.bypassOff()) throw RequestError.invalidParams({ modeId }, `modeId: the auto (bypassPermissions) mode is disabled by managed settings (disableBypassPermissionsMode in ${this.bypassOff()}) (modes: ${modes.join(', ')})`);
+    if (!mode) throw RequestError.invalidParams({ modeId }, `unknown mode ${JSON.stringify(modeId)} (modes: ${modes.join(', ')})`);
     if (this.session.permissionMode === mode) return;
     const from = this.session.permissionMode;
     this.session.permissionMode = mode;
