@@ -48,8 +48,27 @@ export async function runAcpCommand(args: string[], ctx: { kernel: Kernel; io: I
     ctx.io.stderr.write(`keel: acp: unexpected argument "${args[0]}" (keel acp takes none; configure Keel in agent.config.ts)\n`);
     return 2;
   }
-  return runAcp(ctx.kernel, ctx.io, new AbortController().signal, ctx.env);
+  // An editor stops its agent with a signal: the sessions end as on a closed connection (their tools are killed
+  // rather than left running), and Keel exits as a shell reports it (128 + the signal's number). A second signal
+  // leaves at once.
+  const controller = new AbortController();
+  let signalled: number | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled !== undefined) process.exit(signalled);
+    signalled = 128 + SIGNAL_NUMBERS[signal as keyof typeof SIGNAL_NUMBERS];
+    controller.abort(new Error(`interrupted by ${signal}`));
+  };
+  const signals = Object.keys(SIGNAL_NUMBERS) as NodeJS.Signals[];
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    const code = await runAcp(ctx.kernel, ctx.io, controller.signal, ctx.env);
+    return signalled ?? code;
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+  }
 }
+
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 
 export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if (io.stdin.isTTY) io.stderr.write('keel acp: serving the Agent Client Protocol on stdin/stdout; an editor starts it (README, "Editors"). Ctrl+D ends it.\n');

@@ -75,6 +75,32 @@ describe('keel acp and an editor that goes away mid-turn', () => {
   });
 });
 
+describe('keel acp stopped by a signal mid-command', () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+    ['SIGHUP', 129],
+  ] as const)('%s: the command is killed, the prompt kept, the lock freed, exit %i', async (signal, code) => {
+    const { command, marker } = waitingCommand();
+    const { ws, env } = await prepare([callTool('bash', { command }, 'toolu_wait'), say('never reached')]);
+    const { acp, sessionId } = await opened(ws.dir, env);
+    await acp.request('session/set_mode', { sessionId, modeId: 'auto' });
+    void acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'PROMPT-BEFORE-THE-SIGNAL' }] });
+    try {
+      await until(() => running(marker), 'the command to start');
+      acp.child.kill(signal);
+      expect(await acp.exited).toBe(code);
+      expect(running(marker)).toBe(false);
+    } finally {
+      // Should the test fail with the command alive, it goes by its own pids.
+      for (const pid of spawnSync('pgrep', ['-f', marker]).stdout.toString().split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+    }
+    expect(locks(env.KEEL_HOME!, ws.dir)).toEqual([]);
+    expect(sessionText(env.KEEL_HOME!, ws.dir, sessionId)).toContain('PROMPT-BEFORE-THE-SIGNAL');
+    expect(acp.stderr()).not.toMatch(/\n\s+at /);
+  });
+});
+
 describe('session/load of a session the editor does not hold whole', () => {
   it('refuses a prefix, a path, another project\'s session and a load while a prompt runs; the open session is untouched', async () => {
     let hung!: () => void;
