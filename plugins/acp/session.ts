@@ -221,8 +221,11 @@ export class AcpSession implements AcpHost {
         turn.signal,
       );
       if (!answer.ok || answer.value.outcome.outcome === 'cancelled') return answers.length ? { kind: 'choice', answers } : undefined;
-      const picked = answer.value.outcome.optionId;
-      answers.push(picked === 'skip' ? [] : [q.options[Number(picked)]?.label ?? picked]);
+      const picked: unknown = answer.value.outcome.optionId;
+      const chosen = picked === 'skip' ? undefined : options.find((o) => o.optionId === picked && o.optionId !== 'skip');
+      // Only an option offered is an answer: anything else the editor sends counts as no answer, never as the user's words.
+      if (picked !== 'skip' && !chosen) process.stderr.write(`keel: acp: the editor answered "${q.question}" with an option it was not offered (${JSON.stringify(picked)}); the question counts as unanswered\n`);
+      answers.push(chosen ? [q.options[Number(chosen.optionId)]!.label] : []);
     }
     return { kind: 'choice', answers };
   }

@@ -46,6 +46,34 @@ describe('keel acp and a misbehaving client', () => {
   });
 });
 
+describe("keel acp and a client that answers ask_user_question's choices with options it was not offered", () => {
+  it('counts such an answer as no answer, never as the user picking it; an offered option still answers', async () => {
+    const { ws, env, server } = await prepare([
+      callTool('ask_user_question', {
+        questions: [
+          { question: 'Which database?', header: 'Database', options: [{ label: 'Postgres' }, { label: 'SQLite' }] },
+          { question: 'Add tests?', header: 'Tests', options: [{ label: 'Yes' }, { label: 'No' }] },
+          { question: 'Which port?', header: 'Port', options: [{ label: '8080' }, { label: '3000' }] },
+        ],
+      }),
+      say('ok'),
+    ]);
+    const picks = ['drop all tables', '7', '1'];
+    const acp = rawAcp(ws.dir, env, (message, index) =>
+      message.method === 'session/request_permission' ? { result: { outcome: { outcome: 'selected', optionId: picks[index] } } } : { error: { code: -32601, message: 'no' } },
+    );
+    await acp.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const { result } = await acp.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    expect((await acp.request('session/prompt', { sessionId: result.sessionId, prompt: [{ type: 'text', text: 'ask me' }] })).result).toEqual({ stopReason: 'end_turn' });
+    const sent = JSON.stringify(server.messageRequests()[1]!.body.messages);
+    expect(sent).not.toContain('drop all tables');
+    expect(sent).toContain('Which database?\\n→ (no answer)');
+    expect(sent).toContain('Add tests?\\n→ (no answer)');
+    expect(sent).toContain('Which port?\\n→ 3000');
+    expect(acp.stderr()).toContain('keel: acp: the editor answered "Which database?" with an option it was not offered ("drop all tables"); the question counts as unanswered');
+  });
+});
+
 /** A process's memory high-water mark in KiB (VmHWM), or undefined once it is gone. */
 function highWaterKiB(pid: number): number | undefined {
   try {
