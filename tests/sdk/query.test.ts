@@ -176,6 +176,41 @@ describe('query() from keel/sdk', () => {
     expect(toolResultsOf(server.messageRequests()[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('the host answered can_use_tool with behavior undefined') });
   });
 
+  it.each(['in-process', 'process'] as const)('%s: an interrupt while canUseTool waits aborts its signal; its late answer is dropped without an error line', async (transport) => {
+    const { env, ws } = await prepare([callTool('write_file', { path: 'late.txt', content: 'L' }, 'toolu_late'), say('never reached')]);
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => (asked = resolve));
+    let reason: unknown;
+    const q = query({
+      prompt: 'write late.txt',
+      options: {
+        cwd: ws.dir,
+        env,
+        transport,
+        canUseTool: (_tool, _input, { signal }) =>
+          new Promise((resolve) => {
+            asked();
+            signal.addEventListener('abort', () => {
+              reason = signal.reason;
+              // A host that answers anyway, after Keel gave up on the question.
+              resolve({ behavior: 'allow' });
+            });
+          }),
+      },
+    });
+    const seen: SDKMessage[] = [];
+    const reading = (async () => {
+      for await (const message of q) seen.push(message);
+    })();
+    await asking;
+    await q.interrupt();
+    await reading;
+    expect(seen.at(-1)).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+    expect(String(reason)).toContain('the turn ended before canUseTool answered');
+    expect(seen.filter((m) => m.type === 'system' && m.subtype === 'error')).toEqual([]);
+    expect(existsSync(`${ws.dir}/late.txt`)).toBe(false);
+  });
+
   it('names a bad option in its error', async () => {
     const { env, ws } = await prepare([]);
     const q = query({ prompt: 'x', options: { cwd: ws.dir, env, preset: 'turbo' } });
