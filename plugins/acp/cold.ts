@@ -14,6 +14,8 @@ import { ACP_MAX_MESSAGE_BYTES, describeLimit, lineLimit } from './line-limit.js
 
 /** 128 + SIGPIPE, what a shell reports for a program a closed pipe stopped (as `keel -p` and SDK mode exit). */
 const READER_GONE_EXIT = 141;
+/** How long the sessions get to stop once the connection closed. */
+const CLOSE_GRACE_MS = 5000;
 
 const USAGE = `Usage: keel acp
 
@@ -131,7 +133,15 @@ export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: N
     return 1;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    await agent.closeAll();
+    // A turn that ignores its abort (a plugin's tool or hook that never settles) must not keep Keel running for an
+    // editor that is gone: the sessions get a few seconds to stop, then Keel leaves (its exit ends their processes).
+    let grace: NodeJS.Timeout | undefined;
+    const stuck = await Promise.race([
+      agent.closeAll().then(() => false),
+      new Promise<boolean>((resolve) => (grace = setTimeout(() => resolve(true), CLOSE_GRACE_MS))),
+    ]);
+    clearTimeout(grace);
+    if (stuck) io.stderr.write(`keel: acp: a session did not stop within ${CLOSE_GRACE_MS / 1000} s of the connection closing (a tool or plugin ignores cancellation); Keel leaves without it\n`);
     // The listener stays: a write still in flight may fail after this, and must not become an uncaught error.
     if (readerGone) io.stderr.write(`keel: acp: the editor stopped reading stdout (${readerGone}): every session was stopped and its tools ended\n`);
     process.off('uncaughtException', stray);

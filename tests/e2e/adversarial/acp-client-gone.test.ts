@@ -75,6 +75,24 @@ describe('keel acp and an editor that goes away mid-turn', () => {
   });
 });
 
+describe('keel acp and a turn that ignores its cancellation', () => {
+  it('leaves a few seconds after stdin closed, saying so, though a tool never settles', async () => {
+    const { ws, env } = await prepare([callTool('read_file', { path: 'a.txt' }, 'toolu_stuck'), say('never reached')]);
+    ws.write('a.txt', 'a');
+    // A plugin whose toolExecute tap never settles and never looks at the abort signal.
+    writeFileSync(
+      path.join(env.KEEL_HOME!, 'agent.config.mjs'),
+      "export default { plugins: [{ name: 'stuck', kernel: '^1.0.0', apply(k) { k.hooks.toolExecute.tapPromise({ name: 'stuck', stage: -1000 }, () => new Promise(() => {})); } }] };\n",
+    );
+    const { acp, sessionId } = await opened(ws.dir, env);
+    void acp.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read a.txt' }] });
+    await until(() => acp.messages.some((m) => m.params?.update?.toolCallId === 'toolu_stuck' && m.params.update.status === 'in_progress'), 'the stuck call to start');
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+    expect(acp.stderr()).toContain('keel: acp: a session did not stop within 5 s of the connection closing (a tool or plugin ignores cancellation); Keel leaves without it');
+  }, 30_000);
+});
+
 describe('keel acp stopped by a signal mid-command', () => {
   it.each([
     ['SIGTERM', 143],
