@@ -81,6 +81,10 @@ describe('prompts', () => {
     expect(refusal(() => toKeelContent([{ type: 'text', text: 'a' }, { type: 'audio', data: '', mimeType: 'audio/wav' }]))).toEqual({ code: -32602, message: "Invalid params: prompt[1]: audio is not supported (the agent's promptCapabilities.audio is false)" });
     expect(refusal(() => toKeelContent([{ type: 'image', data: '', mimeType: 'image/tiff' }])).message).toContain('prompt[0]: image type image/tiff is not one the model takes');
     expect(refusal(() => toKeelContent([])).message).toContain('prompt: empty');
+    expect(refusal(() => toKeelContent([{ type: 'text', text: 'a' }, { type: 'image', data: '', mimeType: 'image/png' }]))).toEqual({ code: -32602, message: 'Invalid params: prompt[1].data: empty (an image needs its base64 data)' });
+    expect(refusal(() => toKeelContent([{ type: 'resource', resource: { uri: 'file:///a.pdf', mimeType: 'application/pdf', blob: '' } }])).message).toContain(
+      'prompt[0].resource.blob: empty (a resource of type application/pdf needs its base64 data)',
+    );
   });
 });
 
