@@ -92,6 +92,10 @@ export async function runAcp(kernel: Kernel, io: Io, signal: AbortSignal, env: N
     closeConnection(new Error(`the editor stopped reading stdout (${readerGone})`));
   };
   stdout.on('error', onReaderGone);
+  // An editor that closed Keel's stderr (its agent log) loses the log, nothing else: a failed write there is not an
+  // error to report (on stderr, which would fail again, over and over).
+  const stderrGone = () => undefined;
+  io.stderr.on('error', stderrGone);
   const output = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       if (readerGone) return callback();

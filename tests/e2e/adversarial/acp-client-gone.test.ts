@@ -75,6 +75,25 @@ describe('keel acp and an editor that goes away mid-turn', () => {
   });
 });
 
+describe('keel acp and an editor that closed its stderr', () => {
+  it('goes on serving: the log is lost, the sessions are not', async () => {
+    const { ws, env } = await prepare([say('still answering')]);
+    // A plugin that logs a lot as each session starts: every line meets the closed pipe.
+    writeFileSync(
+      path.join(env.KEEL_HOME!, 'agent.config.mjs'),
+      "export default { plugins: [{ name: 'noisy', kernel: '^1.0.0', apply(k) { k.hooks.sessionStart.tapPromise('noisy', async () => { for (let i = 0; i < 2000; i++) console.log('noise ' + 'x'.repeat(100)); }); } }] };\n",
+    );
+    const acp = rawAcp(ws.dir, env, refuse, children);
+    await acp.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    acp.child.stderr.destroy();
+    const { result } = await acp.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    expect((await acp.request('session/prompt', { sessionId: result.sessionId, prompt: [{ type: 'text', text: 'hi' }] })).result).toEqual({ stopReason: 'end_turn' });
+    acp.child.stdin.end();
+    expect(await acp.exited).toBe(0);
+    expect(acp.nonJson).toEqual([]);
+  });
+});
+
 describe('keel acp and a turn that ignores its cancellation', () => {
   it('leaves a few seconds after stdin closed, saying so, though a tool never settles', async () => {
     const { ws, env } = await prepare([callTool('read_file', { path: 'a.txt' }, 'toolu_stuck'), say('never reached')]);
