@@ -16,6 +16,8 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
   const pending = new Map<string, (reply: Reply) => void>();
   const userLabels = new Set<string>();
   const asks = new AbortController();
+  /** canUseTool calls in flight, by request id: a turn's result ends them (Keel no longer waits for their answer). */
+  const inflight = new Map<string, AbortController>();
   let requests = 0;
   let answered = 0;
   let promptDone = false;
@@ -55,16 +57,24 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
       return;
     }
     if (!options.canUseTool) return respond({ behavior: 'deny', message: 'the host gave no canUseTool callback' });
+    const ask = new AbortController();
+    inflight.set(id, ask);
+    const follow = () => ask.abort(asks.signal.reason);
+    if (asks.signal.aborted) follow();
+    else asks.signal.addEventListener('abort', follow, { once: true });
     try {
       const decision = await options.canUseTool(String(req.tool_name), req.input, {
-        signal: asks.signal,
+        signal: ask.signal,
         toolUseId: String(req.tool_use_id),
         reason: typeof req.decision_reason === 'string' ? req.decision_reason : undefined,
         subagent: req.subagent as { name: string; parent_tool_use_id: string } | undefined,
       });
-      respond(decision);
+      if (!ask.signal.aborted) respond(decision);
     } catch (err) {
-      t.send(protocol.controlError(id, errorMessage(err)));
+      if (!ask.signal.aborted) t.send(protocol.controlError(id, errorMessage(err)));
+    } finally {
+      inflight.delete(id);
+      asks.signal.removeEventListener('abort', follow);
     }
   };
 
@@ -103,7 +113,11 @@ export function query({ prompt, options = {} }: { prompt: string | AsyncIterable
       }
       out.push(message as SDKMessage);
       // A turn is answered by its result, or by an error naming its message (it was not a valid turn).
-      if (message.type === 'result' && !message.parent_tool_use_id) answered++;
+      if (message.type === 'result' && !message.parent_tool_use_id) {
+        answered++;
+        // The turn is over: a question still open was given up by Keel (an interrupt), and its callback is told so.
+        for (const ask of inflight.values()) ask.abort(new Error('the turn ended before canUseTool answered'));
+      }
       else if (message.type === 'system' && message.subtype === 'error' && [...userLabels].some((label) => String(message.error).startsWith(`${label}:`))) answered++;
       maybeEnd(t);
     }

@@ -137,11 +137,16 @@ export function processTransport(options: QueryOptions): Transport {
   child.stdin.on('error', () => undefined);
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   async function* messages(): AsyncGenerator<OutMessage> {
+    // Exit 1 after a failed turn's result only repeats what that result says: the query ends as in-process.
+    let lastFailedResult = false;
     for await (const item of readLines(child.stdout, 'keel stdout')) {
       if ('error' in item) throw new Error(`${item.where}: ${item.error}`);
-      yield item.value as OutMessage;
+      const message = item.value as OutMessage;
+      if (message.type === 'result' && !message.parent_tool_use_id) lastFailedResult = message.is_error === true;
+      yield message;
     }
     const code = await exited;
+    if (code === 1 && lastFailedResult) return;
     if (code !== 0 && code !== null) throw new Error(`keel exited with code ${code}: ${stderr.trim().split('\n').pop() ?? ''}`);
   }
   let lines = 0;

@@ -36,6 +36,9 @@ function readable(err: unknown, what: string): RequestError {
 export class KeelAgent {
   private caps: ClientCapabilities = {};
   private readonly sessions = new Map<string, AcpSession>();
+  private disconnected = false;
+  /** Session ids a session/load is opening: another load or a prompt of the same id waits for its answer. */
+  private readonly loading = new Set<string>();
 
   constructor(
     private readonly base: Kernel,
@@ -66,9 +69,14 @@ export class KeelAgent {
   }
 
   private sessionOf(sessionId: string): AcpSession {
+    if (this.loading.has(sessionId)) throw RequestError.invalidRequest({ sessionId }, `session "${sessionId}" is being loaded (wait for the session/load answer)`);
     const session = this.sessions.get(sessionId);
     if (!session) throw new RequestError(-32002, `unknown session "${sessionId}" (open it with session/new or session/load first)`, { sessionId });
     return session;
+  }
+
+  private notWhole(sessionId: string): RequestError {
+    return new RequestError(-32002, `session/load: no session "${sessionId}" in this project (session/load takes a whole session id, as session/new answered it)`, { sessionId });
   }
 
   private checkCwd(cwd: string): string {
@@ -77,11 +85,12 @@ export class KeelAgent {
     return cwd;
   }
 
-  private async open(cwd: string, servers: McpServer[], init: Partial<SessionInit>, client: AgentContext): Promise<AcpSession> {
+  /** A session on a kernel of its own; `register` false leaves adding it to the open sessions to the caller. */
+  private async open(cwd: string, servers: McpServer[], init: Partial<SessionInit>, client: AgentContext, register = true): Promise<AcpSession> {
     const kernel = sessionKernel(this.base, this.checkCwd(cwd), servers);
     const session = await startSession(kernel, { cwd, ...init });
-    const acp = new AcpSession(session.id, kernel, session, client, this.caps);
-    this.sessions.set(session.id, acp);
+    const acp = new AcpSession(session.id, kernel, session, client, this.caps, () => !this.disconnected);
+    if (register) this.sessions.set(session.id, acp);
     return acp;
   }
 
@@ -128,20 +137,13 @@ export class KeelAgent {
       })
       .onRequest('session/load', async ({ params, client }) => {
         this.requireKey();
-        const open = this.sessions.get(params.sessionId);
-        if (open) {
-          this.sessions.delete(params.sessionId);
-          await open.close();
-        }
-        let session: AcpSession;
+        if (this.loading.has(params.sessionId)) throw RequestError.invalidRequest({ sessionId: params.sessionId }, `session/load: session "${params.sessionId}" is being loaded already (wait for that session/load's answer)`);
+        this.loading.add(params.sessionId);
         try {
-          session = await this.open(params.cwd, params.mcpServers, { resume: { id: params.sessionId } }, client);
-        } catch (err) {
-          throw new RequestError(-32002, `session/load: ${userMessage(err).split('\n')[0]!.replace(/^--resume: /, '')}`, { sessionId: params.sessionId });
+          return await this.load(params.sessionId, params.cwd, params.mcpServers, client);
+        } finally {
+          this.loading.delete(params.sessionId);
         }
-        for (const update of replayUpdates(session.kernel, session.session.messages, session.session.cwd)) session.send(update);
-        session.announce();
-        return { modes: session.modes() };
       })
       .onRequest('session/prompt', async ({ params }) => {
         const session = this.sessionOf(params.sessionId);
@@ -161,8 +163,41 @@ export class KeelAgent {
       });
   }
 
+  /** session/load of one id (no other load of it runs). */
+  private async load(sessionId: string, cwd: string, mcpServers: McpServer[], client: AgentContext) {
+    const open = this.sessions.get(sessionId);
+    if (open?.busy()) throw RequestError.invalidRequest({ sessionId }, `session/load: a prompt is running in session "${sessionId}" (cancel it with session/cancel first)`);
+    // A prefix of an open session's id would open a second kernel writing the same session file.
+    if ([...this.sessions.keys()].some((id) => id !== sessionId && id.startsWith(sessionId))) throw this.notWhole(sessionId);
+    let session: AcpSession;
+    try {
+      session = await this.open(cwd, mcpServers, { resume: { id: sessionId } }, client, false);
+    } catch (err) {
+      throw new RequestError(-32002, `session/load: ${userMessage(err).split('\n')[0]!.replace(/^--resume: /, '')}`, { sessionId });
+    }
+    // The session store also resumes a unique prefix (as --resume does); an editor must name the session whole,
+    // since every update and request names it by the id it gave.
+    if (session.id !== sessionId) {
+      await session.close();
+      throw this.notWhole(sessionId);
+    }
+    // The session was open here already: the new kernel replaces it only now that it loaded, so a failed load
+    // leaves the open one as it was.
+    this.sessions.set(session.id, session);
+    if (open) await open.close();
+    for (const update of replayUpdates(session.kernel, session.session.messages, session.session.cwd)) session.send(update);
+    session.announce();
+    return { modes: session.modes() };
+  }
+
+  /** The connection is going away: what can no longer reach the editor is dropped quietly. */
+  disconnect(): void {
+    this.disconnected = true;
+  }
+
   /** Every session stops (the connection closed): turns are aborted, their processes killed. */
   async closeAll(): Promise<void> {
+    this.disconnected = true;
     await Promise.all([...this.sessions.values()].map((s) => s.close().catch((err: unknown) => process.stderr.write(`keel: acp: ${errorMessage(err)}\n`))));
     this.sessions.clear();
   }

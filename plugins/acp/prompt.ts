@@ -25,6 +25,8 @@ export function toKeelContent(prompt: ContentBlock[]): ContentBlockParam[] {
         return;
       case 'image':
         if (!IMAGE_TYPES.has(block.mimeType)) throw RequestError.invalidParams({ field: `${at}.mimeType` }, `${at}: image type ${block.mimeType} is not one the model takes (png, jpeg, gif, webp)`);
+        // Sent on, an empty image would make the API refuse this turn; it is refused here, naming the field.
+        if (!block.data) throw RequestError.invalidParams({ field: `${at}.data` }, `${at}.data: empty (an image needs its base64 data)`);
         out.push({ type: 'image', source: { type: 'base64', media_type: block.mimeType as ImageType, data: block.data } });
         return;
       case 'resource_link':
@@ -34,6 +36,8 @@ export function toKeelContent(prompt: ContentBlock[]): ContentBlockParam[] {
         const resource = block.resource;
         if ('text' in resource) {
           out.push({ type: 'text', text: `<context ref="${pathOf(resource.uri)}">\n${resource.text}\n</context>` });
+        } else if (!resource.blob && ((resource.mimeType && IMAGE_TYPES.has(resource.mimeType)) || resource.mimeType === 'application/pdf')) {
+          throw RequestError.invalidParams({ field: `${at}.resource.blob` }, `${at}.resource.blob: empty (a resource of type ${resource.mimeType} needs its base64 data)`);
         } else if (resource.mimeType && IMAGE_TYPES.has(resource.mimeType)) {
           out.push({ type: 'image', source: { type: 'base64', media_type: resource.mimeType as ImageType, data: resource.blob } });
         } else if (resource.mimeType === 'application/pdf') {

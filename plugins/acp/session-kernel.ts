@@ -14,7 +14,8 @@ export const CLIENT_SOURCE = 'the editor (ACP session/new)';
 /** The folder a session's cwd belongs to: the configured project when inside it, else its nearest repository root. */
 function projectRootOf(base: Kernel, cwd: string): string {
   const rel = path.relative(base.config.projectRoot, cwd);
-  if (!rel.startsWith('..') && !path.isAbsolute(rel)) return base.config.projectRoot;
+  // `..name` is a folder inside the project; only `..` itself or `../…` leaves it.
+  if (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel)) return base.config.projectRoot;
   for (let dir = cwd; ; dir = path.dirname(dir)) {
     if (existsSync(path.join(dir, '.git'))) return dir;
     if (path.dirname(dir) === dir) return cwd;

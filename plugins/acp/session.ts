@@ -74,14 +74,24 @@ export class AcpSession implements AcpHost {
     readonly session: Session,
     private readonly client: AgentContext,
     private readonly caps: ClientCapabilities,
+    /** False once the connection is going away: updates that can no longer be sent are not worth a log line. */
+    private readonly connected: () => boolean = () => true,
   ) {
     session.data.set(HOST_KEY, this);
     this.stopObserving = kernel.observe((event) => this.onEvent(event));
+    // A session resumed in auto mode where managed settings forbid it is shown as what it runs in: ask.
+    if (this.bypassOff() && session.permissionMode === 'auto') session.permissionMode = 'ask';
   }
 
-  /** The modes as `session/new` returns them. */
+  /** The managed settings file that disables auto (bypassPermissions) mode, if one does. */
+  private bypassOff(): string | undefined {
+    return this.kernel.config.managed?.disableBypassPermissionsMode;
+  }
+
+  /** The modes as `session/new` returns them: auto only where managed settings allow it. */
   modes() {
-    return { currentModeId: this.session.permissionMode, availableModes: MODES.map((m) => ({ ...m })) };
+    const off = this.bypassOff();
+    return { currentModeId: this.session.permissionMode, availableModes: MODES.filter((m) => !(off && m.id === 'auto')).map((m) => ({ ...m })) };
   }
 
   /** What an editor shows once a session is open: its slash commands, its mode, its plan. */
@@ -102,7 +112,9 @@ export class AcpSession implements AcpHost {
   }
 
   send(update: SessionUpdate): void {
-    this.client.notify('session/update', { sessionId: this.id, update }).catch((err: unknown) => process.stderr.write(`keel: acp: could not send an update: ${errorMessage(err)}\n`));
+    this.client.notify('session/update', { sessionId: this.id, update }).catch((err: unknown) => {
+      if (this.connected()) process.stderr.write(`keel: acp: could not send an update: ${errorMessage(err)}\n`);
+    });
   }
 
   async prompt(content: ContentBlockParam[]): Promise<StopReason> {
@@ -136,6 +148,11 @@ export class AcpSession implements AcpHost {
     return 'end_turn';
   }
 
+  /** True while a prompt runs. */
+  busy(): boolean {
+    return this.running !== undefined;
+  }
+
   /** session/cancel: the turn stops at once (its tools' processes are killed); the prompt answers `cancelled`. */
   cancel(): void {
     this.running?.controller.abort(new Error('cancelled by the client (session/cancel)'));
@@ -143,7 +160,9 @@ export class AcpSession implements AcpHost {
 
   setMode(modeId: string): void {
     const mode = MODES.find((m) => m.id === modeId) ? (modeId as PermissionMode) : normalizePermissionMode(modeId);
-    if (!mode) throw RequestError.invalidParams({ modeId }, `unknown mode ${JSON.stringify(modeId)} (modes: ${MODES.map((m) => m.id).join(', ')})`);
+    const modes = this.modes().availableModes.map((m) => m.id);
+    if (mode === 'auto' && this.bypassOff()) throw RequestError.invalidParams({ modeId }, `modeId: the auto (bypassPermissions) mode is disabled by managed settings (disableBypassPermissionsMode in ${this.bypassOff()}) (modes: ${modes.join(', ')})`);
+    if (!mode) throw RequestError.invalidParams({ modeId }, `unknown mode ${JSON.stringify(modeId)} (modes: ${modes.join(', ')})`);
     if (this.session.permissionMode === mode) return;
     const from = this.session.permissionMode;
     this.session.permissionMode = mode;
@@ -202,8 +221,11 @@ export class AcpSession implements AcpHost {
         turn.signal,
       );
       if (!answer.ok || answer.value.outcome.outcome === 'cancelled') return answers.length ? { kind: 'choice', answers } : undefined;
-      const picked = answer.value.outcome.optionId;
-      answers.push(picked === 'skip' ? [] : [q.options[Number(picked)]?.label ?? picked]);
+      const picked: unknown = answer.value.outcome.optionId;
+      const chosen = picked === 'skip' ? undefined : options.find((o) => o.optionId === picked && o.optionId !== 'skip');
+      // Only an option offered is an answer: anything else the editor sends counts as no answer, never as the user's words.
+      if (picked !== 'skip' && !chosen) process.stderr.write(`keel: acp: the editor answered "${q.question}" with an option it was not offered (${JSON.stringify(picked)}); the question counts as unanswered\n`);
+      answers.push(chosen ? [q.options[Number(chosen.optionId)]!.label] : []);
     }
     return { kind: 'choice', answers };
   }
@@ -213,8 +235,11 @@ export class AcpSession implements AcpHost {
   }
 
   async readText(abs: string, signal: AbortSignal): Promise<string> {
-    const reply = await this.client.request('fs/read_text_file', { sessionId: this.id, path: abs }, { cancellationSignal: signal });
-    return reply.content;
+    const reply: unknown = await this.client.request('fs/read_text_file', { sessionId: this.id, path: abs }, { cancellationSignal: signal });
+    // The SDK does not check what the editor answers: a reply without text is an error naming the field, not a crash.
+    const content = (reply as { content?: unknown } | null)?.content;
+    if (typeof content !== 'string') throw new Error(`the editor's answer to fs/read_text_file for ${abs} has no text: content is ${content === undefined ? 'missing' : `a ${content === null ? 'null' : typeof content}`}, not a string`);
+    return content;
   }
 
   async writeText(abs: string, text: string, signal: AbortSignal): Promise<void> {
@@ -230,6 +255,7 @@ export class AcpSession implements AcpHost {
     // Only what Keel sets for its commands: the editor's terminal has its own environment (and Keel's secrets stay here).
     const env = ['GIT_PAGER', 'PAGER', 'GIT_EDITOR', 'GIT_TERMINAL_PROMPT'].filter((k) => run.env[k] !== undefined).map((name) => ({ name, value: run.env[name]! }));
     const terminal = await this.client.createTerminal({ sessionId: this.id, command: run.file, args: run.args, cwd: run.cwd, env, outputByteLimit: run.outputLimit * 4 });
+    if (typeof terminal.id !== 'string' || !terminal.id) throw new Error(`the editor's answer to terminal/create has no terminalId (got ${JSON.stringify(terminal.id) ?? 'nothing'})`);
     this.terminals.set(run.toolUseId, terminal.id);
     this.send({ sessionUpdate: 'tool_call_update', toolCallId: run.toolUseId, status: 'in_progress', content: [{ type: 'terminal', terminalId: terminal.id }] });
     let timedOut = false;
@@ -250,13 +276,16 @@ export class AcpSession implements AcpHost {
     try {
       const exited = await Promise.race([terminal.waitForExit(), stop.then(() => undefined)]);
       if (!exited) await terminal.kill().catch(() => undefined);
-      const current = await terminal.currentOutput();
-      const status = exited ?? current.exitStatus ?? {};
+      const current: unknown = await terminal.currentOutput();
+      const output = (current as { output?: unknown } | null)?.output;
+      if (typeof output !== 'string') throw new Error(`the editor's answer to terminal/output has no output text (got ${JSON.stringify(current) ?? 'nothing'})`);
+      const answered = current as { truncated?: unknown; exitStatus?: { exitCode?: number | null; signal?: string | null } | null };
+      const status = (exited as typeof answered.exitStatus) ?? answered.exitStatus ?? {};
       return {
-        output: current.output,
-        truncated: current.truncated,
-        exitCode: status.exitCode ?? null,
-        signal: (status.signal as NodeJS.Signals | null | undefined) ?? null,
+        output,
+        truncated: answered.truncated === true,
+        exitCode: typeof status.exitCode === 'number' ? status.exitCode : null,
+        signal: typeof status.signal === 'string' ? (status.signal as NodeJS.Signals) : null,
         timedOut,
         aborted,
         fd3: '',

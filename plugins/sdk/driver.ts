@@ -72,6 +72,8 @@ export class ProtocolDriver {
   private current: AbortController | undefined;
   private working: Promise<void> | undefined;
   private pending = new Map<string, Pending>();
+  /** Requests Keel stopped waiting for (the turn was interrupted): a late answer to one is dropped without a word. */
+  private abandoned = new Set<string>();
   private nextRequest = 0;
   private inputEnded = false;
   private lastResult: RunResult | undefined;
@@ -160,7 +162,10 @@ export class ProtocolDriver {
     if (this.inputEnded) return Promise.resolve({ ok: false, error: 'the input has ended' });
     const id = `keel_req_${++this.nextRequest}`;
     return new Promise((resolve) => {
-      const onAbort = () => finish({ ok: false, error: 'the turn was interrupted' });
+      const onAbort = () => {
+        this.abandoned.add(id);
+        finish({ ok: false, error: 'the turn was interrupted' });
+      };
       const finish: Pending['resolve'] = (value) => {
         this.pending.delete(id);
         signal.removeEventListener('abort', onAbort);
@@ -223,6 +228,7 @@ export class ProtocolDriver {
     const response = message.response as { subtype?: unknown; request_id?: unknown; response?: unknown; error?: unknown } | undefined;
     const id = typeof response?.request_id === 'string' ? response.request_id : undefined;
     const pending = id ? this.pending.get(id) : undefined;
+    if (id && !pending && this.abandoned.delete(id)) return;
     if (!response || !pending) {
       this.opts.write(protocol.errorMessage(this.session, `${where}: control_response for unknown request_id ${JSON.stringify(response?.request_id)}`));
       return;
@@ -288,7 +294,7 @@ export class ProtocolDriver {
         return {};
       case 'set_permission_mode': {
         const mode = typeof request.mode === 'string' ? normalizePermissionMode(request.mode) : undefined;
-        if (!mode) throw new Error(`set_permission_mode: unknown mode ${JSON.stringify(request.mode)} (auto, edits, ask, manual, default, acceptEdits, bypassPermissions)`);
+        if (!mode) throw new Error(`set_permission_mode: unknown mode ${JSON.stringify(request.mode)} (auto, edits, ask, manual, plan, default, acceptEdits, bypassPermissions)`);
         const bypassOff = kernel.config.managed?.disableBypassPermissionsMode;
         if (mode === 'auto' && bypassOff) throw new Error(`set_permission_mode: the auto (bypassPermissions) mode is disabled by managed settings (${bypassOff})`);
         this.overrides.permissionMode = mode;

@@ -169,7 +169,10 @@ describe('SDK mode (stream-json in and out)', () => {
     expect(lines[2]).toMatchObject({ subtype: 'success', result: 'sdk by env' });
   });
 
-  it('SIGINT interrupts the running turn, prints its result and exits 130 while stdin is still open', async () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s interrupts the running turn, prints its result and exits %i while stdin is still open', async (signal, code) => {
     let hung!: () => void;
     const hanging = new Promise<void>((resolve) => (hung = resolve));
     const { env, ws } = await prepare([() => (hung(), { fault: 'hang' })]);
@@ -177,11 +180,53 @@ describe('SDK mode (stream-json in and out)', () => {
     const exit = collect(child);
     child.stdin!.write(`${JSON.stringify(user('wait forever'))}\n`);
     await hanging;
-    child.kill('SIGINT');
+    child.kill(signal);
     const run = await exit;
-    expect(run.code).toBe(130);
+    expect(run.code).toBe(code);
     const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(lines[lines.length - 1]).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+  });
+});
+
+describe('SDK mode: the exit code when stdin ends', () => {
+  it('is 1 when the last turn failed, 0 when the last turn succeeded after a failed one', async () => {
+    const failing = { status: 400, errorType: 'invalid_request_error', errorMessage: 'the scripted API refuses this' };
+    for (const [script, expected] of [
+      [[say('fine'), failing], 1],
+      [[failing, say('fine')], 0],
+    ] as const) {
+      const { env, ws } = await prepare([...script]);
+      const child = spawn(KEEL_BIN, ['--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+      const exit = collect(child, 60_000);
+      const host = new LineHost(child);
+      host.send(user('one'));
+      await host.next((m) => m.type === 'result');
+      host.send(user('two'));
+      const last = await host.next((m) => m.type === 'result');
+      expect(last.is_error).toBe(expected === 1);
+      child.stdin!.end();
+      expect((await exit).code).toBe(expected);
+    }
+  });
+
+  it('names every mode set_permission_mode takes, plan included, when it gets one it does not know', async () => {
+    const { env, ws } = await prepare([say('planned')]);
+    const child = spawn(KEEL_BIN, ['--input-format', 'stream-json', '--output-format', 'stream-json'], { cwd: ws.dir, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exit = collect(child, 60_000);
+    const host = new LineHost(child);
+    host.send({ type: 'control_request', request_id: 'bad', request: { subtype: 'set_permission_mode', mode: 'yolo' } });
+    expect((await host.next((m) => m.type === 'control_response')).response).toEqual({
+      subtype: 'error',
+      request_id: 'bad',
+      error: 'set_permission_mode: unknown mode "yolo" (auto, edits, ask, manual, plan, default, acceptEdits, bypassPermissions)',
+    });
+    host.send({ type: 'control_request', request_id: 'plan', request: { subtype: 'set_permission_mode', mode: 'plan' } });
+    expect((await host.next((m) => m.type === 'control_response')).response).toMatchObject({ subtype: 'success', request_id: 'plan', response: { mode: 'plan' } });
+    host.send(user('plan it'));
+    expect(await host.next((m) => m.type === 'system' && m.subtype === 'init')).toMatchObject({ permissionMode: 'plan' });
+    expect(await host.next((m) => m.type === 'result')).toMatchObject({ subtype: 'success', result: 'planned' });
+    child.stdin!.end();
+    expect((await exit).code).toBe(0);
   });
 });
 

@@ -150,6 +150,67 @@ describe('query() from keel/sdk', () => {
     expect(JSON.stringify(server.messageRequests()[1]!.body.system)).not.toContain('HOST PLUGIN WAS HERE');
   });
 
+  it('a canUseTool that throws, or answers nothing, denies the call saying why; the query goes on', async () => {
+    const { env, ws, server } = await prepare([
+      callTool('write_file', { path: 'thrown.txt', content: 'T' }, 'toolu_throw'),
+      callTool('write_file', { path: 'nothing.txt', content: 'N' }, 'toolu_nothing'),
+      say('both refused'),
+    ]);
+    const q = query({
+      prompt: 'write two files',
+      options: {
+        cwd: ws.dir,
+        env,
+        canUseTool: async (_tool, input) => {
+          if ((input as { path?: string }).path === 'thrown.txt') throw new Error('the host callback broke');
+          return undefined as never;
+        },
+      },
+    });
+    const seen: SDKMessage[] = [];
+    for await (const message of q) seen.push(message);
+    expect(seen.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'both refused' });
+    expect(existsSync(`${ws.dir}/thrown.txt`)).toBe(false);
+    expect(existsSync(`${ws.dir}/nothing.txt`)).toBe(false);
+    expect(toolResultsOf(server.messageRequests()[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('the host callback broke') });
+    expect(toolResultsOf(server.messageRequests()[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('the host answered can_use_tool with behavior undefined') });
+  });
+
+  it.each(['in-process', 'process'] as const)('%s: an interrupt while canUseTool waits aborts its signal; its late answer is dropped without an error line', async (transport) => {
+    const { env, ws } = await prepare([callTool('write_file', { path: 'late.txt', content: 'L' }, 'toolu_late'), say('never reached')]);
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => (asked = resolve));
+    let reason: unknown;
+    const q = query({
+      prompt: 'write late.txt',
+      options: {
+        cwd: ws.dir,
+        env,
+        transport,
+        canUseTool: (_tool, _input, { signal }) =>
+          new Promise((resolve) => {
+            asked();
+            signal.addEventListener('abort', () => {
+              reason = signal.reason;
+              // A host that answers anyway, after Keel gave up on the question.
+              resolve({ behavior: 'allow' });
+            });
+          }),
+      },
+    });
+    const seen: SDKMessage[] = [];
+    const reading = (async () => {
+      for await (const message of q) seen.push(message);
+    })();
+    await asking;
+    await q.interrupt();
+    await reading;
+    expect(seen.at(-1)).toMatchObject({ type: 'result', subtype: 'error_during_execution' });
+    expect(String(reason)).toContain('the turn ended before canUseTool answered');
+    expect(seen.filter((m) => m.type === 'system' && m.subtype === 'error')).toEqual([]);
+    expect(existsSync(`${ws.dir}/late.txt`)).toBe(false);
+  });
+
   it('names a bad option in its error', async () => {
     const { env, ws } = await prepare([]);
     const q = query({ prompt: 'x', options: { cwd: ws.dir, env, preset: 'turbo' } });

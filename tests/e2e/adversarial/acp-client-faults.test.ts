@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, say } from '../../helpers/anthropic-server.js';
-import { cleanEnv, KEEL_BIN } from '../../helpers/cli.js';
+import { rawAcp as spawnRaw } from '../../helpers/acp-raw.js';
 import { useScriptedProjects } from '../../helpers/project.js';
 import { ACP_MAX_MESSAGE_BYTES } from '../../../plugins/acp/line-limit.js';
 
@@ -17,52 +17,7 @@ const children: Array<ReturnType<typeof spawn>> = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
-
-/** Newline-delimited JSON-RPC over keel acp's stdio; `answer` replies to each request Keel sends the client. */
-function rawAcp(cwd: string, env: Record<string, string>, answer: (message: Record<string, any>, index: number) => unknown) {
-  const child = spawn(KEEL_BIN, ['acp'], { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let buffer = '';
-  let asked = 0;
-  let stderr = '';
-  const waiters = new Map<number, (m: Record<string, any>) => void>();
-  const nonJson: string[] = [];
-  const outOfBand: Array<Record<string, any>> = [];
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let at: number;
-    while ((at = buffer.indexOf('\n')) !== -1) {
-      const line = buffer.slice(0, at);
-      buffer = buffer.slice(at + 1);
-      let message: Record<string, any>;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        nonJson.push(line);
-        continue;
-      }
-      if ('method' in message && 'id' in message) {
-        const reply = answer(message, asked++);
-        if (reply !== undefined) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: message.id, ...(reply as object) })}\n`);
-      } else if ('id' in message) {
-        waiters.get(message.id)?.(message);
-        if (message.id === null) outOfBand.push(message);
-      }
-    }
-  });
-  let next = 0;
-  const request = (method: string, params: unknown) =>
-    new Promise<Record<string, any>>((resolve) => {
-      const id = ++next;
-      waiters.set(id, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-    });
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  // Keel stops reading when it gives up on a line: writes after that fail with EPIPE, which is expected.
-  child.stdin.on('error', () => undefined);
-  return { child, request, nonJson, stderr: () => stderr, stdout: () => buffer, outOfBand, exited, write: (text: string) => child.stdin.write(text), waiters };
-}
+const rawAcp = (cwd: string, env: Record<string, string>, answer: (message: Record<string, any>, index: number) => unknown) => spawnRaw(cwd, env, answer, children);
 
 describe('keel acp and a misbehaving client', () => {
   it('broken permission answers refuse the call; the session keeps working; stray replies and huge lines do not crash it', async () => {
@@ -88,6 +43,34 @@ describe('keel acp and a misbehaving client', () => {
     expect(server.messageRequests()).toHaveLength(replies.length + 2);
     expect(acp.child.exitCode).toBe(null);
     expect(acp.nonJson).toEqual([]);
+  });
+});
+
+describe("keel acp and a client that answers ask_user_question's choices with options it was not offered", () => {
+  it('counts such an answer as no answer, never as the user picking it; an offered option still answers', async () => {
+    const { ws, env, server } = await prepare([
+      callTool('ask_user_question', {
+        questions: [
+          { question: 'Which database?', header: 'Database', options: [{ label: 'Postgres' }, { label: 'SQLite' }] },
+          { question: 'Add tests?', header: 'Tests', options: [{ label: 'Yes' }, { label: 'No' }] },
+          { question: 'Which port?', header: 'Port', options: [{ label: '8080' }, { label: '3000' }] },
+        ],
+      }),
+      say('ok'),
+    ]);
+    const picks = ['drop all tables', '7', '1'];
+    const acp = rawAcp(ws.dir, env, (message, index) =>
+      message.method === 'session/request_permission' ? { result: { outcome: { outcome: 'selected', optionId: picks[index] } } } : { error: { code: -32601, message: 'no' } },
+    );
+    await acp.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const { result } = await acp.request('session/new', { cwd: ws.dir, mcpServers: [] });
+    expect((await acp.request('session/prompt', { sessionId: result.sessionId, prompt: [{ type: 'text', text: 'ask me' }] })).result).toEqual({ stopReason: 'end_turn' });
+    const sent = JSON.stringify(server.messageRequests()[1]!.body.messages);
+    expect(sent).not.toContain('drop all tables');
+    expect(sent).toContain('Which database?\\n→ (no answer)');
+    expect(sent).toContain('Add tests?\\n→ (no answer)');
+    expect(sent).toContain('Which port?\\n→ 3000');
+    expect(acp.stderr()).toContain('keel: acp: the editor answered "Which database?" with an option it was not offered ("drop all tables"); the question counts as unanswered');
   });
 });
 

@@ -81,6 +81,10 @@ describe('prompts', () => {
     expect(refusal(() => toKeelContent([{ type: 'text', text: 'a' }, { type: 'audio', data: '', mimeType: 'audio/wav' }]))).toEqual({ code: -32602, message: "Invalid params: prompt[1]: audio is not supported (the agent's promptCapabilities.audio is false)" });
     expect(refusal(() => toKeelContent([{ type: 'image', data: '', mimeType: 'image/tiff' }])).message).toContain('prompt[0]: image type image/tiff is not one the model takes');
     expect(refusal(() => toKeelContent([])).message).toContain('prompt: empty');
+    expect(refusal(() => toKeelContent([{ type: 'text', text: 'a' }, { type: 'image', data: '', mimeType: 'image/png' }]))).toEqual({ code: -32602, message: 'Invalid params: prompt[1].data: empty (an image needs its base64 data)' });
+    expect(refusal(() => toKeelContent([{ type: 'resource', resource: { uri: 'file:///a.pdf', mimeType: 'application/pdf', blob: '' } }])).message).toContain(
+      'prompt[0].resource.blob: empty (a resource of type application/pdf needs its base64 data)',
+    );
   });
 });
 
@@ -128,5 +132,12 @@ describe('session kernels', () => {
     expect(kernel.plugins.map((p) => p.name)).toEqual(base.plugins.map((p) => p.name));
     expect(kernel.state).not.toBe(base.state);
     expect(base.config.mcpServers).toEqual({ mine: { command: 'x' } });
+  });
+
+  it('keep the configured project for a folder inside it, a folder named `..x` included; a sibling is its own project', () => {
+    const base = testKernel([toolsFs(), acp()], { cwd: '/p', projectRoot: '/p' });
+    expect(sessionKernel(base, '/p/..x', []).config.projectRoot).toBe('/p');
+    expect(sessionKernel(base, '/p', []).config.projectRoot).toBe('/p');
+    expect(sessionKernel(base, '/p2', []).config.projectRoot).toBe('/p2');
   });
 });

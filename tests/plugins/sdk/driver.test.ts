@@ -151,6 +151,20 @@ describe('the protocol driver', () => {
     await h.exit;
   });
 
+  it("drops a host's answer that comes after an interrupt gave up on its question; an answer to an id never asked is still named", async () => {
+    const h = await host([callTool('write_file', { path: 'late.txt', content: 'L' }, 'toolu_late'), say('never reached')]);
+    h.send(user('write'));
+    const asked = (await h.next((m) => m.type === 'control_request')) as OutMessage;
+    h.send({ type: 'control_request', request_id: 'stop', request: { subtype: 'interrupt' } });
+    expect(await h.next((m) => m.type === 'result')).toMatchObject({ subtype: 'error_during_execution' });
+    h.send(answerTo(asked, { behavior: 'allow' }));
+    h.send(answerTo({ type: 'control_request', request_id: 'keel_req_99' }, { behavior: 'allow' }));
+    expect(((await h.next(isError)) as OutMessage).error).toBe('message 4: control_response for unknown request_id "keel_req_99"');
+    expect(h.out.filter(isError)).toEqual([]);
+    h.end();
+    await h.exit;
+  });
+
   it('without --permission-prompt-tool stdio, a call that needs approval is denied without asking', async () => {
     const h = await host([callTool('write_file', { path: 'a.txt', content: 'a' }), say('ok')], { askHost: false });
     h.send(user('write'));
