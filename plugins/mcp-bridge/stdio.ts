@@ -35,6 +35,10 @@ function installExitHook(): void {
 
 /** Lines on stdout before the first JSON-RPC message that are taken for a banner and skipped. */
 const MAX_BANNER_LINES = 20;
+/** How long a write that found the pipe broken waits for the server's exit, which says why. */
+const EXIT_WAIT_MS = 2_000;
+
+const isBrokenPipe = (err: Error & { code?: string }) => err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED' || err.code === 'ECONNRESET';
 
 /** Variables a server inherits from Keel's environment; the rest (API keys included) it gets only from `env`. */
 const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ', 'NODE_EXTRA_CA_CERTS', 'SystemRoot'];
@@ -63,6 +67,9 @@ export class GroupStdioTransport implements Transport {
   /** Whether a JSON-RPC message came yet; until then a line that is not one is a banner. */
   private heard = false;
   private bannerLines = 0;
+  /** How the server ended, once its process closed; and who waits to hear it. */
+  private exited?: Error;
+  private readonly exitWaiters: Array<(exit: Error) => void> = [];
 
   constructor(private readonly spec: StdioSpec) {
     this.buffer = new ReadBuffer({ maxBufferSize: spec.maxMessageBytes });
@@ -117,10 +124,16 @@ export class GroupStdioTransport implements Transport {
           liveGroups.delete(child.pid);
         }
         const said = log.lastLine;
-        if (!this.closed) this.onerror?.(new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})${said ? `; its last line on stderr: ${said}` : ''}`));
+        const exit = new Error(`the server exited (${signal ? `signal ${signal}` : `code ${code}`})${said ? `; its last line on stderr: ${said}` : ''}`);
+        this.exited = exit;
+        for (const waiter of this.exitWaiters.splice(0)) waiter(exit);
+        if (!this.closed) this.onerror?.(exit);
         this.finish();
       });
-      child.stdin!.on('error', (err) => this.onerror?.(err));
+      // A server that died makes writes fail with EPIPE before its exit is seen: the exit (code, last stderr line) says why.
+      child.stdin!.on('error', (err) => {
+        if (!isBrokenPipe(err)) this.onerror?.(err);
+      });
       child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
     });
   }
@@ -175,7 +188,24 @@ export class GroupStdioTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed) return Promise.reject(new Error('not connected'));
     return new Promise((resolve, reject) => {
-      stdin.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
+      stdin.write(serializeMessage(message), (err) => {
+        if (!err) return resolve();
+        if (!isBrokenPipe(err)) return reject(err);
+        void this.exitOr(err).then(reject);
+      });
+    });
+  }
+
+  /** Why the server went: its exit once seen (waiting up to EXIT_WAIT_MS for it), else `fallback`. */
+  private exitOr(fallback: Error): Promise<Error> {
+    if (this.exited) return Promise.resolve(this.exited);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.exited ?? fallback), EXIT_WAIT_MS);
+      timer.unref();
+      this.exitWaiters.push((exit) => {
+        clearTimeout(timer);
+        resolve(exit);
+      });
     });
   }
 
