@@ -97,6 +97,8 @@ export function parseRecord(line: string): Parsed {
     case 'message':
       if (!isMessage(value.message)) return { error: 'message record without a valid message' };
       if (!validRefs(value.refs)) return { error: 'message record with invalid side-file refs' };
+      // Running totals that do not add up (a hand-edited file) are left out; the message itself is kept.
+      if (value.stats !== undefined && !isStats(value.stats)) delete value.stats;
       return { record: value as unknown as MessageRecord };
     case 'boundary':
       if (!Array.isArray(value.messages) || !value.messages.every(isMessage)) return { error: 'boundary record without valid messages' };
@@ -122,8 +124,21 @@ function isMessage(value: unknown): value is MessageParam {
   );
 }
 
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
+const isUsage = (value: unknown): boolean => isObject(value) && USAGE_KEYS.every((key) => isCount(value[key]));
+
+/** Totals that listings, `/cost` and the footer can do arithmetic on: finite, non-negative numbers throughout. */
 function isStats(value: unknown): value is Stats {
-  return isObject(value) && typeof value.turns === 'number' && typeof value.costUsd === 'number';
+  return (
+    isObject(value) &&
+    isCount(value.turns) &&
+    isCount(value.costUsd) &&
+    (value.calls === undefined || isCount(value.calls)) &&
+    (value.usage === undefined || isUsage(value.usage)) &&
+    (value.permissionMode === undefined || typeof value.permissionMode === 'string')
+  );
 }
 
 function validRefs(value: unknown): boolean {

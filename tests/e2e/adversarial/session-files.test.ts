@@ -1,0 +1,130 @@
+/**
+ * Session files that were edited by hand or written by someone else, and `--resume` ids that try to leave the
+ * sessions folder: the built `keel` names the fault in one line, prints nothing that drives the terminal, and
+ * never loses what the file holds.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { MessageParam } from '../../../kernel/index.js';
+import { projectDir } from '../../../plugins/session-store/paths.js';
+import { say, startAnthropicServer, type ScriptStep } from '../../helpers/anthropic-server.js';
+import { runKeel } from '../../helpers/cli.js';
+import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function prepare(script: ScriptStep[]) {
+  const server = await startAnthropicServer(script);
+  const ws = makeWorkspace({ git: true });
+  cleanups.push(() => ws.cleanup(), () => server.close());
+  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home };
+  return { server, ws, env };
+}
+
+const line = (record: unknown) => `${JSON.stringify(record)}\n`;
+const header = (id: string, ws: Workspace) =>
+  line({ type: 'header', version: 1, id, cwd: ws.dir, projectRoot: ws.dir, model: 'claude-sonnet-5-5', preset: 'default', createdAt: '2026-11-29T17:40:00.000Z' });
+const userSays = (content: MessageParam['content']) => line({ type: 'message', at: 1, message: { role: 'user', content } });
+const modelSays = (text: string, stats: unknown) => line({ type: 'message', at: 2, message: { role: 'assistant', content: [{ type: 'text', text }] }, stats });
+
+/** Writes a session file by hand, as an editor (or someone else) would. */
+function plant(ws: Workspace, id: string, body: string): string {
+  const dir = projectDir(ws.home, ws.dir);
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${id}.jsonl`);
+  writeFileSync(file, header(id, ws) + body);
+  return file;
+}
+
+describe('--resume ids that are paths', () => {
+  it.each(['../../escape', '../outside', '/etc/passwd', 'a/../../b', '.hidden'])('"%s" stops with one line naming --resume; nothing is read, sent or written', async (id) => {
+    const { server, ws, env } = await prepare([say('never')]);
+    // A session-shaped canary outside the project's sessions folder, where the path would lead.
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'keel-outside-'));
+    cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
+    const canary = path.join(outside, 'escape.jsonl');
+    const planted = header('escape', ws) + userSays('CANARY-OUTSIDE-SESSION-71c3') + modelSays('ok', { turns: 1, costUsd: 0 });
+    writeFileSync(canary, planted);
+
+    const run = await runKeel(['-p', 'go on', '--resume', id], { cwd: ws.dir, env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`keel: --resume: "${id}" is not a session id (letters, digits, "-" and "_" only)\n`);
+    expect(server.messageRequests()).toHaveLength(0);
+    expect(readFileSync(canary, 'utf8')).toBe(planted);
+    expect(existsSync(`${canary.slice(0, -'.jsonl'.length)}.lock`)).toBe(false);
+    expect(existsSync(projectDir(ws.home, ws.dir))).toBe(false);
+  });
+});
+
+describe('a session file edited by hand or written by someone else', () => {
+  it('keel sessions shows escape sequences of a first prompt as text, never sends them to the terminal', async () => {
+    const { ws, env } = await prepare([]);
+    const id = randomUUID();
+    plant(ws, id, userSays('fix \u001b]0;X\u0007 \u001b]52;c;eA==\u0007\u001b[2J\u009b31m done') + modelSays('ok', { turns: 1, costUsd: 0.01 }));
+    const list = await runKeel(['sessions'], { cwd: ws.dir, env });
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(list.stdout).toMatch(/  fix \^\[\]0;X\^G \^\[\]52;c;eA==\^G\^\[\[2J<U\+009B>31m done$/m);
+  });
+
+  it('running totals that are not numbers are left out: listing, /cost and resume work, and the file keeps every line', async () => {
+    const { server, ws, env } = await prepare([say('third answer')]);
+    const id = randomUUID();
+    const file = plant(
+      ws,
+      id,
+      userSays('first question') +
+        modelSays('first answer', { turns: 1, costUsd: 0.02, calls: 1, usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }) +
+        userSays('second question') +
+        // Hand-edited: a cost that is a string, a turn count that is missing, token counts that are not numbers.
+        modelSays('second answer', { costUsd: '0.5', usage: { input_tokens: 'many' } }),
+    );
+    const before = readFileSync(file, 'utf8');
+
+    const list = await runKeel(['sessions'], { cwd: ws.dir, env });
+    expect(list.stderr).toBe('');
+    expect(list.stdout).toMatch(new RegExp(`^${id}\\s+\\S+ \\S+\\s+1\\s+\\$0\\.0200\\s+first question$`, 'm'));
+    const json = await runKeel(['sessions', '--json'], { cwd: ws.dir, env });
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id, turns: 1, cost_usd: 0.02 })]);
+
+    const cost = await runKeel(['-p', '/cost', '--resume', id], { cwd: ws.dir, env });
+    expect(cost.stderr).toBe('');
+    expect(cost.code).toBe(0);
+    expect(cost.stdout).toContain('Earlier runs:  $0.0200 over 1 call');
+
+    const resumed = await runKeel(['-p', 'third question', '--resume', id, '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ session_id: id, result: 'third answer' });
+    const sent = server.messageRequests()[0].body.messages as MessageParam[];
+    expect(JSON.stringify(sent)).toContain('second answer');
+    // Nothing of the file is lost or rewritten: the resumed run only appends.
+    expect(readFileSync(file, 'utf8').startsWith(before)).toBe(true);
+  });
+
+  it('a first line that is not a header and lines that are not records: warned about by file and line, the rest resumes', async () => {
+    const { server, ws, env } = await prepare([say('go on answer')]);
+    const id = randomUUID();
+    const dir = projectDir(ws.home, ws.dir);
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${id}.jsonl`);
+    const body = ['not json at all', userSays('kept question').trimEnd(), '{"no":"type"}', '[1,2,3]', modelSays('kept answer', { turns: 1, costUsd: 0 }).trimEnd(), ''].join('\n');
+    writeFileSync(file, body);
+    const run = await runKeel(['-p', 'next', '--resume', id], { cwd: ws.dir, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `keel: warn: ${file}: line 1 is not a valid session header; skipped`,
+      `keel: warn: ${file}: line 3 is corrupt (not a record (no "type")); skipped`,
+      `keel: warn: ${file}: line 4 is corrupt (not a record (no "type")); skipped`,
+    ]);
+    const sent = server.messageRequests()[0].body.messages as MessageParam[];
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(readFileSync(file, 'utf8').startsWith(body)).toBe(true);
+  });
+});
