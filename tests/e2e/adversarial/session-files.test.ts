@@ -10,8 +10,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MessageParam } from '../../../kernel/index.js';
 import { projectDir } from '../../../plugins/session-store/paths.js';
+import { processStart } from '../../../plugins/session-store/lock.js';
 import { say, startAnthropicServer, type ScriptStep } from '../../helpers/anthropic-server.js';
-import { runKeel } from '../../helpers/cli.js';
+import { collect, runKeel, spawnKeel } from '../../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -126,5 +127,58 @@ describe('a session file edited by hand or written by someone else', () => {
     const sent = server.messageRequests()[0].body.messages as MessageParam[];
     expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(readFileSync(file, 'utf8').startsWith(body)).toBe(true);
+  });
+});
+
+describe('two keel processes on one session', () => {
+  it('the second is refused in one line while the first runs; SIGTERM frees the lock; the file keeps every record of both runs', async () => {
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { server, ws, env } = await prepare([
+      say('first answer'),
+      // The first resumed run's request is held open until the test lets it go (it never does: SIGTERM ends it).
+      { content: [{ type: 'text', text: 'never finished' }], beforeEvent: async ({ index, closed }) => { if (index === 0) { held(); await Promise.race([released, closed]); } } },
+      say('fork answer'),
+      say('last answer'),
+    ]);
+    cleanups.push(() => release());
+    const id = JSON.parse((await runKeel(['-p', 'first question', '--output-format', 'json'], { cwd: ws.dir, env })).stdout).session_id as string;
+    const file = path.join(projectDir(ws.home, ws.dir), `${id}.jsonl`);
+    const lock = path.join(projectDir(ws.home, ws.dir), `${id}.lock`);
+
+    const first = spawnKeel(['-p', 'second question', '--resume', id], { cwd: ws.dir, env });
+    const firstDone = collect(first);
+    cleanups.push(() => void first.kill('SIGKILL'));
+    await holding;
+    expect(readFileSync(lock, 'utf8')).toMatch(new RegExp(`^${first.pid} `));
+    // The lock names this very process: its pid and its own start time (not the build's, whose snapshot it runs from).
+    expect(readFileSync(lock, 'utf8').trim().split(' ')[2]).toBe(processStart(first.pid!));
+
+    const second = await runKeel(['-p', 'third question', '--resume', id], { cwd: ws.dir, env });
+    expect(second.code, JSON.stringify(second)).toBe(1);
+    expect(second.stderr).toBe(
+      `keel: session ${id} is in use by another keel process (pid ${first.pid}); wait for it to end, add --fork-session to continue in a copy, or delete ${lock} if no keel runs it\n`,
+    );
+    const fork = await runKeel(['-p', 'fork question', '--resume', id, '--fork-session', '--output-format', 'json'], { cwd: ws.dir, env });
+    expect(fork.code, fork.stderr).toBe(0);
+    expect(JSON.parse(fork.stdout).session_id).not.toBe(id);
+
+    first.kill('SIGTERM');
+    const ended = await firstDone;
+    expect(ended.code === null ? ended.signal : ended.code).not.toBe(0);
+    expect(existsSync(lock)).toBe(false);
+
+    const last = await runKeel(['-p', 'last question', '--resume', id], { cwd: ws.dir, env });
+    expect(last.stderr).toBe('');
+    expect(last).toMatchObject({ code: 0, stdout: 'last answer\n' });
+    const lines = readFileSync(file, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    const records = lines.map((text) => JSON.parse(text) as { type: string; message?: MessageParam });
+    const said = records.filter((r) => r.type === 'message').map((r) => JSON.stringify(r.message!.content));
+    for (const words of ['first question', 'first answer', 'second question', 'last question', 'last answer']) expect(said.some((t) => t.includes(words))).toBe(true);
+    expect(said.some((t) => t.includes('third question') || t.includes('fork question'))).toBe(false);
+    expect(server.remaining()).toBe(0);
   });
 });
