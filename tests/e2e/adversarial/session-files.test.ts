@@ -130,6 +130,22 @@ describe('a session file edited by hand or written by someone else', () => {
   });
 });
 
+describe('a session file whose messages are not what the API takes', () => {
+  it('a line with a block missing its fields is skipped with a warning naming file, line and block; the rest resumes', async () => {
+    const { server, ws, env } = await prepare([say('resumed answer')]);
+    const id = randomUUID();
+    const broken = line({ type: 'message', at: 2, message: { role: 'assistant', content: [{ type: 'text' }, { type: 'tool_use', name: 'bash' }] }, stats: { turns: 1, costUsd: 0 } });
+    const file = plant(ws, id, userSays('kept question') + broken + modelSays('kept answer', { turns: 1, costUsd: 0 }));
+    const before = readFileSync(file, 'utf8');
+    const run = await runKeel(['-p', 'next', '--resume', id], { cwd: ws.dir, env });
+    expect(run.stderr).toBe(`keel: warn: ${file}: line 3 is corrupt (message record with a text block without its text (block 1)); skipped\n`);
+    expect(run).toMatchObject({ code: 0, stdout: 'resumed answer\n' });
+    const sent = server.messageRequests()[0].body.messages as MessageParam[];
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(readFileSync(file, 'utf8').startsWith(before)).toBe(true);
+  });
+});
+
 describe('two keel processes on one session', () => {
   it('the second is refused in one line while the first runs; SIGTERM frees the lock; the file keeps every record of both runs', async () => {
     let held!: () => void;
