@@ -110,9 +110,13 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
       try {
         const start = ownStartTime();
         writeSync(fd, `${process.pid} ${token}${start ? ` ${start}` : ''}\n`);
-      } finally {
+      } catch (err) {
+        // A full disk: the file exists but says nothing. Leave no empty lock behind.
         closeSync(fd);
+        unlinkQuiet(file);
+        throw err;
       }
+      closeSync(fd);
       return hold(file, token);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -3,6 +3,7 @@
  * sessions folder: the built `keel` names the fault in one line, prints nothing that drives the terminal, and
  * never loses what the file holds.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,7 @@ import type { MessageParam } from '../../../kernel/index.js';
 import { projectDir } from '../../../plugins/session-store/paths.js';
 import { processStart } from '../../../plugins/session-store/lock.js';
 import { say, startAnthropicServer, type ScriptStep } from '../../helpers/anthropic-server.js';
-import { collect, runKeel, spawnKeel } from '../../helpers/cli.js';
+import { cleanEnv, collect, KEEL_BIN, runKeel, spawnKeel } from '../../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -196,5 +197,40 @@ describe('two keel processes on one session', () => {
     for (const words of ['first question', 'first answer', 'second question', 'last question', 'last answer']) expect(said.some((t) => t.includes(words))).toBe(true);
     expect(said.some((t) => t.includes('third question') || t.includes('fork question'))).toBe(false);
     expect(server.remaining()).toBe(0);
+  });
+});
+
+/** bubblewrap can put a small tmpfs over one folder for one process: a disk that fills up, for real. */
+const canBwrap = spawnSync('bwrap', ['--bind', '/', '/', '--dev', '/dev', '--size', '65536', '--tmpfs', '/mnt', 'true']).status === 0;
+
+describe('a full disk', () => {
+  it.skipIf(!canBwrap)('resuming on a full disk: one error line naming the file, the run goes on unsaved, the file and the folder stay as they were', async () => {
+    const { server, ws, env } = await prepare([say('first answer'), say('second answer')]);
+    const id = JSON.parse((await runKeel(['-p', 'first question', '--output-format', 'json'], { cwd: ws.dir, env })).stdout).session_id as string;
+    const dir = projectDir(ws.home, ws.dir);
+    const file = path.join(dir, `${id}.jsonl`);
+    const saved = mkdtempSync(path.join(os.tmpdir(), 'keel-full-disk-'));
+    cleanups.push(() => rmSync(saved, { recursive: true, force: true }));
+    writeFileSync(path.join(saved, 'before.jsonl'), readFileSync(file));
+    // Inside: the project's sessions folder is a 64 KiB tmpfs holding the session, filled to the last byte.
+    const script = [
+      'cp "$SAVED/before.jsonl" "$FILE"',
+      'dd if=/dev/zero of="$DIR/filler" bs=4096 2>/dev/null',
+      '"$NODE" "$KEEL" -p "second question" --resume "$ID"',
+      'rc=$?',
+      'cp "$FILE" "$SAVED/after.jsonl"',
+      'ls -a "$DIR" > "$SAVED/listing"',
+      'exit $rc',
+    ].join('\n');
+    const child = spawn('bwrap', ['--bind', '/', '/', '--dev', '/dev', '--size', '65536', '--tmpfs', dir, '--chdir', ws.dir, 'sh', '-c', script], {
+      env: cleanEnv({ ...env, SAVED: saved, FILE: file, DIR: dir, ID: id, NODE: process.execPath, KEEL: KEEL_BIN }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const run = await collect(child);
+    expect(run.stderr).toBe(`keel: error: cannot write session file ${file}: ENOSPC: no space left on device, write; this session is no longer saved\n`);
+    expect(run).toMatchObject({ code: 0, stdout: 'second answer\n' });
+    expect(JSON.stringify(server.messageRequests()[1].body.messages)).toContain('first answer');
+    expect(readFileSync(path.join(saved, 'after.jsonl'), 'utf8')).toBe(readFileSync(path.join(saved, 'before.jsonl'), 'utf8'));
+    expect(readFileSync(path.join(saved, 'listing'), 'utf8').split('\n').filter(Boolean).sort()).toEqual(['.', '..', `${id}.jsonl`, 'filler']);
   });
 });
