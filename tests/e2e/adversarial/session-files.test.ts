@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MessageParam } from '../../../kernel/index.js';
-import { projectDir } from '../../../plugins/session-store/paths.js';
+import { projectDir, sessionsRoot } from '../../../plugins/session-store/paths.js';
 import { processStart } from '../../../plugins/session-store/lock.js';
 import { say, startAnthropicServer, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, runKeel, spawnKeel } from '../../helpers/cli.js';
@@ -232,5 +232,47 @@ describe('a full disk', () => {
     expect(JSON.stringify(server.messageRequests()[1].body.messages)).toContain('first answer');
     expect(readFileSync(path.join(saved, 'after.jsonl'), 'utf8')).toBe(readFileSync(path.join(saved, 'before.jsonl'), 'utf8'));
     expect(readFileSync(path.join(saved, 'listing'), 'utf8').split('\n').filter(Boolean).sort()).toEqual(['.', '..', `${id}.jsonl`, 'filler']);
+  });
+
+  it.skipIf(!canBwrap)('the disk fills up in the middle of a record: the run finishes, the torn record is cut on the next resume, every line is whole', async () => {
+    const long = 'all work and no play '.repeat(1500);
+    const { server, ws, env } = await prepare([say(long), say('second answer')]);
+    const root = sessionsRoot(ws.home);
+    mkdirSync(root, { recursive: true });
+    const saved = mkdtempSync(path.join(os.tmpdir(), 'keel-full-disk-'));
+    cleanups.push(() => rmSync(saved, { recursive: true, force: true }));
+    // 64 KiB, 52 KiB of it taken: the header and the question fit, the 30 KB answer does not.
+    const script = [
+      'dd if=/dev/zero of="$ROOT/filler" bs=4096 count=13 2>/dev/null',
+      '"$NODE" "$KEEL" -p "first question" --output-format json > "$SAVED/first.out" 2> "$SAVED/first.err"; echo $? > "$SAVED/first.rc"',
+      'rm "$ROOT/filler"',
+      'ID=$("$NODE" -e "process.stdout.write(JSON.parse(require(\'fs\').readFileSync(process.argv[1], \'utf8\')).session_id)" "$SAVED/first.out")',
+      'cp "$ROOT"/*/"$ID.jsonl" "$SAVED/torn.jsonl"',
+      '"$NODE" "$KEEL" -p "second question" --resume "$ID" > "$SAVED/second.out" 2> "$SAVED/second.err"; echo $? > "$SAVED/second.rc"',
+      'cp "$ROOT"/*/"$ID.jsonl" "$SAVED/after.jsonl"',
+    ].join('\n');
+    const child = spawn('bwrap', ['--bind', '/', '/', '--dev', '/dev', '--size', '65536', '--tmpfs', root, '--chdir', ws.dir, 'sh', '-c', script], {
+      env: cleanEnv({ ...env, SAVED: saved, ROOT: root, NODE: process.execPath, KEEL: KEEL_BIN }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await collect(child);
+    const read = (name: string) => readFileSync(path.join(saved, name), 'utf8');
+    expect(read('first.rc').trim()).toBe('0');
+    expect(JSON.parse(read('first.out')).result).toBe(long);
+    const id = JSON.parse(read('first.out')).session_id as string;
+    const file = path.join(projectDir(ws.home, ws.dir), `${id}.jsonl`);
+    expect(read('first.err')).toBe(`keel: error: cannot write session file ${file}: ENOSPC: no space left on device, write; this session is no longer saved\n`);
+    expect(read('torn.jsonl').endsWith('\n')).toBe(false);
+
+    expect(read('second.err')).toBe('');
+    expect(read('second.rc').trim()).toBe('0');
+    expect(read('second.out')).toBe('second answer\n');
+    const sent = JSON.stringify(server.messageRequests()[1].body.messages);
+    expect(sent).toContain('first question');
+    expect(sent).toContain('second question');
+    const after = read('after.jsonl');
+    expect(after.endsWith('\n')).toBe(true);
+    for (const text of after.split('\n').filter(Boolean)) expect(() => JSON.parse(text)).not.toThrow();
+    expect(after).toContain('second answer');
   });
 });
