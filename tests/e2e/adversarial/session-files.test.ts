@@ -131,6 +131,22 @@ describe('a session file edited by hand or written by someone else', () => {
   });
 });
 
+describe("a project's sessions folder that is a file", () => {
+  it('keel sessions and --continue stop with one line naming it; the file is untouched and nothing is sent', async () => {
+    const { server, ws, env } = await prepare([say('never')]);
+    const dir = projectDir(ws.home, ws.dir);
+    mkdirSync(path.dirname(dir), { recursive: true });
+    writeFileSync(dir, 'not a folder\n');
+    const line = `keel: cannot read this project's sessions in ${dir}: it is not a folder (ENOTDIR)\n`;
+    const list = await runKeel(['sessions'], { cwd: ws.dir, env });
+    expect(list).toMatchObject({ code: 1, stdout: '', stderr: line });
+    const cont = await runKeel(['-p', 'go on', '--continue'], { cwd: ws.dir, env });
+    expect(cont).toMatchObject({ code: 1, stderr: line });
+    expect(server.messageRequests()).toHaveLength(0);
+    expect(readFileSync(dir, 'utf8')).toBe('not a folder\n');
+  });
+});
+
 describe('a session file whose messages are not what the API takes', () => {
   it('a line with a block missing its fields is skipped with a warning naming file, line and block; the rest resumes', async () => {
     const { server, ws, env } = await prepare([say('resumed answer')]);
