@@ -292,3 +292,28 @@ describe('a full disk', () => {
     expect(after).toContain('second answer');
   });
 });
+
+describe("a repository's oversized instruction file", () => {
+  const big = `CANARY-HUGE-INSTRUCTIONS-5e1a\n${'x'.repeat(2 * 1024 * 1024)}\n`;
+  const size = Buffer.byteLength(big);
+
+  it('trusted: Keel does not start without it (its front matter may hold rules): one line naming it and its size, exit 2', async () => {
+    const { server, ws, env } = await prepare([say('never')]);
+    const file = path.join(ws.dir, 'CLAUDE.md');
+    writeFileSync(file, big);
+    const run = await runKeel(['-p', 'hi', '--trust'], { cwd: ws.dir, env });
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toBe(`keel: ${file}: not read: ${file} is larger than 1048576 bytes (${size})\n`);
+    expect(server.messageRequests()).toHaveLength(0);
+  });
+
+  it('untrusted: skipped with a warning naming it and its size; the run goes on without it', async () => {
+    const { server, ws, env } = await prepare([say('answered')]);
+    const file = path.join(ws.dir, 'CLAUDE.md');
+    writeFileSync(file, big);
+    const run = await runKeel(['-p', 'hi'], { cwd: ws.dir, env });
+    expect(run, run.stderr).toMatchObject({ code: 0, stdout: 'answered\n' });
+    expect(run.stderr).toContain(`${file} is larger than 1048576 bytes (${size})`);
+    expect(JSON.stringify(server.messageRequests()[0].body)).not.toContain('CANARY-HUGE-INSTRUCTIONS-5e1a');
+  });
+});
