@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Summaries on disk, keyed by a hash of the output, so one output never costs a second call. */
 export class SummaryCache {
-  constructor(private readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
   key(content: string, version: string): string {
     return createHash('sha256').update(version).update('\0').update(content).digest('hex');
@@ -30,6 +30,12 @@ export class SummaryCache {
 /** Writes through a temporary file and a rename, so a reader never sees half a file. */
 export async function writeAtomic(file: string, content: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, content, { mode: 0o600 });
-  await rename(temp, file);
+  try {
+    await writeFile(temp, content, { mode: 0o600 });
+    await rename(temp, file);
+  } catch (err) {
+    // A full disk leaves no half-written temporary file behind.
+    await rm(temp, { force: true });
+    throw err;
+  }
 }

@@ -44,12 +44,17 @@ export default definePlugin((opts: ApiMicroCompactOptions = {}) => ({
       if (!summary) {
         try {
           summary = await summarise(kernel, turn, call, text, settings);
-          await cache.set(key, summary, call.name);
         } catch (err) {
           // compact-micro (if present) still cuts the output down. An abort (the query service passes the turn signal) is no
           // failure worth a warning: the loop reports it.
           if (!turn.signal.aborted) kernel.log('warn', `could not summarise the ${text.length}-character output of ${call.name}: ${errorMessage(err)}`, NAME);
           return result;
+        }
+        // A summary paid for is used even when it cannot be kept for next time (a full disk, an unwritable cache).
+        try {
+          await cache.set(key, summary, call.name);
+        } catch (err) {
+          kernel.log('warn', `could not cache the summary of ${call.name}'s output in ${cache.dir}: ${errorMessage(err)}`, NAME);
         }
       }
       // The full output goes with the session (the summaries are shared): a session reads its own saved outputs

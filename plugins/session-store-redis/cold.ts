@@ -1,6 +1,6 @@
 /** The store's Redis side, loaded when the first session starts: the connection, resume, listing. */
 import type { Redis } from 'ioredis';
-import { KeelError, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
+import { KeelError, visibleControls, type Kernel, type MessageParam, type Session } from '../../kernel/index.js';
 import { sessionKeys, type SessionKeys } from './keys.js';
 import { SessionStream } from './log.js';
 import { loadSession } from './reader.js';
@@ -112,6 +112,6 @@ export async function listSessions(records: SessionRecords, client: Redis, prefi
 
 export function formatList(sessions: SessionSummary[]): string {
   if (!sessions.length) return 'No sessions in Redis yet.';
-  const rows = sessions.map((s) => `${s.id}  ${new Date(s.lastActivity).toISOString().slice(0, 16).replace('T', ' ')}  ${String(s.turns).padStart(5)}  $${s.costUsd.toFixed(4)}  ${(s.firstPrompt ?? '').replace(/\s+/g, ' ').slice(0, 60)}`);
+  const rows = sessions.map((s) => `${s.id}  ${new Date(s.lastActivity).toISOString().slice(0, 16).replace('T', ' ')}  ${String(s.turns).padStart(5)}  $${s.costUsd.toFixed(4)}  ${visibleControls((s.firstPrompt ?? '').replace(/\s+/g, ' ').slice(0, 60))}`);
   return ['ID                                    LAST ACTIVITY     TURNS     COST  FIRST PROMPT', ...rows].join('\n');
 }

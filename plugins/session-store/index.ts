@@ -18,6 +18,7 @@ import {
 import { formatList, listJson, listSessions, pickable } from './list.js';
 import { History, historyFile } from './prompt-history.js';
 import { projectDir, sessionFile, sideDir } from './paths.js';
+import { SessionLockedError } from './lock.js';
 import { loadSession, type LoadedSession, type SessionSummary } from './reader.js';
 import { FileSink } from './file-sink.js';
 import { adoptHistory, headerFor, newRecorder, recordEvent, sessionOfEvent, syncMessages, writeBoundary, type Recorder } from './recorder.js';
@@ -202,9 +203,13 @@ function guarded(kernel: Kernel, rec: FileRecorder, fn: () => void): void {
   try {
     fn();
   } catch (err) {
-    rec.failed = true;
-    kernel.log('error', `cannot write session file ${rec.sink.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
+    unsaved(kernel, rec, err);
   }
+}
+
+function unsaved(kernel: Kernel, rec: FileRecorder, err: unknown): void {
+  rec.failed = true;
+  kernel.log('error', `cannot write session file ${rec.sink.writer.file}: ${errorMessage(err)}; this session is no longer saved`, NAME);
 }
 
 async function openOrResume(
@@ -235,7 +240,16 @@ async function openOrResume(
   // Resuming in place appends to the file: take its lock before reading, so no other process is writing it.
   if (!resume.fork) session.id = sourceId;
   const rec = recorderFor(session.id, resume.fork ? sourceId : undefined);
-  if (!resume.fork) rec.sink.writer.acquire();
+  if (!resume.fork) {
+    try {
+      rec.sink.writer.acquire();
+    } catch (err) {
+      // Another live writer stops the run; a lock that cannot be written (a full disk, a read-only KEEL_HOME)
+      // does not: the session resumes from its file, which stays as it was, and goes on unsaved.
+      if (err instanceof SessionLockedError) throw err;
+      unsaved(kernel, rec, err);
+    }
+  }
   let loaded: LoadedSession;
   try {
     // The print frontend listens before sessionStart, so these warnings reach the user as they happen.
@@ -251,10 +265,13 @@ async function openOrResume(
 
   if (resume.fork) {
     session.parentSessionId = sourceId;
-    writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
-    rec.sink.writer.sync();
+    guarded(kernel, rec, () => {
+      writeBoundary(session, rec, { trigger: 'fork', from: sourceId });
+      rec.sink.writer.sync();
+    });
     return rec;
   }
+  if (rec.failed) return rec;
   rec.sink.writer.lines = loaded.lines;
   if (loaded.header?.parent) rec.header.parent = loaded.header.parent;
   if (loaded.header?.subagent) rec.header.subagent = true;
@@ -262,8 +279,10 @@ async function openOrResume(
   const onFile = loaded.tailFix ? loaded.messages.length - 1 : loaded.messages.length;
   rec.recorded = onFile;
   rec.last = loaded.messages[onFile - 1] as MessageParam | undefined;
-  rec.sink.writer.open();
-  syncMessages(session, rec);
-  rec.sink.writer.sync();
+  guarded(kernel, rec, () => {
+    rec.sink.writer.open();
+    syncMessages(session, rec);
+    rec.sink.writer.sync();
+  });
   return rec;
 }

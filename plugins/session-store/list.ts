@@ -1,6 +1,7 @@
 /** The project's sessions, newest first, as `keel sessions` and `--resume` (no id) print them. */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { errorMessage, KeelError, visibleControls } from '../../kernel/index.js';
 import { SESSION_ID } from './paths.js';
 import { summarize, type SessionSummary } from './reader.js';
 
@@ -17,8 +18,10 @@ export function sessionFiles(dir: string): Entry[] {
   try {
     names = readdirSync(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return [];
+    // Its own one line (a KeelError is not wrapped with the plugin and hook names), naming the folder.
+    throw new KeelError(`cannot read this project's sessions in ${dir}: ${code === 'ENOTDIR' ? 'it is not a folder (ENOTDIR)' : errorMessage(err)}`, { code: 'sessions_folder' });
   }
   const entries: Entry[] = [];
   for (const name of names) {
@@ -88,7 +91,8 @@ function formatTime(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
+/** One row of the list: whitespace flattened, and control characters (escape sequences in a prompt) shown, never sent. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = visibleControls(text.replace(/\s+/g, ' ').trim());
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -26,9 +26,10 @@ export interface SessionLock {
  * process, not to a session, and one listener serves every kernel in it.
  */
 const held = new Map<string, string>();
-// Read on first use, not at module load: the binary's start-up snapshot evaluates modules at build time.
-let ownStart: string | undefined | null = null;
-const ownStartTime = () => (ownStart === null ? (ownStart = processStart(process.pid)) : ownStart);
+// Read each time a lock is taken, never cached: the binary's start-up snapshot keeps module state from the
+// process that built it, so a cached value would be that process's start time, and every other keel would
+// take this process's live lock for a stale one (pid reuse).
+const ownStartTime = () => processStart(process.pid);
 let exitHandler: (() => void) | undefined;
 
 export function lockFileOf(sessionFile: string): string {
@@ -107,10 +108,15 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
     try {
       const fd = openSync(file, 'wx', 0o600);
       try {
-        writeSync(fd, `${process.pid} ${token}${ownStartTime() ? ` ${ownStartTime()}` : ''}\n`);
-      } finally {
+        const start = ownStartTime();
+        writeSync(fd, `${process.pid} ${token}${start ? ` ${start}` : ''}\n`);
+      } catch (err) {
+        // A full disk: the file exists but says nothing. Leave no empty lock behind.
         closeSync(fd);
+        unlinkQuiet(file);
+        throw err;
       }
+      closeSync(fd);
       return hold(file, token);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -95,11 +95,18 @@ export function parseRecord(line: string): Parsed {
     case 'header':
       return typeof value.id === 'string' ? { record: value as unknown as HeaderRecord } : { error: 'header without an id' };
     case 'message':
-      if (!isMessage(value.message)) return { error: 'message record without a valid message' };
+      const problem = messageProblem(value.message);
+      if (problem) return { error: `message record with ${problem}` };
       if (!validRefs(value.refs)) return { error: 'message record with invalid side-file refs' };
+      // Running totals that do not add up (a hand-edited file) are left out; the message itself is kept.
+      if (value.stats !== undefined && !isStats(value.stats)) delete value.stats;
       return { record: value as unknown as MessageRecord };
     case 'boundary':
-      if (!Array.isArray(value.messages) || !value.messages.every(isMessage)) return { error: 'boundary record without valid messages' };
+      if (!Array.isArray(value.messages)) return { error: 'boundary record without messages' };
+      for (const [m, message] of value.messages.entries()) {
+        const problem = messageProblem(message);
+        if (problem) return { error: `boundary record with ${problem} (message ${m + 1})` };
+      }
       if (!validRefs(value.refs)) return { error: 'boundary record with invalid side-file refs' };
       if (!isStats(value.stats)) return { error: 'boundary record without stats' };
       return { record: value as unknown as BoundaryRecord };
@@ -114,16 +121,77 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isMessage(value: unknown): value is MessageParam {
-  return (
-    isObject(value) &&
-    (value.role === 'user' || value.role === 'assistant' || value.role === 'system') &&
-    (typeof value.content === 'string' || (Array.isArray(value.content) && value.content.every(isObject)))
-  );
+/**
+ * What makes `value` no message the loop and the API can take (a hand-edited or foreign file), or undefined.
+ * Blocks of the types Keel writes must carry the fields every reader of a history relies on; blocks of other
+ * types pass (a newer Keel's), as long as they name their type.
+ */
+function messageProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return 'no message';
+  if (value.role !== 'user' && value.role !== 'assistant' && value.role !== 'system') return 'a message of no known role';
+  if (typeof value.content === 'string') return undefined;
+  if (!Array.isArray(value.content)) return 'a message without content';
+  for (const [b, block] of value.content.entries()) {
+    const problem = blockProblem(block);
+    if (problem) return `${problem} (block ${b + 1})`;
+  }
+  return undefined;
 }
 
+/** What makes `content` no tool output (a tool_result's content, from a record or a side file), or undefined. */
+export function toolOutputProblem(content: unknown): string | undefined {
+  if (content === undefined || typeof content === 'string') return undefined;
+  if (!Array.isArray(content)) return 'content that is neither text nor blocks';
+  for (const part of content) {
+    const problem = blockProblem(part);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function blockProblem(block: unknown): string | undefined {
+  if (!isObject(block) || typeof block.type !== 'string') return 'a content block without a type';
+  const has = (key: string) => typeof block[key] === 'string';
+  switch (block.type) {
+    case 'text':
+      return has('text') ? undefined : 'a text block without its text';
+    case 'thinking':
+      return has('thinking') ? undefined : 'a thinking block without its text';
+    case 'redacted_thinking':
+      return has('data') ? undefined : 'a redacted_thinking block without its data';
+    case 'image':
+    case 'document':
+      return isObject(block.source) ? undefined : `${block.type === 'image' ? 'an image' : 'a document'} block without a source`;
+    case 'tool_use':
+    case 'server_tool_use':
+      return has('id') && has('name') ? undefined : `a ${block.type} block without an id and a name`;
+    case 'web_search_tool_result':
+      return has('tool_use_id') ? undefined : `a ${block.type} block without its tool_use_id`;
+    case 'tool_result': {
+      if (!has('tool_use_id')) return 'a tool_result block without its tool_use_id';
+      const problem = toolOutputProblem(block.content);
+      return problem && `${problem} in a tool_result`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
+const isUsage = (value: unknown): boolean => isObject(value) && USAGE_KEYS.every((key) => isCount(value[key]));
+
+/** Totals that listings, `/cost` and the footer can do arithmetic on: finite, non-negative numbers throughout. */
 function isStats(value: unknown): value is Stats {
-  return isObject(value) && typeof value.turns === 'number' && typeof value.costUsd === 'number';
+  return (
+    isObject(value) &&
+    isCount(value.turns) &&
+    isCount(value.costUsd) &&
+    (value.calls === undefined || isCount(value.calls)) &&
+    (value.usage === undefined || isUsage(value.usage)) &&
+    (value.permissionMode === undefined || typeof value.permissionMode === 'string')
+  );
 }
 
 function validRefs(value: unknown): boolean {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { ensureDir, type ContentBlockParam, type MessageParam } from '../../kernel/index.js';
-import { SIDE_FILE, type SideRef } from './records.js';
+import { SIDE_FILE, toolOutputProblem, type SideRef } from './records.js';
 import type { Redactor } from './secrets.js';
 import { syncDir } from './writer.js';
 
@@ -66,7 +66,10 @@ export function resolveSideFiles(messages: MessageParam[], refs: SideRef[] | und
     }
     const file = path.join(dir, ref.file);
     try {
-      block.content = JSON.parse(readFileSync(file, 'utf8')) as typeof block.content;
+      const content: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      const problem = toolOutputProblem(content);
+      if (problem) throw new Error(`it holds ${problem}`);
+      block.content = content as typeof block.content;
     } catch (err) {
       warn(`side file ${file} is missing or unreadable (${(err as Error).message.split('\n')[0]}); the tool output is replaced by a note`);
       block.content = `[tool output unavailable: side file ${ref.file} is missing or unreadable]`;

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runAgent, savedOutputDir } from '../../../kernel/index.js';
@@ -100,6 +100,19 @@ describe('compact-api-micro', () => {
     expect(result.aborted).toBe(true);
     expect(rec.of('log').some((l) => l.message.includes('could not summarise'))).toBe(false);
     expect(existsSync(path.join(ws!.home, 'cache', 'compact-api-micro'))).toBe(false);
+  });
+
+  it('uses a summary it cannot cache (the cache folder is not writable), saying so', async () => {
+    ws = makeWorkspace();
+    // $KEEL_HOME/cache is a file: the cache folder cannot be made, the session's saved outputs still can.
+    writeFileSync(path.join(ws.home, 'cache'), 'not a folder');
+    const { kernel, rec, session } = await setup(() => say(SUMMARY), [callTool('big_output', { lines: 3000 }), say('done')]);
+    const result = await runAgent(kernel, session, 'go');
+    expect(result.subtype).toBe('success');
+    expect(toolResults()[0]!.content).toContain('A listing of 3000 numbered lines.');
+    const warnings = rec.of('log').filter((e) => e.level === 'warn').map((e) => e.message);
+    expect(warnings).toEqual([expect.stringMatching(new RegExp(`^could not cache the summary of big_output's output in ${path.join(ws.home, 'cache', 'compact-api-micro').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOTDIR`))]);
+    expect(readFileSync(path.join(ws.home, 'cache'), 'utf8')).toBe('not a folder');
   });
 
   it('leaves outputs under the threshold alone', async () => {

@@ -78,7 +78,34 @@ describe('reading session files', () => {
     expect(loaded.warnings).toEqual([
       `${file}: line 3 is corrupt (not valid JSON); skipped`,
       `${file}: line 5 is corrupt (not a record (no "type")); skipped`,
-      `${file}: line 6 is corrupt (message record without a valid message); skipped`,
+      `${file}: line 6 is corrupt (message record with a message of no known role); skipped`,
+    ]);
+  });
+
+  it('skips a message whose blocks lack what every reader of a history relies on, naming the block; other types pass', async () => {
+    const file = sessionPath();
+    const bad = (content: unknown, role = 'assistant') => ({ type: 'message', at: 1, message: { role, content } });
+    writeLines(file, [
+      header(),
+      user('one'),
+      bad([{ type: 'text', text: 'fine' }, { type: 'text' }]),
+      bad([{ type: 'tool_use', name: 'bash', input: {} }]),
+      bad([{ type: 'tool_result', tool_use_id: 't1', content: 42 }], 'user'),
+      bad([{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'image' }] }], 'user'),
+      bad(['just a string']),
+      { type: 'boundary', at: 1, trigger: 'auto', messages: [{ role: 'user', content: [{ type: 'thinking' }] }], stats: { turns: 1, costUsd: 0 } },
+      bad([{ type: 'text', text: 'two' }, { type: 'a_newer_block', anything: 1 }]),
+    ]);
+    const loaded = await load(file);
+    expect(loaded.messages.map((m) => m.content)).toEqual(['one', [{ type: 'text', text: 'two' }, { type: 'a_newer_block', anything: 1 }]]);
+    expect(loaded.warnings).toEqual([
+      `${file}: the compaction boundary at byte ${readFileSync(file, 'utf8').indexOf('{"type":"boundary"')} is corrupt (boundary record with a thinking block without its text (block 1) (message 1)); using an earlier one`,
+      `${file}: line 3 is corrupt (message record with a text block without its text (block 2)); skipped`,
+      `${file}: line 4 is corrupt (message record with a tool_use block without an id and a name (block 1)); skipped`,
+      `${file}: line 5 is corrupt (message record with content that is neither text nor blocks in a tool_result (block 1)); skipped`,
+      `${file}: line 6 is corrupt (message record with an image block without a source in a tool_result (block 1)); skipped`,
+      `${file}: line 7 is corrupt (message record with a content block without a type (block 1)); skipped`,
+      `${file}: line 8 is corrupt (boundary record with a thinking block without its text (block 1) (message 1)); skipped`,
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callTool, say, startAnthropicServer, type ScriptedServer, type ScriptStep } from '../../helpers/anthropic-server.js';
@@ -100,6 +100,25 @@ describe('session-store: recording', () => {
     expect(h2.warnings()[0]).toMatch(/toolu_gone-[0-9a-f]+\.json is missing or unreadable/);
     await h2.run(resumed, 'next');
     expect(h2.warnings()).toHaveLength(1);
+  });
+
+  it.each([
+    ['a number', '42'],
+    ['blocks without a type', '[{"text":"x"}]'],
+    ['no JSON', '{"cut'],
+  ])('replaces a side file that holds %s by the same note, and the next request goes out', async (_what, body) => {
+    await serve([callTool('echo', { text: 'y', times: 5000 }, 'toolu_odd'), say('ok'), say('next answer')]);
+    const h = harness(server, ws, { sideFileBytes: 100 });
+    const session = await h.start();
+    await h.run(session, 'go');
+    const side = path.join(projectDir(ws.home, ws.dir), session.id);
+    const [name] = readdirSync(side);
+    writeFileSync(path.join(side, name!), body);
+    const h2 = harness(server, ws);
+    const resumed = await h2.start({ resume: { id: session.id } });
+    expect(text(resumed.messages[2])).toContain(`[tool output unavailable: side file ${name} is missing or unreadable]`);
+    expect(h2.warnings()).toEqual([expect.stringContaining(`side file ${path.join(side, name!)} is missing or unreadable (`)]);
+    expect((await h2.run(resumed, 'next')).result).toBe('next answer');
   });
 
   it('never writes the API key, wherever it appears', async () => {
