@@ -5,7 +5,7 @@ import { displayPath, resolvePath } from './paths.js';
 import { lineCounts, unifiedDiff } from './patch.js';
 import { remember, staleReason } from './read-state.js';
 import { OpenError, openForWrite, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
-import { decode, encode, splitLines, type Encoding } from './text.js';
+import { decode, encode, MAX_TEXT_BYTES, splitLines, type Encoding } from './text.js';
 
 const input = z.object({
   path: z.string().min(1).describe('File path, absolute or relative to the working directory'),
@@ -35,7 +35,14 @@ export const writeFileTool = defineTool({
     try {
       let before: string | undefined;
       let encoding: Encoding = 'utf8';
-      if (!created) {
+      if (!created && info.size > MAX_TEXT_BYTES) {
+        // Too large to read whole (read_file refuses it too): only a file this session wrote itself, unchanged since, is overwritten.
+        const stale = staleReason(ctx.session, abs, shown, info);
+        if (stale) return { content: `write_file refused: ${stale}`, isError: true };
+        const head = Buffer.alloc(4);
+        const { bytesRead } = await handle.read(head, 0, 4, 0);
+        encoding = decode(head.subarray(0, bytesRead)).encoding;
+      } else if (!created) {
         const current = await readAll(handle, info.size);
         const stale = staleReason(ctx.session, abs, shown, info, current);
         if (stale) return { content: `write_file refused: ${stale}`, isError: true };
@@ -47,6 +54,7 @@ export const writeFileTool = defineTool({
       await writeAll(handle, bytes);
       remember(ctx.session, abs, bytes, await handle.stat());
       const lines = splitLines(args.content).length;
+      if (!created && before === undefined) return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs } };
       if (before === undefined) return { content: `Created ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, created: true, linesAdded: lines, linesRemoved: 0, ...textsForDisplay(undefined, args.content) } };
       const diff = await unifiedDiff(shown, before, args.content);
       return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, diff, ...lineCounts(diff), ...textsForDisplay(before, args.content) } };
