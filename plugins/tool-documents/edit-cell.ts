@@ -40,6 +40,8 @@ async function editOpened(args: NotebookEditInput, files: SafeFilesLike, opened:
   const raw = await files.readAll(handle, info.size);
   if (raw.length > MAX_NOTEBOOK_BYTES) return { content: `notebook_edit: ${shown} grew past ${formatBytes(MAX_NOTEBOOK_BYTES)} while it was read; nothing was changed.`, isError: true };
   const text = raw.toString('utf8');
+  // Bytes that are not UTF-8 decode to U+FFFD; writing the notebook back would change every one of them.
+  if (!Buffer.from(text, 'utf8').equals(raw)) return { content: `notebook_edit: ${shown} is not valid UTF-8 text; it was left as it is.`, isError: true };
   const mode = args.edit_mode ?? 'replace';
   let nb;
   try {
