@@ -87,6 +87,10 @@ async function editOpened(args: NotebookEditInput, files: SafeFilesLike, opened:
     if (cell.cell_type === 'code') Object.assign(cell, { execution_count: null, outputs: [] });
     summary = `Replaced the source of cell ${at + 1}`;
   }
-  await files.writeAll(handle, Buffer.from(`${JSON.stringify(nb, null, indentOf(text))}\n`, 'utf8'));
+  try {
+    await files.writeAll(handle, Buffer.from(`${JSON.stringify(nb, null, indentOf(text))}\n`, 'utf8'), raw);
+  } catch (err) {
+    return { content: `notebook_edit: ${shown}: ${(err as Error).message}.`, isError: true };
+  }
   return { content: `${summary} in ${shown}; it now has ${nb.cells.length} cells.`, display: { path: abs } };
 }

@@ -89,7 +89,11 @@ export const editFileTool = defineTool({
         replacements += applied.count;
       }
       const bytes = encode(text, encoding);
-      await writeAll(handle, bytes);
+      try {
+        await writeAll(handle, bytes, raw);
+      } catch (err) {
+        return { content: `edit_file: ${shown}: ${errorMessage(err)}.`, isError: true };
+      }
       remember(ctx.session, abs, bytes, await handle.stat());
       const diff = await unifiedDiff(shown, before, text);
       const what = replacements === 1 ? '1 replacement' : `${replacements} replacements`;

@@ -35,6 +35,7 @@ export const writeFileTool = defineTool({
     try {
       let before: string | undefined;
       let encoding: Encoding = 'utf8';
+      let previous: Buffer | undefined;
       if (!created && info.size > MAX_TEXT_BYTES) {
         // Too large to read whole (read_file refuses it too): only a file this session wrote itself, unchanged since, is overwritten.
         const stale = staleReason(ctx.session, abs, shown, info);
@@ -44,6 +45,7 @@ export const writeFileTool = defineTool({
         encoding = decode(head.subarray(0, bytesRead)).encoding;
       } else if (!created) {
         const current = await readAll(handle, info.size);
+        previous = current;
         const stale = staleReason(ctx.session, abs, shown, info, current);
         if (stale) return { content: `write_file refused: ${stale}`, isError: true };
         const old = decode(current);
@@ -51,7 +53,11 @@ export const writeFileTool = defineTool({
         encoding = old.encoding;
       }
       const bytes = encode(args.content, encoding);
-      await writeAll(handle, bytes);
+      try {
+        await writeAll(handle, bytes, previous);
+      } catch (err) {
+        return { content: `write_file: ${shown}: ${errorMessage(err)}.`, isError: true };
+      }
       remember(ctx.session, abs, bytes, await handle.stat());
       const lines = splitLines(args.content).length;
       if (!created && before === undefined) return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs } };
