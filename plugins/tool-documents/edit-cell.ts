@@ -40,6 +40,8 @@ async function editOpened(args: NotebookEditInput, files: SafeFilesLike, opened:
   const raw = await files.readAll(handle, info.size);
   if (raw.length > MAX_NOTEBOOK_BYTES) return { content: `notebook_edit: ${shown} grew past ${formatBytes(MAX_NOTEBOOK_BYTES)} while it was read; nothing was changed.`, isError: true };
   const text = raw.toString('utf8');
+  // Bytes that are not UTF-8 decode to U+FFFD; writing the notebook back would change every one of them.
+  if (!Buffer.from(text, 'utf8').equals(raw)) return { content: `notebook_edit: ${shown} is not valid UTF-8 text; it was left as it is.`, isError: true };
   const mode = args.edit_mode ?? 'replace';
   let nb;
   try {
@@ -85,6 +87,10 @@ async function editOpened(args: NotebookEditInput, files: SafeFilesLike, opened:
     if (cell.cell_type === 'code') Object.assign(cell, { execution_count: null, outputs: [] });
     summary = `Replaced the source of cell ${at + 1}`;
   }
-  await files.writeAll(handle, Buffer.from(`${JSON.stringify(nb, null, indentOf(text))}\n`, 'utf8'));
+  try {
+    await files.writeAll(handle, Buffer.from(`${JSON.stringify(nb, null, indentOf(text))}\n`, 'utf8'), raw);
+  } catch (err) {
+    return { content: `notebook_edit: ${shown}: ${(err as Error).message}.`, isError: true };
+  }
   return { content: `${summary} in ${shown}; it now has ${nb.cells.length} cells.`, display: { path: abs } };
 }

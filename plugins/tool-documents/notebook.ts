@@ -45,6 +45,10 @@ export function parseNotebook(text: string, shown: string): Notebook {
     throw new Error(`${shown} is not valid JSON (${(err as Error).message})`);
   }
   if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as Notebook).cells)) throw new Error(`${shown} is not a Jupyter notebook (no cells list)`);
+  const bad = (parsed as { cells: unknown[] }).cells.findIndex(
+    (c) => typeof c !== 'object' || c === null || Array.isArray(c) || typeof (c as { cell_type?: unknown }).cell_type !== 'string',
+  );
+  if (bad !== -1) throw new Error(`${shown} is not a Jupyter notebook (cell ${bad + 1} is not an object with a cell_type)`);
   return parsed as Notebook;
 }
 

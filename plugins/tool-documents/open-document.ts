@@ -13,7 +13,7 @@ export interface SafeFilesLike {
   realTarget(abs: string): Promise<string>;
   open(real: string, mode: 'read' | 'update', shown: string): Promise<{ handle: FileHandle; info: Stats }>;
   readAll(handle: FileHandle, size: number): Promise<Buffer>;
-  writeAll(handle: FileHandle, bytes: Buffer): Promise<void>;
+  writeAll(handle: FileHandle, bytes: Buffer, previous?: Buffer): Promise<void>;
 }
 
 export function safeFiles(kernel: Kernel): SafeFilesLike | undefined {

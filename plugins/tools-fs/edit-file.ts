@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineTool, errorMessage, type ToolContext, type ToolResult } from '../../kernel/index.js';
 import { currentText, editorInfo, fileAccessFor, textsForDisplay, type FileAccess } from './file-access.js';
-import { displayPath, resolvePath } from './paths.js';
+import { displayPath, formatSize, resolvePath } from './paths.js';
 import { lineCounts, unifiedDiff } from './patch.js';
 import { remember } from './read-state.js';
 import { OpenError, openForWrite, openReal, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
 import { missingPathHint } from './suggest.js';
-import { decode, dominantEol, encode, isBinary } from './text.js';
+import { decode, dominantEol, encode, isBinary, lossyDecoding, MAX_TEXT_BYTES } from './text.js';
 
 const edit = z.object({
   old_string: z.string(),
@@ -66,9 +66,15 @@ export const editFileTool = defineTool({
         const diff = await unifiedDiff(shown, '', edits[0].new_string);
         return { content: `Created ${shown}.\n${diff}`, display: { path: abs, diff, ...lineCounts(diff), created: true, ...textsForDisplay(undefined, edits[0].new_string) } };
       }
+      if (info.size > MAX_TEXT_BYTES) {
+        return { content: `edit_file: ${shown} is ${formatSize(info.size)}, larger than the ${formatSize(MAX_TEXT_BYTES)} edit_file changes; use bash (sed -i) for it.`, isError: true };
+      }
       const raw = await readAll(handle, info.size);
       if (isBinary(raw)) return { content: `${shown} is a binary file; edit_file changes text files only.`, isError: true };
-      const { text: before, encoding } = decode(raw);
+      const decoded = decode(raw);
+      const lossy = lossyDecoding(raw, decoded);
+      if (lossy) return { content: `edit_file: ${shown} was left as it is: ${lossy}, and rewriting it would change bytes outside the edit. Change it with bash (sed, iconv) instead.`, isError: true };
+      const { text: before, encoding } = decoded;
       const eol = dominantEol(before);
       let text = before;
       let replacements = 0;
@@ -83,7 +89,11 @@ export const editFileTool = defineTool({
         replacements += applied.count;
       }
       const bytes = encode(text, encoding);
-      await writeAll(handle, bytes);
+      try {
+        await writeAll(handle, bytes, raw);
+      } catch (err) {
+        return { content: `edit_file: ${shown}: ${errorMessage(err)}.`, isError: true };
+      }
       remember(ctx.session, abs, bytes, await handle.stat());
       const diff = await unifiedDiff(shown, before, text);
       const what = replacements === 1 ? '1 replacement' : `${replacements} replacements`;

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
@@ -24,14 +24,21 @@ export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<
   // Files are read synchronously: a source file is a few KB, and a thread-pool round trip per stat and per read cost
   // more than the reading (20 000 files: 7 s against about 1 s). The walk yields to the event loop between files
   // often enough (`YIELD_EVERY`) that a UI stays live and an abort is seen.
-  const searchOne = (abs: string) => {
+  const searchOne = (abs: string, followLink = false) => {
     // Like ripgrep, a folder search skips files over the size cap (the fallback reads each file whole).
+    // Opened without blocking or following a link, then checked through the handle: a file swapped for a FIFO since
+    // the walk listed it must not stall this synchronous read (and with it the whole process).
     let buf: Buffer;
+    let fd: number | undefined;
     try {
-      if (statSync(abs).size > MAX_FILE_BYTES) return;
-      buf = readFileSync(abs);
+      fd = openSync(abs, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (followLink ? 0 : (constants.O_NOFOLLOW ?? 0)));
+      const info = fstatSync(fd);
+      if (!info.isFile() || info.size > MAX_FILE_BYTES) return;
+      buf = readFileSync(fd);
     } catch {
       return;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
     if (isBinary(buf)) return;
     const lines = grepText(decode(buf).text, regex, query);
@@ -44,7 +51,7 @@ export async function searchJs(query: GrepQuery, signal?: AbortSignal): Promise<
       const mb = (n: number) => `${Math.round(n / (1024 * 1024))} MB`;
       throw new GrepError(`${path.basename(query.target)} is ${mb(info.size)}; without ripgrep, grep searches files up to ${mb(MAX_FILE_BYTES)}. Search it with bash (grep -n) instead.`);
     }
-    searchOne(query.target);
+    searchOne(query.target, true); // a file named on its own may be a link (the walk lists none)
     return { files };
   }
   const keep = query.glob ? picomatch(query.glob, { dot: true, basename: !query.glob.replace(/^!/, '').includes('/') }) : undefined;

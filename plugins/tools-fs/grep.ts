@@ -53,6 +53,10 @@ export function grepTool(backend: () => GrepBackend, walkLimit?: number) {
       const target = resolvePath(args.path ?? '.', ctx.cwd);
       const info = await stat(target).catch(() => undefined);
       if (!info) return { content: `grep: ${displayPath(target, ctx.cwd)} does not exist.`, isError: true };
+      // A FIFO would block the search until a writer came (for ever in the fallback's synchronous read); a device may never end.
+      if (!info.isDirectory() && !info.isFile()) {
+        return { content: `grep: path: ${displayPath(target, ctx.cwd)} is not a folder or a regular file (a FIFO, socket or device); grep searches files.`, isError: true };
+      }
       const mode = args.output_mode ?? 'files_with_matches';
       const dir = info.isDirectory() ? target : path.dirname(target);
       const query: GrepQuery = {

@@ -6,14 +6,12 @@ import { displayPath, formatSize, resolvePath } from './paths.js';
 import { remember } from './read-state.js';
 import { OpenError, openReal, readAll, realTarget, type Opened } from './safe-open.js';
 import { missingPathHint } from './suggest.js';
-import { cutLine, decode, isBinary, splitLines } from './text.js';
+import { cutLine, decode, isBinary, MAX_TEXT_BYTES, splitLines } from './text.js';
 
 export const DEFAULT_LIMIT = 2000;
 const MAX_LINE = 2000;
 /** Characters of numbered text one call returns at most, whatever the line count. */
 const MAX_CHARS = 100_000;
-/** Larger text files are refused: page through them with grep or bash (`sed -n`). */
-const MAX_TEXT_BYTES = 32 * 1024 * 1024;
 /** The Messages API takes images up to 5 MB of base64. */
 const MAX_IMAGE_BYTES = 3.75 * 1024 * 1024;
 

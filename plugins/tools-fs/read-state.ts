@@ -32,12 +32,13 @@ export function remember(session: Session, abs: string, content: Buffer, info: F
 /**
  * Why the session may not overwrite `abs`, or null when it may: it must have read the file, and the file must
  * not have changed since (a new mtime with the same bytes still counts as unchanged). `info` and `content` are
- * the file as it is now, read through the handle the write will use.
+ * the file as it is now, read through the handle the write will use; without `content` (a file too large to read
+ * whole) only the size and mtime can vouch for it.
  */
-export function staleReason(session: Session, abs: string, shown: string, info: FileInfo, content: Buffer): string | null {
+export function staleReason(session: Session, abs: string, shown: string, info: FileInfo, content?: Buffer): string | null {
   const seen = reads(session).get(abs);
   if (!seen) return `${shown} already exists and this session has not read it. Read it with read_file first, or change it with edit_file.`;
   if (info.mtimeMs === seen.mtimeMs && info.size === seen.size) return null;
-  if (info.size === seen.size && hashOf(content) === seen.hash) return null;
+  if (content && info.size === seen.size && hashOf(content) === seen.hash) return null;
   return `${shown} has changed on disk since this session read it. Read it again with read_file before writing.`;
 }

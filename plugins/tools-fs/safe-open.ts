@@ -128,8 +128,28 @@ export async function readAll(handle: FileHandle, size: number): Promise<Buffer>
 const MAX_CHUNK = 8 * 1024 * 1024;
 const GROWTH_CHUNK = 64 * 1024;
 
-/** Replaces the file's content with `bytes`. */
-export async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+/**
+ * Replaces the file's content with `bytes`. When a write fails part-way (a full disk, a quota, an I/O error) and
+ * the caller passes the content it read (`previous`), that content is written back before the error is thrown, so
+ * the file is not left cut short: the space the new bytes took is free again for the old ones.
+ */
+export async function writeAll(handle: FileHandle, bytes: Buffer, previous?: Buffer): Promise<void> {
+  try {
+    await writeFrom(handle, bytes);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    if (!previous) throw new Error(`the write failed (${code}); the file may be incomplete`, { cause: err });
+    try {
+      await writeFrom(handle, previous);
+    } catch (again) {
+      const second = (again as NodeJS.ErrnoException).code ?? (again as Error).message;
+      throw new Error(`the write failed (${code}), and putting the old content back failed too (${second}); the file may be incomplete`, { cause: err });
+    }
+    throw new Error(`the write failed (${code}); the file was put back as it was`, { cause: err });
+  }
+}
+
+async function writeFrom(handle: FileHandle, bytes: Buffer): Promise<void> {
   await handle.truncate(0);
   let done = 0;
   while (done < bytes.length) {

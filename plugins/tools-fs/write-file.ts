@@ -5,7 +5,7 @@ import { displayPath, resolvePath } from './paths.js';
 import { lineCounts, unifiedDiff } from './patch.js';
 import { remember, staleReason } from './read-state.js';
 import { OpenError, openForWrite, readAll, realTarget, writeAll, type Opened } from './safe-open.js';
-import { decode, encode, splitLines, type Encoding } from './text.js';
+import { decode, encode, MAX_TEXT_BYTES, splitLines, type Encoding } from './text.js';
 
 const input = z.object({
   path: z.string().min(1).describe('File path, absolute or relative to the working directory'),
@@ -35,8 +35,17 @@ export const writeFileTool = defineTool({
     try {
       let before: string | undefined;
       let encoding: Encoding = 'utf8';
-      if (!created) {
+      let previous: Buffer | undefined;
+      if (!created && info.size > MAX_TEXT_BYTES) {
+        // Too large to read whole (read_file refuses it too): only a file this session wrote itself, unchanged since, is overwritten.
+        const stale = staleReason(ctx.session, abs, shown, info);
+        if (stale) return { content: `write_file refused: ${stale}`, isError: true };
+        const head = Buffer.alloc(4);
+        const { bytesRead } = await handle.read(head, 0, 4, 0);
+        encoding = decode(head.subarray(0, bytesRead)).encoding;
+      } else if (!created) {
         const current = await readAll(handle, info.size);
+        previous = current;
         const stale = staleReason(ctx.session, abs, shown, info, current);
         if (stale) return { content: `write_file refused: ${stale}`, isError: true };
         const old = decode(current);
@@ -44,9 +53,14 @@ export const writeFileTool = defineTool({
         encoding = old.encoding;
       }
       const bytes = encode(args.content, encoding);
-      await writeAll(handle, bytes);
+      try {
+        await writeAll(handle, bytes, previous);
+      } catch (err) {
+        return { content: `write_file: ${shown}: ${errorMessage(err)}.`, isError: true };
+      }
       remember(ctx.session, abs, bytes, await handle.stat());
       const lines = splitLines(args.content).length;
+      if (!created && before === undefined) return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs } };
       if (before === undefined) return { content: `Created ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, created: true, linesAdded: lines, linesRemoved: 0, ...textsForDisplay(undefined, args.content) } };
       const diff = await unifiedDiff(shown, before, args.content);
       return { content: `Overwrote ${shown} (${lines} ${lines === 1 ? 'line' : 'lines'}).`, display: { path: abs, diff, ...lineCounts(diff), ...textsForDisplay(before, args.content) } };

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callTool, callTools, plainMessages, say } from '../helpers/anthropic-server.js';
@@ -78,6 +78,34 @@ describe('checkpoints and /rewind through the CLI', () => {
     server.push(say('fresh'));
     await runKeel(['-p', 'from scratch', '--continue'], { cwd: ws.dir, env });
     expect(plainMessages(server.messageRequests().at(-1)!.body.messages)).toEqual([{ role: 'user', content: 'from scratch' }]);
+  }, 120_000);
+
+  it('puts back byte for byte a Latin-1 file, a CRLF file with a BOM and a UTF-16 file, with their modes', async () => {
+    const originals: Record<string, Buffer> = {
+      'latin1.txt': Buffer.from('caf\xe9\r\nna\xefve\n', 'latin1'),
+      'bom.txt': Buffer.from('\ufeffkey = 1\r\nother = 2\r\n', 'utf8'),
+      'u16.txt': Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('héllo\r\nwörld\n', 'utf16le')]),
+    };
+    const { env, ws } = await prepare([
+      callTools(...Object.keys(originals).map((path) => ({ name: 'read_file', input: { path } }))),
+      callTools(
+        { name: 'write_file', input: { path: 'latin1.txt', content: 'rewritten\n' } },
+        { name: 'edit_file', input: { path: 'bom.txt', old_string: 'key = 1\nother', new_string: 'key = 9\nother' } },
+        { name: 'edit_file', input: { path: 'u16.txt', old_string: 'wörld', new_string: 'world' } },
+      ),
+      say('changed'),
+    ]);
+    for (const [name, bytes] of Object.entries(originals)) writeFileSync(ws.path(name), bytes, { mode: 0o750 });
+    const run = await runKeel(['-p', 'change them', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    for (const name of Object.keys(originals)) expect(readFileSync(ws.path(name)).equals(originals[name]), `${name} changed`).toBe(false);
+    const rewound = await runKeel(['-p', '/rewind 1 files', '--continue'], { cwd: ws.dir, env });
+    expect(rewound.stderr).toBe('');
+    expect(rewound.code).toBe(0);
+    for (const [name, bytes] of Object.entries(originals)) {
+      expect(readFileSync(ws.path(name)).equals(bytes), name).toBe(true);
+      expect(statSync(ws.path(name)).mode & 0o777, name).toBe(0o750);
+    }
   }, 120_000);
 
   it('rewinds only the files or only the conversation when asked, and keeps its store private', async () => {

@@ -1,8 +1,8 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { chmodSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { callTool, say, type ScriptedServer } from '../helpers/anthropic-server.js';
 import { useScriptedProjects } from '../helpers/project.js';
-import { ndjson, runKeel } from '../helpers/cli.js';
+import { KEEL_BIN, ndjson, runKeel } from '../helpers/cli.js';
 
 const prepare = useScriptedProjects();
 
@@ -47,6 +47,47 @@ describe('built-in tools through the CLI', () => {
     expect(names).toEqual(expect.arrayContaining(['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep', 'ls', 'todo_write', 'tool_search']));
     expect(names).not.toContain('web_fetch');
     expect(Buffer.byteLength(JSON.stringify(tools))).toBeLessThanOrEqual(15 * 1024);
+  });
+
+  it('edit_file leaves a Latin-1 file byte for byte as it was, and a rewrite of a 20 000-line file still answers', async () => {
+    const lines = (tag: string) => Array.from({ length: 20_000 }, (_, i) => `${tag} ${i}`).join('\n') + '\n';
+    const { env, ws, server } = await prepare([
+      callTool('edit_file', { path: 'legacy.txt', old_string: 'version = 1', new_string: 'version = 2' }),
+      callTool('read_file', { path: 'big.txt', limit: 1 }),
+      callTool('write_file', { path: 'big.txt', content: lines('new') }),
+      say('done'),
+    ]);
+    const latin1 = Buffer.from('version = 1\nauthor = "Andr\xe9 Gar\xe7on"\n', 'latin1');
+    writeFileSync(ws.path('legacy.txt'), latin1);
+    ws.write('big.txt', lines('old'));
+    const run = await runKeel(['-p', 'bump the version', '--permission-mode', 'auto'], { cwd: ws.dir, env });
+    expect(run.code).toBe(0);
+    expect(readFileSync(ws.path('legacy.txt')).equals(latin1)).toBe(true);
+    const [refused] = resultsIn(server, 1);
+    expect(refused.is_error).toBe(true);
+    expect(text(refused.content)).toMatch(/^edit_file: legacy\.txt was left as it is: it is not valid UTF-8 text .*Change it with bash/);
+    expect(resultsIn(server, 3)[0]).toMatchObject({ content: 'Overwrote big.txt (20000 lines).' });
+    expect(readFileSync(ws.path('big.txt'), 'utf8')).toBe(lines('new'));
+  });
+
+  it('a write that fails part-way (the file size limit: EFBIG) puts the file back as it was, for edit_file and write_file', async () => {
+    const original = `${'keep this line\n'.repeat(3000)}marker\n`; // 45 KB, under the 64 KB limit
+    const grown = 'x'.repeat(100 * 1024);
+    const { env, ws, server } = await prepare([
+      callTool('edit_file', { path: 'data.txt', old_string: 'marker', new_string: grown }),
+      callTool('read_file', { path: 'data.txt', limit: 1 }),
+      callTool('write_file', { path: 'data.txt', content: grown }),
+      say('done'),
+    ]);
+    ws.write('data.txt', original);
+    // Each file may hold 64 KB; with SIGXFSZ ignored (an ignored signal stays ignored across exec) a longer write fails with EFBIG.
+    const bin = ws.write('limited-keel.sh', `#!/bin/bash\ntrap '' XFSZ\nulimit -f 64\nexec ${JSON.stringify(KEEL_BIN)} "$@"\n`);
+    chmodSync(bin, 0o755);
+    const run = await runKeel(['-p', 'grow data.txt', '--permission-mode', 'auto'], { cwd: ws.dir, env, bin });
+    expect(run.code).toBe(0);
+    expect(readFileSync(ws.path('data.txt'), 'utf8')).toBe(original);
+    expect(resultsIn(server, 1)[0]).toMatchObject({ is_error: true, content: 'edit_file: data.txt: the write failed (EFBIG); the file was put back as it was.' });
+    expect(resultsIn(server, 3)[0]).toMatchObject({ is_error: true, content: 'write_file: data.txt: the write failed (EFBIG); the file was put back as it was.' });
   });
 
   it('refuses to overwrite a file the session has not read', async () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentEvent, ToolResult } from '../../../kernel/index.js';
 import toolDocuments from '../../../plugins/tool-documents/index.js';
@@ -55,6 +55,23 @@ describe('notebook_edit', () => {
     ];
     for (const [input, message] of cases) expect(await h.run('notebook_edit', input)).toEqual({ content: message, isError: true });
     expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('refuses a notebook that is not valid UTF-8 or whose cells are not objects, for edits and reads, leaving it untouched', async () => {
+    h = await harness([toolsFs(), toolDocuments()]);
+    const latin1 = Buffer.from(JSON.stringify({ ...nb, metadata: { author: 'Andr\xe9' } }), 'latin1');
+    const file = h.ws.write('l.ipynb', '');
+    writeFileSync(file, latin1);
+    expect(await h.run('notebook_edit', { path: 'l.ipynb', cell_number: 1, new_source: 'x' })).toEqual({ content: 'notebook_edit: l.ipynb is not valid UTF-8 text; it was left as it is.', isError: true });
+    expect(readFileSync(file).equals(latin1)).toBe(true);
+    for (const cells of [[null], [1], [['a']], [{ source: 'no type' }]]) {
+      const odd = h.ws.write('odd.ipynb', JSON.stringify({ ...nb, cells }));
+      const before = readFileSync(odd, 'utf8');
+      const message = 'odd.ipynb is not a Jupyter notebook (cell 1 is not an object with a cell_type)';
+      expect(await h.run('notebook_edit', { path: 'odd.ipynb', cell_number: 1, new_source: 'x' })).toEqual({ content: `notebook_edit: ${message}`, isError: true });
+      expect(textOf(await read(h, { path: 'odd.ipynb' }))).toBe(`read_file: ${message}`);
+      expect(readFileSync(odd, 'utf8')).toBe(before);
+    }
   });
 
   it('inserts at the top without ids in an nbformat 4.4 notebook, and turns a code cell into markdown', async () => {
