@@ -13,6 +13,7 @@ import { effectsOf, type Effects, type WriteTarget } from './effects.js';
 import { catastrophic } from './guard.js';
 import { expandHome, isInside, isSavedOutput, protectedReason, resolveReal } from './paths.js';
 import type { PolicyContext } from './policy.js';
+import { withoutGlobalOptions } from './global-options.js';
 import { invocations, programName, type Invocation } from './programs.js';
 import { isBare, pathPatternMatches, pathPatternReachesInto, shellPatternMatches, toolMatches, type Rule } from './rules.js';
 import { analyzeShell, type ShellAnalysis, type SimpleCommand, type WordInfo } from './shell.js';
@@ -83,6 +84,9 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
   if (bashDenies.length > 0) {
     const hidden = steps.find((s) => s.cmd.opaque === undefined && s.inv.words.length > 0 && s.inv.words[0].text === null);
     if (hidden) return done(ask(`"${hidden.cmd.text}" runs a command known only at run time, so the deny rules cannot vouch for it`));
+    // With `shopt -s expand_aliases`, a name defined here runs whatever its alias says.
+    const alias = steps.find((s) => programName(s.inv.words[0]?.text) === 'alias' && s.inv.words.slice(1).some((w) => w.text === null || w.text.includes('=')));
+    if (alias) return done(ask(`"${alias.cmd.text}" defines an alias, so the deny rules cannot vouch for what its name runs`));
   }
 
   const findings = judge(steps, analysis, start, ctx);
@@ -105,11 +109,15 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
   return done(ask(uncovered && analysis.commands.length > 1 ? `"${uncovered.text}" is not allowed by a rule (mode ${ctx.mode})` : `bash is an execute tool and the permission mode is ${ctx.mode}`));
 }
 
-/** The texts a deny or ask rule is matched against: as written, and with the program's bare name (`/bin/rm` → `rm`). */
+/**
+ * The texts a deny or ask rule is matched against: as written, with the program's bare name (`/bin/rm` → `rm`), and
+ * without the options that precede a subcommand (`git -C . push` → `git push`).
+ */
 function forms(inv: Invocation): string[] {
   const texts = inv.words.map((w) => w.text ?? '…');
   const bare = [programName(inv.words[0]?.text) ?? '…', ...texts.slice(1)];
-  return [texts.join(' '), bare.join(' ')];
+  const global = withoutGlobalOptions([programName(inv.words[0]?.text) ?? null, ...inv.words.slice(1).map((w) => w.text)]);
+  return [texts.join(' '), bare.join(' '), ...global.map((form) => form.map((w) => w ?? '…').join(' '))];
 }
 
 /** Walks the commands in order, following the working folder through `cd`, `pushd` and `workdir`. */
@@ -296,6 +304,8 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
     for (const w of pathWords(step)) {
       if (w.path === null) {
         if (readDenies.length > 0) return { ...found, ask: `"${text}" names a path known only at run time, so the deny rules on file paths cannot vouch for it` };
+        // Fixed text that bash still expands (`~bob/x`): an allow rule matching the text cannot vouch for where it leads.
+        if (w.text !== null) note('beyondText', `"${text}" names ${w.text}, a path known only at run time`);
         continue;
       }
       for (const place of places(w.path, w.glob, step, ctx)) {

@@ -1,0 +1,84 @@
+/** Deny, ask and allow rules hold against the spellings a model would use to get past them. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import { harness, rules } from './setup.js';
+
+let ws: Workspace | undefined;
+afterEach(() => ws?.cleanup());
+
+async function decide(command: string, allow: string[], ask: string[], deny: string[], mode: 'auto' | 'ask' = 'auto') {
+  ws ??= makeWorkspace();
+  const h = await harness({ config: { ...rules(allow, ask, deny), cwd: ws.dir, projectRoot: ws.dir, permissionMode: mode } });
+  return h.decide('bash', { command });
+}
+
+describe("a subcommand rule holds whatever the program's global options", () => {
+  for (const command of ['git -C . push', 'git --no-pager push origin main', 'git -P push', 'git -c a=b push', 'git --git-dir=.git push', 'git --git-dir .git --work-tree . push', 'git --namespace=x push', 'git --exec-path push']) {
+    it(`bash(git push:*) denies ${command}`, async () => {
+      expect(await decide(command, ['bash(git:*)'], [], ['bash(git push:*)'])).toMatchObject({ behavior: 'deny', reason: expect.stringContaining('bash(git push:*)') });
+    });
+  }
+  for (const command of ['npm --otp 123 publish', 'npm -s publish', 'npm --registry=http://127.0.0.1 publish']) {
+    it(`bash(npm publish:*) denies ${command}`, async () => {
+      expect(await decide(command, ['bash(npm:*)'], [], ['bash(npm publish:*)'])).toMatchObject({ behavior: 'deny' });
+    });
+  }
+  it('an ask rule holds the same way', async () => {
+    expect(await decide('git -C . push', ['bash(git:*)'], ['bash(git push:*)'], [], 'ask')).toMatchObject({ behavior: 'ask', reason: expect.stringContaining('ask rule "bash(git push:*)"') });
+  });
+  it('an argument that happens to be the denied word is not the subcommand', async () => {
+    expect(await decide('git log push', ['bash(git:*)'], [], ['bash(git push:*)'], 'ask')).toMatchObject({ behavior: 'allow' });
+    expect(await decide('git --no-pager log --oneline push', ['bash(git:*)'], [], ['bash(git push:*)'], 'ask')).toMatchObject({ behavior: 'allow' });
+    expect(await decide('npm run publish', ['bash(npm:*)'], [], ['bash(npm publish:*)'], 'ask')).toMatchObject({ behavior: 'allow' });
+  });
+});
+
+describe('an alias defined in the command', () => {
+  it('is asked while a bash deny rule exists, since its name may run a denied program', async () => {
+    expect(await decide('shopt -s expand_aliases\nalias r=rm\nr x', [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'ask', reason: expect.stringContaining('defines an alias') });
+  });
+  it('runs as the mode says when no bash deny rule exists', async () => {
+    expect(await decide('shopt -s expand_aliases\nalias r=ls\nr', [], [], [])).toMatchObject({ behavior: 'allow' });
+    expect(await decide('alias', [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'allow' });
+  });
+});
+
+describe('a tilde-prefix bash expands (~user, ~+, ~-)', () => {
+  const me = os.userInfo();
+  it('is not vouched for by an allow rule matching the text', async () => {
+    for (const command of ['cat ~+/../x', 'cat ~-/x', 'cat ~nobody/x', 'cat ~2/x']) {
+      expect(await decide(command, ['bash(cat:*)'], [], [], 'ask'), command).toMatchObject({ behavior: 'ask' });
+    }
+  });
+  it("our own name is our home folder: reading its ~/.ssh is asked in every mode", async () => {
+    // bash looks ~name up in the user database; the protected ~/.ssh is under $HOME, the same folder here.
+    if (me.homedir !== os.homedir()) return;
+    expect(await decide(`cat ~${me.username}/.ssh/id_rsa`, ['bash(cat:*)'], [], [])).toMatchObject({ behavior: 'ask', reason: expect.stringContaining('protected path') });
+  });
+  it('is asked with a read deny rule, which cannot vouch for a path known only at run time', async () => {
+    expect(await decide('cat ~+/.env', [], [], ['read_file(.env)'])).toMatchObject({ behavior: 'ask', reason: expect.stringContaining('known only at run time') });
+  });
+  it('still counts for the shell guard', async () => {
+    expect(await decide(`rm -rf ~${me.username}`, [], [], [])).toMatchObject({ behavior: 'deny', reason: expect.stringContaining('shell guard') });
+  });
+});
+
+describe("a read deny rule holds for git's object store", () => {
+  const deny = ['read_file(secrets/**)'];
+  for (const command of ['git show HEAD:secrets/a', 'git show HEAD:./secrets/a', 'git cat-file -p :secrets/a', 'git show :0:secrets/a', 'git diff HEAD:secrets/a HEAD:README.md', 'git grep token', 'git archive HEAD', 'git archive HEAD secrets']) {
+    it(`denies ${command}`, async () => {
+      ws = makeWorkspace();
+      mkdirSync(path.join(ws.dir, 'secrets'));
+      writeFileSync(path.join(ws.dir, 'secrets', 'a'), 'x');
+      expect(await decide(command, ['bash(git:*)'], [], deny)).toMatchObject({ behavior: 'deny', reason: expect.stringContaining('read_file(secrets/**)') });
+    });
+  }
+  it('leaves named paths, other revisions and URLs alone', async () => {
+    for (const command of ['git grep token -- src', 'git archive HEAD src', 'git show HEAD:README.md', 'git clone https://127.0.0.1/x.git', 'git push origin main:main']) {
+      expect(await decide(command, ['bash(git:*)'], [], deny, 'ask'), command).toMatchObject({ behavior: 'allow' });
+    }
+  });
+});
