@@ -82,3 +82,31 @@ describe("a read deny rule holds for git's object store", () => {
     }
   });
 });
+
+describe('web_fetch rules compare hosts as the fetch resolves them', () => {
+  it('a domain rule holds for a trailing dot, upper case and an IDN written either way', async () => {
+    const { urlPatternMatches } = await import('../../../plugins/permissions/rules.js');
+    for (const url of ['https://evil.example./x', 'https://EVIL.example../x', 'https://a.evil.example.:443/x']) expect(urlPatternMatches('domain:evil.example', url), url).toBe(true);
+    expect(urlPatternMatches('domain:例え.jp', 'https://例え.jp/')).toBe(true);
+    expect(urlPatternMatches('domain:例え.jp', 'https://xn--r8jz45g.jp/')).toBe(true);
+    expect(urlPatternMatches('domain:*.evil.example', 'https://a.evil.example./')).toBe(true);
+    expect(urlPatternMatches('domain:*.evil.example', 'https://evil.example/')).toBe(false);
+    expect(urlPatternMatches('domain:evil.example', 'https://evil.example.net/')).toBe(false);
+  });
+  it('a URL rule covers every path below its *, whatever the host case', async () => {
+    const { urlPatternMatches } = await import('../../../plugins/permissions/rules.js');
+    expect(urlPatternMatches('https://evil.example/*', 'https://evil.example/a/b?c')).toBe(true);
+    expect(urlPatternMatches('https://evil.example/*', 'https://EVIL.example./a')).toBe(true);
+    expect(urlPatternMatches('https://evil.example/*', 'https://good.example/evil.example/')).toBe(false);
+  });
+  it('a deny rule refuses the spelled-around call through the policy', async () => {
+    ws = makeWorkspace();
+    const h = await harness({ config: { ...rules(['web_fetch'], [], ['WebFetch(domain:evil.example)']), cwd: ws.dir, projectRoot: ws.dir, permissionMode: 'auto' } });
+    expect(await h.decide('web_fetch', { url: 'https://evil.example./steal' })).toMatchObject({ behavior: 'deny' });
+  });
+  it('a domain that is no host is refused when the rule is read, naming the rule', async () => {
+    const { parseRule } = await import('../../../plugins/permissions/rules.js');
+    expect(() => parseRule('deny', 'WebFetch(domain:)', 'agent.config.ts: permissions.deny[0]')).toThrow('agent.config.ts: permissions.deny[0]: invalid permission rule "WebFetch(domain:)": "" is not a domain (e.g. domain:example.com)');
+    expect(() => parseRule('deny', 'web_fetch(domain:exa mple.com)', 'x')).toThrow('"exa mple.com" is not a domain');
+  });
+});
