@@ -14,7 +14,7 @@ import { catastrophic } from './guard.js';
 import { expandHome, isInside, isSavedOutput, protectedReason, resolveReal } from './paths.js';
 import type { PolicyContext } from './policy.js';
 import { withoutGlobalOptions } from './global-options.js';
-import { invocations, programName, type Invocation } from './programs.js';
+import { innerScript, invocations, programName, type Invocation } from './programs.js';
 import { isBare, pathPatternMatches, pathPatternReachesInto, shellPatternMatches, toolMatches, type Rule } from './rules.js';
 import { analyzeShell, type ShellAnalysis, type SimpleCommand, type WordInfo } from './shell.js';
 
@@ -87,6 +87,8 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
     // With `shopt -s expand_aliases`, a name defined here runs whatever its alias says.
     const alias = steps.find((s) => programName(s.inv.words[0]?.text) === 'alias' && s.inv.words.slice(1).some((w) => w.text === null || w.text.includes('=')));
     if (alias) return done(ask(`"${alias.cmd.text}" defines an alias, so the deny rules cannot vouch for what its name runs`));
+    const opaque = steps.map((s) => ({ step: s, why: hiddenCode(s) })).find((h) => h.why !== undefined);
+    if (opaque) return done(ask(`"${opaque.step.cmd.text}" ${opaque.why}, so the deny rules cannot vouch for the programs it runs`));
   }
 
   const findings = judge(steps, analysis, start, ctx);
@@ -107,6 +109,34 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
   if (MATRIX_EXECUTE === 'allow') return done(allow());
   if (allowRules.length > 0 && findings.beyondText && !uncovered) return done(ask(`an allow rule matches the command's text, but ${findings.beyondText}, which needs its own approval (mode ${ctx.mode})`));
   return done(ask(uncovered && analysis.commands.length > 1 ? `"${uncovered.text}" is not allowed by a rule (mode ${ctx.mode})` : `bash is an execute tool and the permission mode is ${ctx.mode}`));
+}
+
+/** Programs that are shells: given no literal script (`bash -c '…'` and literal here-documents are parsed), they run code no one can read. */
+const SHELL_NAMES = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'source', '.']);
+
+/** `find -exec` and `xargs` run programs their text names; those are judged as invocations of their own. */
+const NAMED_RUNS = /^(find -(exec|execdir|ok|okdir) runs a program on every match|xargs runs a program with arguments from its input)$/;
+
+/**
+ * Why a step runs code its text does not show — a shell or interpreter reading code from a pipe, a process
+ * substitution or a computed word, inline code of another language, configuration that runs programs
+ * (`git -c core.pager=…`) — or undefined. A script file run by name (`./build.sh`, `bash build.sh`) is not
+ * looked into.
+ */
+function hiddenCode(step: Step): string | undefined {
+  const words = step.inv.words;
+  const name = programName(words[0]?.text);
+  if (name === undefined) return undefined;
+  // A literal script (`bash -c '…'`, a literal here-document) was parsed and its commands judged already.
+  if (SHELL_NAMES.has(name) && innerScript(words.map((w) => w.text), step.cmd.stdin) === undefined) {
+    const operands = words.slice(1).filter((w) => w.text === null || !w.text.startsWith('-'));
+    if (words.slice(1).some((w) => w.text === null)) return 'gives a shell a script known only at run time';
+    if ((operands.length === 0 || words.some((w) => w.text === '-s')) && name !== 'source' && name !== '.') return 'feeds a shell its commands on stdin';
+  }
+  if (step.fx.stdinCode) return `feeds ${name} its code on stdin`;
+  const runs = step.fx.runs.filter((why) => !NAMED_RUNS.test(why));
+  if (runs.length > 0) return `runs code its text does not show (${runs[0]})`;
+  return undefined;
 }
 
 /**

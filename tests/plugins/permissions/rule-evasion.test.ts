@@ -110,3 +110,34 @@ describe('web_fetch rules compare hosts as the fetch resolves them', () => {
     expect(() => parseRule('deny', 'web_fetch(domain:exa mple.com)', 'x')).toThrow('"exa mple.com" is not a domain');
   });
 });
+
+describe('while a bash deny rule exists, code the text does not show is asked', () => {
+  const hidden: Array<[string, RegExp]> = [
+    ["echo 'rm x' | bash", /feeds a shell its commands on stdin/],
+    ["echo 'rm x' | sh -s", /feeds a shell its commands on stdin/],
+    ['bash <(echo rm x)', /script known only at run time/],
+    ['source <(echo rm x)', /script known only at run time/],
+    ['. "$f"', /script known only at run time/],
+    ["echo 'import os' | python3", /feeds python3 its code on stdin/],
+    ["python3 -c 'import os; os.system(\"rm x\")'", /python3 runs inline code/],
+    ["awk 'BEGIN { system(\"rm x\") }'", /runs commands/],
+    ["sed -n '1e rm x' f", /the e command/],
+    ["git -c core.pager='rm -rf x' log", /git -c sets configuration/],
+  ];
+  for (const [command, why] of hidden) {
+    it(`asks about ${command}`, async () => {
+      expect(await decide(command, [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'ask', reason: expect.stringMatching(why) });
+    });
+  }
+  it('judges what it can read: literal scripts, find -exec and xargs name their programs', async () => {
+    expect(await decide("bash -c 'rm x'", [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'deny' });
+    expect(await decide('bash <<EOF\nrm x\nEOF', [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'deny' });
+    expect(await decide("bash -c 'ls'", [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'allow' });
+    expect(await decide('find . -name x -exec grep -l y {} +', [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'allow' });
+    expect(await decide('git ls-files | xargs wc -l', [], [], ['bash(rm:*)'])).toMatchObject({ behavior: 'allow' });
+  });
+  it('runs as the mode says with no bash deny rule', async () => {
+    expect(await decide("echo 'ls' | bash", [], [], [])).toMatchObject({ behavior: 'allow' });
+    expect(await decide("python3 -c 'print(1)'", [], [], [])).toMatchObject({ behavior: 'allow' });
+  });
+});
