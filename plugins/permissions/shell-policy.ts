@@ -111,6 +111,11 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
   return done(ask(uncovered && analysis.commands.length > 1 ? `"${uncovered.text}" is not allowed by a rule (mode ${ctx.mode})` : `bash is an execute tool and the permission mode is ${ctx.mode}`));
 }
 
+/** Inside the project root or a folder added with `--add-dir` (`additionalDirectories`, `/add-dir`). */
+function inProject(p: string, ctx: PolicyContext): boolean {
+  return isInside(p, ctx.root) || (ctx.extraRoots ?? []).some((root) => isInside(p, root));
+}
+
 /** Programs that are shells: given no literal script (`bash -c '…'` and literal here-documents are parsed), they run code no one can read. */
 const SHELL_NAMES = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'source', '.']);
 
@@ -296,7 +301,7 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
     found[key] ??= why;
   };
   const readEntries = (ctx.protected?.list() ?? []).filter((e) => e.read && e.path);
-  const outsideRoot = (p: string) => !isInside(p, ctx.root);
+  const outsideRoot = (p: string) => !inProject(p, ctx);
 
   if (outsideRoot(start)) {
     note('outside', `the command runs in ${start}, outside the project ${ctx.root}`);
@@ -463,7 +468,7 @@ function covered(cmd: SimpleCommand, allowRules: Rule[], steps: Step[], ctx: Pol
   if ((words[0] === 'cd' || words[0] === 'pushd') && words.length === 2 && !words[1].startsWith('-')) {
     const step = steps.find((s) => s.cmd === cmd);
     const targets = step ? places(step.fx.cd !== undefined && typeof step.fx.cd === 'object' && step.fx.cd.path !== null ? step.fx.cd.path : words[1], false, step, ctx) : [];
-    if (targets.length > 0 && targets.every((t) => isInside(t, ctx.root))) return true;
+    if (targets.length > 0 && targets.every((t) => inProject(t, ctx))) return true;
   }
   const text = words.join(' ');
   return allowRules.some((r) => shellPatternMatches(r.specifier!, text));
