@@ -141,3 +141,28 @@ describe('while a bash deny rule exists, code the text does not show is asked', 
     expect(await decide("python3 -c 'print(1)'", [], [], [])).toMatchObject({ behavior: 'allow' });
   });
 });
+
+describe('a path deny or ask rule holds for every tool that reads, or writes, the same files', () => {
+  it('Edit(…) denies write_file and Write(…) denies edit_file; Read(…) denies grep, glob and ls on the path', async () => {
+    ws = makeWorkspace();
+    mkdirSync(path.join(ws.dir, 'secrets'));
+    writeFileSync(path.join(ws.dir, 'secrets', 'a'), 'x');
+    const editTool = { ...(await import('./setup.js')).writeTool, name: 'edit_file' };
+    const grepTool = { ...(await import('./setup.js')).readTool, name: 'grep' };
+    const at = (deny: string) => harness({ config: { ...rules([], [], [deny]), cwd: ws!.dir, projectRoot: ws!.dir, permissionMode: 'auto' }, extraTools: [editTool, grepTool] });
+    expect(await (await at('Edit(./secrets/**)')).decide('write_file', { path: 'secrets/new' })).toMatchObject({ behavior: 'deny', reason: expect.stringContaining('Edit(./secrets/**)') });
+    expect(await (await at('Write(./secrets/**)')).decide('edit_file', { path: 'secrets/a' })).toMatchObject({ behavior: 'deny' });
+    expect(await (await at('Read(./secrets/**)')).decide('grep', { path: 'secrets' })).toMatchObject({ behavior: 'deny' });
+    // Reading and writing stay apart: an Edit deny does not stop reads, nor a Read deny writes.
+    expect(await (await at('Edit(./secrets/**)')).decide('read_file', { path: 'secrets/a' })).toMatchObject({ behavior: 'allow' });
+    expect(await (await at('Read(./secrets/**)')).decide('write_file', { path: 'secrets/new' })).toMatchObject({ behavior: 'allow' });
+  });
+  it('an ask rule too; an allow rule stays with its own tool', async () => {
+    ws = makeWorkspace();
+    const editTool = { ...(await import('./setup.js')).writeTool, name: 'edit_file' };
+    const h = await harness({ config: { ...rules(['Edit(src/**)'], ['edit_file(docs/**)'], []), cwd: ws.dir, projectRoot: ws.dir, permissionMode: 'edits' }, extraTools: [editTool] });
+    expect(await h.decide('write_file', { path: 'docs/x.md' })).toMatchObject({ behavior: 'ask', reason: expect.stringContaining('ask rule') });
+    const ask = await harness({ config: { ...rules(['Edit(src/**)'], [], []), cwd: ws.dir, projectRoot: ws.dir, permissionMode: 'ask' }, extraTools: [editTool] });
+    expect(await ask.decide('write_file', { path: 'src/x.ts' })).toMatchObject({ behavior: 'ask' });
+  });
+});
