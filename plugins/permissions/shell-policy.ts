@@ -129,6 +129,8 @@ const NAMED_RUNS = /^(find -(exec|execdir|ok|okdir) runs a program on every matc
  * looked into.
  */
 function hiddenCode(step: Step): string | undefined {
+  const setting = codeVariable(step.cmd);
+  if (setting) return `sets ${setting}, which makes programs run other code`;
   const words = step.inv.words;
   const name = programName(words[0]?.text);
   if (name === undefined) return undefined;
@@ -142,6 +144,20 @@ function hiddenCode(step: Step): string | undefined {
   const runs = step.fx.runs.filter((why) => !NAMED_RUNS.test(why));
   if (runs.length > 0) return `runs code its text does not show (${runs[0]})`;
   return undefined;
+}
+
+/** Environment variables whose value is code, a program or a library that programs then run or load. */
+const CODE_VARIABLE = /^(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|BASH_ENV|ENV|PROMPT_COMMAND|BASH_FUNC_\w+|PATH|SHELLOPTS|PS4|GIT_SSH|GIT_SSH_COMMAND|GIT_PAGER|PAGER|MANPAGER|GIT_EDITOR|EDITOR|VISUAL|SEQUENCE_EDITOR|GIT_SEQUENCE_EDITOR|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_EXEC_PATH|GIT_DIR|GIT_CONFIG\w*|GIT_PROXY_COMMAND|NODE_OPTIONS|NODE_PATH|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|npm_config_\w+|NPM_CONFIG_\w+|LESSOPEN|LESSCLOSE)$/;
+
+/** A code-carrying variable the command assigns (`PAGER=… git log`, `env GIT_SSH_COMMAND=… git fetch`, `export NODE_OPTIONS=…`). */
+function codeVariable(cmd: SimpleCommand): string | undefined {
+  const names = [...cmd.assigns];
+  for (const w of cmd.words) {
+    const m = w.text === null ? null : /^([A-Za-z_]\w*)=/.exec(w.text);
+    if (m) names.push(m[1]);
+  }
+  if (cmd.opaque !== undefined) for (const m of cmd.text.matchAll(/(?:^|[\s;])([A-Za-z_]\w*)\+?=/g)) names.push(m[1]);
+  return names.find((n) => CODE_VARIABLE.test(n));
 }
 
 /**

@@ -32,6 +32,7 @@ const REFUSED: Attack[] = [
   { name: 'a pipe into bash past bash(rm:*)', mode: 'auto', deny: ['bash(rm:*)'], command: (h) => `echo 'rm -f ${h.outside}/secret.txt' | bash` },
   { name: 'a process substitution sourced past bash(rm:*)', mode: 'auto', deny: ['bash(rm:*)'], command: (h) => `source <(echo 'rm -f ${h.outside}/secret.txt')` },
   { name: 'git -c core.pager past bash(rm:*)', mode: 'auto', deny: ['bash(rm:*)'], setup: realRepo, command: (h) => `git -c core.pager='rm -f ${h.outside}/secret.txt; cat' -p log -1` },
+  { name: 'GIT_PAGER past bash(rm:*)', mode: 'auto', deny: ['bash(rm:*)'], setup: realRepo, command: (h) => `GIT_PAGER='rm -f ${h.outside}/secret.txt; cat' git -p log -1` },
   { name: 'python3 -c past bash(rm:*)', mode: 'auto', deny: ['bash(rm:*)'], command: (h) => `python3 -c 'import subprocess; subprocess.run(["rm", "${h.outside}/secret.txt"])'` },
   { name: 'git show HEAD:.env past read_file(.env)', mode: 'auto', deny: ['read_file(.env)'], setup: repoWithSecretAndRemote, command: () => 'git show HEAD:.env' },
   { name: 'git cat-file of the staged .env past read_file(.env)', mode: 'auto', deny: ['read_file(.env)'], setup: repoWithSecretAndRemote, command: () => 'git cat-file -p :.env' },

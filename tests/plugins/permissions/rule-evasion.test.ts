@@ -123,6 +123,12 @@ describe('while a bash deny rule exists, code the text does not show is asked', 
     ["awk 'BEGIN { system(\"rm x\") }'", /runs commands/],
     ["sed -n '1e rm x' f", /the e command/],
     ["git -c core.pager='rm -rf x' log", /git -c sets configuration/],
+    ["GIT_SSH_COMMAND='rm x' git fetch", /sets GIT_SSH_COMMAND/],
+    ["env PAGER='rm x' git log", /sets PAGER/],
+    ["export GIT_PAGER='rm x'; git log", /sets GIT_PAGER/],
+    ['declare -x BASH_ENV=./evil.sh; bash -c ls', /sets BASH_ENV/],
+    ['PATH=./evil:$PATH ls', /sets PATH/],
+    ['NODE_OPTIONS=--require=./x.js node app.js', /sets NODE_OPTIONS/],
   ];
   for (const [command, why] of hidden) {
     it(`asks about ${command}`, async () => {
@@ -139,6 +145,10 @@ describe('while a bash deny rule exists, code the text does not show is asked', 
   it('runs as the mode says with no bash deny rule', async () => {
     expect(await decide("echo 'ls' | bash", [], [], [])).toMatchObject({ behavior: 'allow' });
     expect(await decide("python3 -c 'print(1)'", [], [], [])).toMatchObject({ behavior: 'allow' });
+    expect(await decide("GIT_PAGER='cat' git log", [], [], [])).toMatchObject({ behavior: 'allow' });
+  });
+  it('leaves variables that carry no code alone', async () => {
+    for (const command of ['LANG=C sort f', 'FOO=1 ls', 'export FOO=1', 'env TZ=UTC date']) expect(await decide(command, [], [], ['bash(rm:*)']), command).toMatchObject({ behavior: 'allow' });
   });
 });
 
