@@ -17,7 +17,7 @@ export function sessionRules(session: Session): Rule[] {
   return rules;
 }
 
-const USAGE = 'usage: /permissions [allow|ask|deny <rule> | remove <rule> | mode <auto|edits|ask|manual>]';
+const USAGE = 'usage: /permissions [allow|ask|deny <rule> | remove <rule> | mode <auto|edits|ask|manual|plan>]';
 
 export function permissionsCommand(configured: Rule[], source: string): CommandDefinition {
   return {
@@ -30,7 +30,7 @@ export function permissionsCommand(configured: Rule[], source: string): CommandD
       if (!verb) return describe(session, configured, source);
       if (verb === 'mode') {
         const mode = normalizePermissionMode(operand);
-        if (!mode) throw new Error(`/permissions mode: "${operand}" is not a mode (auto, edits, ask, manual)`);
+        if (!mode) throw new Error(`/permissions mode: "${operand}" is not a mode (auto, edits, ask, manual, plan)`);
         const bypassOff = ctx.kernel.config.managed?.disableBypassPermissionsMode;
         if (mode === 'auto' && bypassOff) throw new Error(`/permissions mode: the auto (bypassPermissions) mode is disabled by managed settings (${bypassOff})`);
         session.permissionMode = mode;

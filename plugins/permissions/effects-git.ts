@@ -34,6 +34,8 @@ export function gitEffects(args: WordInfo[], fx: Effects): void {
   const parsed = parseArgs(rest, { long: ['--output', '--file', '--blob', '--exec', '--extcmd', '--upload-pack', '--receive-pack', '--config', '--template', '--separate-git-dir', '--output-directory'] });
   const opt = (n: string) => has(parsed, n);
   for (const out of values(parsed, '--output')) fx.writes.push({ word: out });
+  if (READS_OBJECTS.has(sub)) fx.reads.push(...rest.map(objectPath).filter((w): w is WordInfo => w !== undefined));
+  if (sub === 'grep' || sub === 'archive') fx.recursiveReads.push(...treeReads(sub, rest, parsed.operands));
   switch (sub) {
     case 'config': {
       const readOnly = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l', '--get-color', '--get-colorbool', '--show-origin', '--show-scope'].some(opt) || ['get', 'list'].includes(parsed.operands[0]?.text ?? '');
@@ -109,4 +111,23 @@ export function gitEffects(args: WordInfo[], fx: Effects): void {
     default:
       break;
   }
+}
+
+/** Subcommands that print what a `<rev>:<path>` names. */
+const READS_OBJECTS = new Set(['show', 'cat-file', 'diff', 'log', 'blame', 'grep', 'archive', 'ls-tree', 'difftool', 'checkout', 'restore']);
+
+/** The path of a `<rev>:<path>` (or `:<path>`, `:0:<path>`) word: a file's content as git stores it. */
+function objectPath(arg: WordInfo): WordInfo | undefined {
+  const w = arg.text;
+  if (w === null || w.startsWith('-') || w.includes('://')) return undefined;
+  const match = /^[^:]*:(?:[0-3]:)?(.+)$/s.exec(w);
+  if (!match) return undefined;
+  return slice(arg, w.length - match[1].length);
+}
+
+/** What `git grep` and `git archive` read: the paths they are given, else the whole tree. */
+function treeReads(sub: string, rest: WordInfo[], operands: WordInfo[]): WordInfo[] {
+  const dashes = rest.findIndex((w) => w.text === '--');
+  const paths = dashes !== -1 ? rest.slice(dashes + 1) : sub === 'archive' ? operands.slice(1) : [];
+  return paths.length > 0 ? paths : [word('.')];
 }

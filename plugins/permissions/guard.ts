@@ -24,7 +24,8 @@ function isWithin(child: string, root: string): boolean {
 
 /** The folder a target word names, normalised; undefined when it is computed. `~user` names a home folder. */
 function normalise(word: WordInfo, ctx: GuardContext): string | undefined {
-  let p = word.path;
+  // The parser leaves another user's `~bob` with no path (bash expands it at run time); its text says which.
+  let p = word.path ?? (word.text !== null && word.text.startsWith('~') ? word.text : null);
   if (p === null) return undefined;
   const tildeUser = /^~([a-z_][a-z0-9_.-]*)(\/.*)?$/i.exec(p);
   if (tildeUser) p = `${tildeUser[1] === 'root' ? '/root' : `/home/${tildeUser[1]}`}${tildeUser[2] ?? ''}`;

@@ -70,8 +70,21 @@ export function resolvePaths(raw: string[], ctx: { cwd: string; home: string }):
   return raw.map((p) => resolveReal(path.resolve(ctx.cwd, expandHome(p, ctx.home))));
 }
 
+/**
+ * Tools that read, and tools that write, the same files: a path deny or ask rule on one holds for the others
+ * (`Edit(secrets/**)` also stops `write_file secrets/x`, as Claude Code's Edit rules cover every editing tool).
+ */
+const PATH_FAMILIES = [['read_file', 'grep', 'glob', 'ls'], ['write_file', 'edit_file', 'notebook_edit']];
+
+function ruleApplies(rule: Rule, toolName: string): boolean {
+  if (toolMatches(rule, toolName)) return true;
+  if (rule.kind === 'allow' || rule.specifier === undefined) return false;
+  const family = PATH_FAMILIES.find((f) => f.includes(toolName));
+  return family !== undefined && family.some((t) => t !== toolName && toolMatches(rule, t));
+}
+
 export async function evaluate(call: ToolCall, tool: ToolDefinition, ctx: PolicyContext): Promise<Verdict> {
-  const rules = ctx.rules.filter((rule) => toolMatches(rule, call.name));
+  const rules = ctx.rules.filter((rule) => ruleApplies(rule, call.name));
   const bareDeny = rules.find((r) => r.kind === 'deny' && isBare(r));
   if (bareDeny) return { decision: deny(`${call.name} is denied by the rule "${bareDeny.text}"`), resolved: [] };
   const planned = planRefusal(call, tool, ctx.mode);

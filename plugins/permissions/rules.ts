@@ -28,6 +28,9 @@ export function parseRule(kind: RuleKind, text: string, where: string): Rule {
   if (!match) throw new Error(`${where}: invalid permission rule "${text}" (expected ToolName or ToolName(specifier), e.g. bash(npm test))`);
   const specifier = match[2]?.trim();
   if (match[2] !== undefined && !specifier) throw new Error(`${where}: invalid permission rule "${text}": the specifier in () is empty`);
+  if (specifier?.startsWith('domain:') && hostOf(specifier.slice(7).trim().replace(/^\*\./, '')) === undefined) {
+    throw new Error(`${where}: invalid permission rule "${text}": "${specifier.slice(7).trim()}" is not a domain (e.g. domain:example.com)`);
+  }
   // Claude Code's tool names (`Read`, `Bash`, `Task`, …) name Keel's tools.
   return { kind, text, tool: canonicalToolName(match[1]), specifier };
 }
@@ -120,18 +123,43 @@ function isWithin(child: string, root: string): boolean {
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
 
-/** `domain:example.com` covers the host and its subdomains; anything else is a glob on the URL. */
+/**
+ * `domain:example.com` covers the host and its subdomains; anything else is a URL where `*` matches anything. Hosts
+ * are compared as the fetch will resolve them: lower case, IDNs in punycode, without the trailing dot of a fully
+ * qualified name (`http://example.com./` reaches example.com).
+ */
 export function urlPatternMatches(specifier: string, url: string): boolean {
-  let host: string;
+  let parsed: URL;
   try {
-    host = new URL(url).hostname.toLowerCase();
+    parsed = new URL(url);
   } catch {
     return false;
   }
+  const host = bareHost(parsed.hostname);
   if (specifier.startsWith('domain:')) {
-    const domain = specifier.slice(7).trim().toLowerCase();
-    if (domain.startsWith('*.')) return host.endsWith(domain.slice(1));
+    const written = specifier.slice(7).trim();
+    const wildcard = written.startsWith('*.');
+    const domain = hostOf(wildcard ? written.slice(2) : written);
+    if (domain === undefined) return false;
+    if (wildcard) return host.endsWith(`.${domain}`);
     return host === domain || host.endsWith(`.${domain}`);
   }
-  return picomatch(specifier)(url);
+  // `*` matches anything, `/` included: `https://evil.example/*` must also cover `https://evil.example/a/b`.
+  parsed.hostname = host;
+  const glob = new RegExp(`^${specifier.split('*').map(escapeRegex).join('.*')}$`, 's');
+  return glob.test(url) || glob.test(parsed.href);
+}
+
+function bareHost(hostname: string): string {
+  return hostname.toLowerCase().replace(/\.+$/, '');
+}
+
+/** A rule's domain as URL parsing writes it (`例え.jp` → `xn--r8jz45g.jp`); undefined when it is no host. */
+function hostOf(domain: string): string | undefined {
+  try {
+    const host = bareHost(new URL(`http://${domain}/`).hostname);
+    return host || undefined;
+  } catch {
+    return undefined;
+  }
 }

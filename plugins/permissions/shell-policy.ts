@@ -13,7 +13,8 @@ import { effectsOf, type Effects, type WriteTarget } from './effects.js';
 import { catastrophic } from './guard.js';
 import { expandHome, isInside, isSavedOutput, protectedReason, resolveReal } from './paths.js';
 import type { PolicyContext } from './policy.js';
-import { invocations, programName, type Invocation } from './programs.js';
+import { withoutGlobalOptions } from './global-options.js';
+import { innerScript, invocations, programName, type Invocation } from './programs.js';
 import { isBare, pathPatternMatches, pathPatternReachesInto, shellPatternMatches, toolMatches, type Rule } from './rules.js';
 import { analyzeShell, type ShellAnalysis, type SimpleCommand, type WordInfo } from './shell.js';
 
@@ -83,6 +84,11 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
   if (bashDenies.length > 0) {
     const hidden = steps.find((s) => s.cmd.opaque === undefined && s.inv.words.length > 0 && s.inv.words[0].text === null);
     if (hidden) return done(ask(`"${hidden.cmd.text}" runs a command known only at run time, so the deny rules cannot vouch for it`));
+    // With `shopt -s expand_aliases`, a name defined here runs whatever its alias says.
+    const alias = steps.find((s) => programName(s.inv.words[0]?.text) === 'alias' && s.inv.words.slice(1).some((w) => w.text === null || w.text.includes('=')));
+    if (alias) return done(ask(`"${alias.cmd.text}" defines an alias, so the deny rules cannot vouch for what its name runs`));
+    const opaque = steps.map((s) => ({ step: s, why: hiddenCode(s) })).find((h) => h.why !== undefined);
+    if (opaque) return done(ask(`"${opaque.step.cmd.text}" ${opaque.why}, so the deny rules cannot vouch for the programs it runs`));
   }
 
   const findings = judge(steps, analysis, start, ctx);
@@ -105,11 +111,64 @@ export async function evaluateShell(call: ToolCall, rules: Rule[], ctx: PolicyCo
   return done(ask(uncovered && analysis.commands.length > 1 ? `"${uncovered.text}" is not allowed by a rule (mode ${ctx.mode})` : `bash is an execute tool and the permission mode is ${ctx.mode}`));
 }
 
-/** The texts a deny or ask rule is matched against: as written, and with the program's bare name (`/bin/rm` → `rm`). */
+/** Inside the project root or a folder added with `--add-dir` (`additionalDirectories`, `/add-dir`). */
+function inProject(p: string, ctx: PolicyContext): boolean {
+  return isInside(p, ctx.root) || (ctx.extraRoots ?? []).some((root) => isInside(p, root));
+}
+
+/** Programs that are shells: given no literal script (`bash -c '…'` and literal here-documents are parsed), they run code no one can read. */
+const SHELL_NAMES = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'source', '.']);
+
+/** `find -exec` and `xargs` run programs their text names; those are judged as invocations of their own. */
+const NAMED_RUNS = /^(find -(exec|execdir|ok|okdir) runs a program on every match|xargs runs a program with arguments from its input)$/;
+
+/**
+ * Why a step runs code its text does not show — a shell or interpreter reading code from a pipe, a process
+ * substitution or a computed word, inline code of another language, configuration that runs programs
+ * (`git -c core.pager=…`) — or undefined. A script file run by name (`./build.sh`, `bash build.sh`) is not
+ * looked into.
+ */
+function hiddenCode(step: Step): string | undefined {
+  const setting = codeVariable(step.cmd);
+  if (setting) return `sets ${setting}, which makes programs run other code`;
+  const words = step.inv.words;
+  const name = programName(words[0]?.text);
+  if (name === undefined) return undefined;
+  // A literal script (`bash -c '…'`, a literal here-document) was parsed and its commands judged already.
+  if (SHELL_NAMES.has(name) && innerScript(words.map((w) => w.text), step.cmd.stdin) === undefined) {
+    const operands = words.slice(1).filter((w) => w.text === null || !w.text.startsWith('-'));
+    if (words.slice(1).some((w) => w.text === null)) return 'gives a shell a script known only at run time';
+    if ((operands.length === 0 || words.some((w) => w.text === '-s')) && name !== 'source' && name !== '.') return 'feeds a shell its commands on stdin';
+  }
+  if (step.fx.stdinCode) return `feeds ${name} its code on stdin`;
+  const runs = step.fx.runs.filter((why) => !NAMED_RUNS.test(why));
+  if (runs.length > 0) return `runs code its text does not show (${runs[0]})`;
+  return undefined;
+}
+
+/** Environment variables whose value is code, a program or a library that programs then run or load. */
+const CODE_VARIABLE = /^(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|BASH_ENV|ENV|PROMPT_COMMAND|BASH_FUNC_\w+|PATH|SHELLOPTS|PS4|GIT_SSH|GIT_SSH_COMMAND|GIT_PAGER|PAGER|MANPAGER|GIT_EDITOR|EDITOR|VISUAL|SEQUENCE_EDITOR|GIT_SEQUENCE_EDITOR|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_EXEC_PATH|GIT_DIR|GIT_CONFIG\w*|GIT_PROXY_COMMAND|NODE_OPTIONS|NODE_PATH|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|npm_config_\w+|NPM_CONFIG_\w+|LESSOPEN|LESSCLOSE)$/;
+
+/** A code-carrying variable the command assigns (`PAGER=… git log`, `env GIT_SSH_COMMAND=… git fetch`, `export NODE_OPTIONS=…`). */
+function codeVariable(cmd: SimpleCommand): string | undefined {
+  const names = [...cmd.assigns];
+  for (const w of cmd.words) {
+    const m = w.text === null ? null : /^([A-Za-z_]\w*)=/.exec(w.text);
+    if (m) names.push(m[1]);
+  }
+  if (cmd.opaque !== undefined) for (const m of cmd.text.matchAll(/(?:^|[\s;])([A-Za-z_]\w*)\+?=/g)) names.push(m[1]);
+  return names.find((n) => CODE_VARIABLE.test(n));
+}
+
+/**
+ * The texts a deny or ask rule is matched against: as written, with the program's bare name (`/bin/rm` → `rm`), and
+ * without the options that precede a subcommand (`git -C . push` → `git push`).
+ */
 function forms(inv: Invocation): string[] {
   const texts = inv.words.map((w) => w.text ?? '…');
   const bare = [programName(inv.words[0]?.text) ?? '…', ...texts.slice(1)];
-  return [texts.join(' '), bare.join(' ')];
+  const global = withoutGlobalOptions([programName(inv.words[0]?.text) ?? null, ...inv.words.slice(1).map((w) => w.text)]);
+  return [texts.join(' '), bare.join(' '), ...global.map((form) => form.map((w) => w ?? '…').join(' '))];
 }
 
 /** Walks the commands in order, following the working folder through `cd`, `pushd` and `workdir`. */
@@ -258,7 +317,7 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
     found[key] ??= why;
   };
   const readEntries = (ctx.protected?.list() ?? []).filter((e) => e.read && e.path);
-  const outsideRoot = (p: string) => !isInside(p, ctx.root);
+  const outsideRoot = (p: string) => !inProject(p, ctx);
 
   if (outsideRoot(start)) {
     note('outside', `the command runs in ${start}, outside the project ${ctx.root}`);
@@ -296,6 +355,8 @@ function judge(steps: Step[], analysis: Extract<ShellAnalysis, { ok: true }>, st
     for (const w of pathWords(step)) {
       if (w.path === null) {
         if (readDenies.length > 0) return { ...found, ask: `"${text}" names a path known only at run time, so the deny rules on file paths cannot vouch for it` };
+        // Fixed text that bash still expands (`~bob/x`): an allow rule matching the text cannot vouch for where it leads.
+        if (w.text !== null) note('beyondText', `"${text}" names ${w.text}, a path known only at run time`);
         continue;
       }
       for (const place of places(w.path, w.glob, step, ctx)) {
@@ -423,7 +484,7 @@ function covered(cmd: SimpleCommand, allowRules: Rule[], steps: Step[], ctx: Pol
   if ((words[0] === 'cd' || words[0] === 'pushd') && words.length === 2 && !words[1].startsWith('-')) {
     const step = steps.find((s) => s.cmd === cmd);
     const targets = step ? places(step.fx.cd !== undefined && typeof step.fx.cd === 'object' && step.fx.cd.path !== null ? step.fx.cd.path : words[1], false, step, ctx) : [];
-    if (targets.length > 0 && targets.every((t) => isInside(t, ctx.root))) return true;
+    if (targets.length > 0 && targets.every((t) => inProject(t, ctx))) return true;
   }
   const text = words.join(' ');
   return allowRules.some((r) => shellPatternMatches(r.specifier!, text));

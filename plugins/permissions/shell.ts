@@ -2,6 +2,7 @@
  * Splits a shell command into the simple commands it would run, with mvdan/sh's bash parser (GopherJS build,
  * `mvdan-sh`). The parser is loaded on the first command that needs it: a command of plain words does not.
  */
+import os from 'node:os';
 import type { ShNode, ShParser } from 'mvdan-sh';
 import { literalCommand } from './literal-command.js';
 import { innerScript, invocations } from './programs.js';
@@ -225,6 +226,15 @@ function wordInfo(syntax: ShSyntax, wordNode: ShNode, home: string | undefined):
         if (asPath !== null) asPath += home + value.slice(1);
         return;
       }
+      // `~name/…`, `~+`, `~-`, `~2` expand too (to a user's home, $PWD, $OLDPWD, the folder stack): as a path, our
+      // own name is our home folder and any other is known only at run time; the text stays as typed.
+      const tilde = index === 0 ? /^~([^/]+)(\/.*)?$/s.exec(value) : null;
+      if (tilde) {
+        const me = currentUser();
+        if (text !== null) text += value;
+        asPath = me && tilde[1] === me.name && asPath !== null ? me.home + (tilde[2] ?? '') : null;
+        return;
+      }
       add(value);
     } else if (type === 'SglQuoted') {
       const value = String(part.Value);
@@ -250,6 +260,20 @@ function wordInfo(syntax: ShSyntax, wordNode: ShNode, home: string | undefined):
     }
   });
   return { text, path: asPath, glob };
+}
+
+let user: { name: string; home: string } | null | undefined;
+/** Who `~name` names when it is us: bash looks the name up in the user database, not in $HOME. */
+function currentUser(): { name: string; home: string } | null {
+  if (user === undefined) {
+    try {
+      const info = os.userInfo();
+      user = { name: info.username, home: info.homedir };
+    } catch {
+      user = null;
+    }
+  }
+  return user;
 }
 
 function unescapeUnquoted(value: string): string {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
-import { harness, type Harness } from './setup.js';
+import { harness, rules, type Harness } from './setup.js';
 
 let ws: Workspace | undefined;
 let other: string | undefined;
@@ -18,6 +18,29 @@ async function run(h: Harness, args: string): Promise<string> {
   const command = h.kernel.commands.get('add-dir')!;
   return String(await command.run(args, { kernel: h.kernel, session: h.session, print: () => undefined, signal: new AbortController().signal }));
 }
+
+describe('--add-dir (additionalDirectories)', () => {
+  it('counts as inside the project, while its always-asked paths stay asked in every mode', async () => {
+    ws = makeWorkspace();
+    other = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'keel-added-')));
+    mkdirSync(path.join(other, '.git', 'hooks'), { recursive: true });
+    writeFileSync(path.join(other, 'notes.md'), 'x');
+    writeFileSync(path.join(other, '.env'), 'TOKEN=x');
+    const at = (p: string) => path.join(other!, p);
+    const session = { cwd: ws.dir, projectRoot: ws.dir };
+    const edits = await harness({ config: { ...rules(['bash(cat:*)', 'bash(ls:*)']), cwd: ws.dir, projectRoot: ws.dir, additionalDirectories: [other], permissionMode: 'edits' }, session });
+    expect((await edits.decide('write_file', { path: at('notes.md') }))?.behavior).toBe('allow');
+    expect((await edits.decide('bash', { command: `cat ${at('notes.md')}` }))?.behavior).toBe('allow');
+    expect((await edits.decide('bash', { command: `cd ${other} && ls` }))?.behavior).toBe('allow');
+    const auto = await harness({ config: { cwd: ws.dir, projectRoot: ws.dir, additionalDirectories: [other], permissionMode: 'auto' }, session });
+    for (const d of [edits, auto]) {
+      expect((await d.decide('write_file', { path: at('.git/hooks/pre-commit') }))?.behavior).toBe('ask');
+      expect((await d.decide('read_file', { path: at('.env') }))?.behavior).toBe('ask');
+      expect((await d.decide('bash', { command: `cat ${at('.env')}` }))?.behavior).toBe('ask');
+      expect((await d.decide('bash', { command: `echo x > ${at('.git/hooks/pre-commit')}` }))?.behavior).toBe('ask');
+    }
+  });
+});
 
 describe('/add-dir', () => {
   it('makes a folder outside the project count as inside for this session, as --add-dir does', async () => {

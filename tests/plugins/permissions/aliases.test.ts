@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalToolName, claudeToolName, splitToolList } from '../../../kernel/index.js';
+import { readFileSync } from 'node:fs';
+import { canonicalToolName, claudeToolName, CLAUDE_TOOL_ALIASES, splitToolList } from '../../../kernel/index.js';
 import { parseRule, parseRules } from '../../../plugins/permissions/rules.js';
 
 describe("Claude Code's tool names in permission rules", () => {
@@ -29,6 +30,14 @@ describe("Claude Code's tool names in permission rules", () => {
       'ask_user_question',
       'read_file',
     ]);
+  });
+
+  it('every alias the README lists is one the table maps, to the tool it names, and the table has no other', () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const listed = readme.slice(readme.indexOf("Claude Code's tool names are aliases of Keel's in every rule"), readme.indexOf('(the table is `kernel/tool-names.ts`)'));
+    const pairs = [...listed.replace(/\s+/g, ' ').matchAll(/`(\w+)`(?: and `(\w+)`)? = `(\w+)`/g)].flatMap((m) => [[m[1], m[3]], ...(m[2] ? [[m[2], m[3]]] : [])]);
+    expect(Object.fromEntries(pairs)).toEqual({ ...CLAUDE_TOOL_ALIASES });
+    for (const [claude, keel] of pairs) expect(parseRule('deny', `${claude}(x)`, 'x').tool).toBe(keel);
   });
 
   it("map back to the name Claude Code shows, for hook scripts written for it", () => {

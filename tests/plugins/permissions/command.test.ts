@@ -35,11 +35,14 @@ describe('/permissions', () => {
     const h = await harness();
     expect(await run(h, 'mode edits')).toBe('Permission mode: edits');
     expect(h.session.permissionMode).toBe('edits');
+    expect(await run(h, 'mode plan')).toBe('Permission mode: plan');
+    expect((await h.decide('write_file', { path: 'x.txt' }))?.behavior).toBe('deny');
+    expect(await run(h, 'mode acceptEdits')).toBe('Permission mode: edits');
   });
 
   it('names what is wrong with a bad action, mode or rule', async () => {
     const h = await harness();
-    await expect(run(h, 'mode yolo')).rejects.toThrow('/permissions mode: "yolo" is not a mode (auto, edits, ask, manual)');
+    await expect(run(h, 'mode yolo')).rejects.toThrow('/permissions mode: "yolo" is not a mode (auto, edits, ask, manual, plan)');
     await expect(run(h, 'allow')).rejects.toThrow('/permissions allow: name a rule');
     await expect(run(h, 'deny bash(')).rejects.toThrow('/permissions deny: invalid permission rule "bash("');
     await expect(run(h, 'remove nothing')).rejects.toThrow('/permissions remove: no session rule "nothing"');
