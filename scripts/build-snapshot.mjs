@@ -23,16 +23,15 @@ export function builtinImports(metafile) {
 }
 
 /**
- * The build's environment without proxy and client-certificate variables: the warm-up's run (which only talks to a
- * stand-in socket) must take the direct path, as a run without them does, and never load the network plugin's cold
- * part into the snapshot on a machine behind a proxy.
+ * The only variables of the build's environment the snapshot builder sees. The snapshot keeps whatever the builder's
+ * modules and its warm-up run read, and every run of this install restores it: given the build machine's whole
+ * environment, an API key, a proxy, `$HOME` or `$SHELL` there could end up in the blob (the warm-up's system prompt
+ * names the shell, and its request bytes stay in Node's buffer pool). The warm-up's run gets its own `$KEEL_HOME`,
+ * `$HOME` and key from warm-up.ts; proxy settings are absent, so it takes the direct path as a run without them does.
  */
-function withoutNetworkSettings(env) {
-  const out = { ...env };
-  for (const name of Object.keys(out)) {
-    if (/^(https?_proxy|no_proxy|all_proxy)$/i.test(name) || name.startsWith('CLAUDE_CODE_CLIENT_')) delete out[name];
-  }
-  return out;
+const BUILDER_ENV = ['PATH', 'TMPDIR', 'SystemRoot'];
+function builderEnv(env) {
+  return Object.fromEntries(BUILDER_ENV.filter((name) => env[name] !== undefined).map((name) => [name, env[name]]));
 }
 
 /**
@@ -45,7 +44,7 @@ export function buildSnapshot({ root, live, version, runtimeBuiltins }) {
   const snapshot = spawnSync(process.execPath, [...KEEL_NODE_FLAGS, ...KEEL_SNAPSHOT_FLAGS, '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(live, 'keel.cjs')], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...withoutNetworkSettings(process.env), KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '', KEEL_SNAPSHOT_BUILTINS: builtins },
+    env: { ...builderEnv(process.env), KEEL_NO_CODE_CACHE: '1', NODE_OPTIONS: '', KEEL_SNAPSHOT_BUILTINS: builtins },
   });
   if (snapshot.status !== 0 || !existsSync(`${blob}.tmp`)) {
     rmSync(`${blob}.tmp`, { force: true });

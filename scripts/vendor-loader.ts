@@ -54,7 +54,6 @@ export function restoredFromSnapshot(): void {
   fromSnapshot = true;
 }
 const pending: Pending[] = [];
-let exitHooked = false;
 
 /** The module table of vendor bundle `name` (`{ [specifier]: module }`), loaded once per process. */
 export function vendor(name: string, hash: string): Record<string, unknown> {
@@ -210,8 +209,8 @@ export function flushCaches(): void {
 const FLUSH_AFTER_MS = 3000;
 
 function hookExit(): void {
-  if (exitHooked) return;
-  exitHooked = true;
+  // Looked up on `process`, not kept in a module flag, which the start-up snapshot would restore as the build left it.
+  if (process.listeners('exit').includes(flushCaches)) return;
   process.once('exit', flushCaches);
   setTimeout(flushCaches, FLUSH_AFTER_MS).unref();
 }

@@ -14,7 +14,10 @@ import { StderrLog } from './stderr-log.js';
 
 /** Process groups still running, killed when Keel exits (on any path, including signals). */
 const liveGroups = new Set<number>();
-let exitHookInstalled = false;
+// 'exit' handlers cannot wait, so the groups get SIGKILL: nothing a server started may outlive Keel.
+const killLiveGroups = () => {
+  for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
+};
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -24,13 +27,12 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Looked up on `process`, not kept in a module flag: a flag restored from the binary's start-up snapshot would
+ * say "installed" in a process that never installed the hook, and the servers would outlive Keel.
+ */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // 'exit' handlers cannot wait, so the groups get SIGKILL: nothing a server started may outlive Keel.
-  process.on('exit', () => {
-    for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
-  });
+  if (!process.listeners('exit').includes(killLiveGroups)) process.on('exit', killLiveGroups);
 }
 
 /** Lines on stdout before the first JSON-RPC message that are taken for a banner and skipped. */

@@ -27,8 +27,9 @@ export interface PrebuiltPart {
   chunks(): Buffer[];
 }
 
-const TOKEN = `keel-prebuilt-messages:${randomBytes(16).toString('hex')}`;
-const TOOLS_TOKEN = `keel-prebuilt-tools:${randomBytes(16).toString('hex')}`;
+// Drawn for each request, never once per module: the binary's start-up snapshot keeps module state from the build,
+// so a module-level token would be the same in every run of every install built by that one build.
+const token = (kind: 'messages' | 'tools') => `keel-prebuilt-${kind}:${randomBytes(16).toString('hex')}`;
 const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
@@ -104,8 +105,9 @@ function messageChunks(messages: MessageParam[]): Buffer[] {
  * `JSON.stringify` would.
  */
 export function prebuild(messages: MessageParam[], visible = false): { messages: MessageParam[]; prebuilt: PrebuiltPart } {
-  const marked = Object.defineProperty(visible ? [...messages] : [], 'toJSON', { value: () => TOKEN, enumerable: false });
-  return { messages: marked, prebuilt: { token: JSON.stringify(TOKEN), chunks: () => messageChunks(messages) } };
+  const placeholder = token('messages');
+  const marked = Object.defineProperty(visible ? [...messages] : [], 'toJSON', { value: () => placeholder, enumerable: false });
+  return { messages: marked, prebuilt: { token: JSON.stringify(placeholder), chunks: () => messageChunks(messages) } };
 }
 
 /** The JSON of tool lists, by list: placeBreakpoints gives the same (frozen) list while the tools stay the same. */
@@ -116,13 +118,14 @@ const toolsJson = new WeakMap<readonly object[], Buffer>();
  * (about 10 KB with the default preset) are the same on every request of a conversation.
  */
 export function prebuildTools<T extends object>(tools: readonly T[]): { tools: T[]; prebuilt: PrebuiltPart } {
-  const marked = Object.defineProperty([...tools], 'toJSON', { value: () => TOOLS_TOKEN, enumerable: false });
+  const placeholder = token('tools');
+  const marked = Object.defineProperty([...tools], 'toJSON', { value: () => placeholder, enumerable: false });
   const chunks = () => {
     let bytes = toolsJson.get(tools);
     if (!bytes) toolsJson.set(tools, (bytes = Buffer.from(JSON.stringify(tools), 'utf8')));
     return [bytes];
   };
-  return { tools: marked, prebuilt: { token: JSON.stringify(TOOLS_TOKEN), chunks } };
+  return { tools: marked, prebuilt: { token: JSON.stringify(placeholder), chunks } };
 }
 
 /** The body as buffers, each part's token replaced by its bytes; an error unless the body holds each token once. */

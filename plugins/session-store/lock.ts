@@ -30,7 +30,10 @@ const held = new Map<string, string>();
 // process that built it, so a cached value would be that process's start time, and every other keel would
 // take this process's live lock for a stale one (pid reuse).
 const ownStartTime = () => processStart(process.pid);
-let exitHandler: (() => void) | undefined;
+const releaseHeld = () => {
+  for (const [lock, owned] of held) releaseFile(lock, owned);
+  held.clear();
+};
 
 export function lockFileOf(sessionFile: string): string {
   return sessionFile.replace(/\.jsonl$/, '.lock');
@@ -154,23 +157,15 @@ export function acquireLock(sessionFile: string, id: string, alive: (pid: number
 
 function hold(file: string, token: string): SessionLock {
   held.set(file, token);
-  if (!exitHandler) {
-    exitHandler = () => {
-      for (const [lock, owned] of held) releaseFile(lock, owned);
-      held.clear();
-    };
-    process.on('exit', exitHandler);
-  }
+  // Looked up on `process`, never kept in a module flag, which the start-up snapshot would restore as the build left it.
+  if (!process.listeners('exit').includes(releaseHeld)) process.on('exit', releaseHeld);
   return {
     file,
     release() {
       if (held.get(file) !== token) return;
       held.delete(file);
       releaseFile(file, token);
-      if (held.size === 0 && exitHandler) {
-        process.off('exit', exitHandler);
-        exitHandler = undefined;
-      }
+      if (held.size === 0) process.off('exit', releaseHeld);
     },
   };
 }

@@ -140,7 +140,9 @@ export function settleStale(keelHome: string): number {
 
 /** The tags in use in this process; a process-wide exit listener ends them all. */
 const armed = new Set<ProcessTag>();
-let exitListener = false;
+const endArmed = () => {
+  for (const tag of armed) tag.end();
+};
 
 /** One Keel's tag: handed to every process its tools start, recorded while they may run, reaped at exit. */
 export class ProcessTag {
@@ -180,13 +182,10 @@ export class ProcessTag {
     if (this.listening) return;
     this.listening = true;
     armed.add(this);
-    // One listener for the process, however many kernels a host makes (an SDK host may make hundreds).
-    if (armed.size === 1 && !exitListener) {
-      exitListener = true;
-      process.on('exit', () => {
-        for (const tag of armed) tag.end();
-      });
-    }
+    // One listener for the process, however many kernels a host makes (an SDK host may make hundreds). Looked up
+    // on `process`, not kept in a module flag: a flag restored from the binary's start-up snapshot would say
+    // "installed" in a process that never installed it.
+    if (!process.listeners('exit').includes(endArmed)) process.on('exit', endArmed);
     if (!this.keelHome) return;
     const start = startTime('self');
     if (start === undefined) return;
