@@ -4,7 +4,7 @@
  */
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MessageParam } from '../../kernel/index.js';
 import { loadSession } from '../../plugins/session-store/reader.js';
 import { projectDir } from '../../plugins/session-store/paths.js';
@@ -12,19 +12,10 @@ import { processStart } from '../../plugins/session-store/lock.js';
 import { say, startAnthropicServer, type ScriptStep, type ScriptedTurn } from '../helpers/anthropic-server.js';
 import { collect, runKeel, spawnKeel } from '../helpers/cli.js';
 import { makeWorkspace, type Workspace } from '../helpers/workspace.js';
+import { scriptedProjects } from '../helpers/scripted-project.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-async function prepare(script: ScriptStep[]) {
-  const server = await startAnthropicServer(script);
-  const ws = makeWorkspace({ git: true });
-  cleanups.push(() => ws.cleanup(), () => server.close());
-  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home };
-  return { server, ws, env };
-}
+const fixture = scriptedProjects();
+const prepare = (script: ScriptStep[]) => fixture.project(script);
 
 const sessionsDir = (ws: Workspace) => projectDir(ws.home, ws.dir);
 const sessionIds = (ws: Workspace) => (existsSync(sessionsDir(ws)) ? readdirSync(sessionsDir(ws)).filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -6)) : []);

@@ -8,26 +8,17 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MessageParam } from '../../../kernel/index.js';
 import { projectDir, sessionsRoot } from '../../../plugins/session-store/paths.js';
 import { processStart } from '../../../plugins/session-store/lock.js';
-import { say, startAnthropicServer, type ScriptStep } from '../../helpers/anthropic-server.js';
+import { say, type ScriptStep } from '../../helpers/anthropic-server.js';
 import { cleanEnv, collect, KEEL_BIN, runKeel, spawnKeel } from '../../helpers/cli.js';
-import { makeWorkspace, type Workspace } from '../../helpers/workspace.js';
+import type { Workspace } from '../../helpers/workspace.js';
+import { scriptedProjects } from '../../helpers/scripted-project.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-async function prepare(script: ScriptStep[]) {
-  const server = await startAnthropicServer(script);
-  const ws = makeWorkspace({ git: true });
-  cleanups.push(() => ws.cleanup(), () => server.close());
-  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: ws.home };
-  return { server, ws, env };
-}
+const fixture = scriptedProjects();
+const prepare = (script: ScriptStep[]) => fixture.project(script);
 
 const line = (record: unknown) => `${JSON.stringify(record)}\n`;
 const header = (id: string, ws: Workspace) =>
@@ -49,7 +40,7 @@ describe('--resume ids that are paths', () => {
     const { server, ws, env } = await prepare([say('never')]);
     // A session-shaped canary outside the project's sessions folder, where the path would lead.
     const outside = mkdtempSync(path.join(os.tmpdir(), 'keel-outside-'));
-    cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
+    fixture.defer(() => rmSync(outside, { recursive: true, force: true }));
     const canary = path.join(outside, 'escape.jsonl');
     const planted = header('escape', ws) + userSays('CANARY-OUTSIDE-SESSION-71c3') + modelSays('ok', { turns: 1, costUsd: 0 });
     writeFileSync(canary, planted);
@@ -176,14 +167,14 @@ describe('two keel processes on one session', () => {
       say('fork answer'),
       say('last answer'),
     ]);
-    cleanups.push(() => release());
+    fixture.defer(() => release());
     const id = JSON.parse((await runKeel(['-p', 'first question', '--output-format', 'json'], { cwd: ws.dir, env })).stdout).session_id as string;
     const file = path.join(projectDir(ws.home, ws.dir), `${id}.jsonl`);
     const lock = path.join(projectDir(ws.home, ws.dir), `${id}.lock`);
 
     const first = spawnKeel(['-p', 'second question', '--resume', id], { cwd: ws.dir, env });
     const firstDone = collect(first);
-    cleanups.push(() => void first.kill('SIGKILL'));
+    fixture.defer(() => void first.kill('SIGKILL'));
     await holding;
     expect(readFileSync(lock, 'utf8')).toMatch(new RegExp(`^${first.pid} `));
     // The lock names this very process: its pid and its own start time (not the build's, whose snapshot it runs from).
@@ -226,7 +217,7 @@ describe('a full disk', () => {
     const dir = projectDir(ws.home, ws.dir);
     const file = path.join(dir, `${id}.jsonl`);
     const saved = mkdtempSync(path.join(os.tmpdir(), 'keel-full-disk-'));
-    cleanups.push(() => rmSync(saved, { recursive: true, force: true }));
+    fixture.defer(() => rmSync(saved, { recursive: true, force: true }));
     writeFileSync(path.join(saved, 'before.jsonl'), readFileSync(file));
     // Inside: the project's sessions folder is a 64 KiB tmpfs holding the session, filled to the last byte.
     const script = [
@@ -256,7 +247,7 @@ describe('a full disk', () => {
     const root = sessionsRoot(ws.home);
     mkdirSync(root, { recursive: true });
     const saved = mkdtempSync(path.join(os.tmpdir(), 'keel-full-disk-'));
-    cleanups.push(() => rmSync(saved, { recursive: true, force: true }));
+    fixture.defer(() => rmSync(saved, { recursive: true, force: true }));
     // 64 KiB, 52 KiB of it taken: the header and the question fit, the 30 KB answer does not.
     const script = [
       'dd if=/dev/zero of="$ROOT/filler" bs=4096 count=13 2>/dev/null',
