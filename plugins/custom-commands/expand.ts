@@ -40,9 +40,23 @@ export function splitArguments(args: string): string[] {
   return out;
 }
 
-export function fillArguments(text: string, args: string): string {
+const PLACEHOLDERS = /\$ARGUMENTS|\$([1-9])/g;
+/** One placeholder: in a body (it takes the arguments), or in an include's path (`@$1`: the argument would choose the file). */
+const PLACEHOLDER = /\$ARGUMENTS|\$[1-9]/;
+
+/** `text` with `$ARGUMENTS` and `$1`…`$9` filled in; `line` and `word` say how the whole line and one word go in. */
+function fill(text: string, args: string, line: (words: string[]) => string, word: (w: string) => string): string {
   const words = splitArguments(args);
-  return text.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => (n ? (words[Number(n) - 1] ?? '') : args));
+  return text.replace(PLACEHOLDERS, (whole, n: string | undefined) => {
+    if (!n) return line(words);
+    const w = words[Number(n) - 1];
+    // A word not given is no word, as an unset `$3` is in a shell: `git log $1` with no arguments is `git log`.
+    return w === undefined ? '' : word(w);
+  });
+}
+
+export function fillArguments(text: string, args: string): string {
+  return fill(text, args, () => args, (w) => w);
 }
 
 /** `word` as one literal shell word: single-quoted, a `'` inside closed, escaped and reopened. */
@@ -56,13 +70,7 @@ export function shellQuote(word: string): string {
  * as two options while `; rm -rf ~`, `$(…)`, a backquote or a glob in an argument is only text.
  */
 export function fillShellArguments(command: string, args: string): string {
-  const words = splitArguments(args);
-  return command.replace(/\$ARGUMENTS|\$([1-9])/g, (whole, n: string | undefined) => {
-    if (!n) return words.map(shellQuote).join(' ');
-    const word = words[Number(n) - 1];
-    // A word not given is no word, as an unset `$3` is in a shell: `git log $1` with no arguments is `git log`.
-    return word === undefined ? '' : shellQuote(word);
-  });
+  return fill(command, args, (words) => words.map(shellQuote).join(' '), shellQuote);
 }
 
 export async function expandCommand(body: string, args: string, ctx: ExpandContext): Promise<string> {
@@ -76,7 +84,7 @@ export async function expandCommand(body: string, args: string, ctx: ExpandConte
   parts.push(await textPart(body.slice(last), args, ctx));
   let prompt = parts.join('').trim();
   // A file with no place for its arguments still gets them, as Claude Code does.
-  if (args && !/\$ARGUMENTS|\$[1-9]/.test(body)) prompt += `\n\nARGUMENTS: ${args}`;
+  if (args && !PLACEHOLDER.test(body)) prompt += `\n\nARGUMENTS: ${args}`;
   return prompt;
 }
 
@@ -116,8 +124,6 @@ async function readHead(abs: string, ctx: ExpandContext): Promise<{ text: string
   }
 }
 
-/** A placeholder in an include's path (`@$1`, `@docs/$ARGUMENTS.md`): the argument would choose the file. */
-const PLACEHOLDER = /\$ARGUMENTS|\$[1-9]/;
 
 /** A block for each `@path` the text names that the policy lets be read. */
 async function includes(text: string, ctx: ExpandContext): Promise<string[]> {
